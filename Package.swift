@@ -1,0 +1,60 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode (the tools-version default),
+/// the upcoming features the project is written against, and no warnings.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    .enableUpcomingFeature("InferIsolatedConformances"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "photod",
+    products: [
+        .executable(name: "photod", targets: ["photod"]),
+        .executable(name: "photoctl", targets: ["photoctl"]),
+        .library(name: "PhotoClient", targets: ["PhotoClient"]),
+    ],
+    targets: [
+        // C layer: module maps and shims.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
+
+        // Pure layer: no I/O, no C.
+        .target(name: "PhotoModel", swiftSettings: strict),
+        .target(name: "PhotoWire", swiftSettings: strict),
+
+        // Adapters.
+        .target(name: "PhotoSystem", dependencies: ["CLinux"], swiftSettings: strict),
+        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif"], swiftSettings: strict),
+        .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite"], swiftSettings: strict),
+
+        // Orchestration.
+        .target(name: "PhotoPipeline", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "PhotoStore"],
+                swiftSettings: strict),
+
+        // Products.
+        .target(name: "PhotoClient", dependencies: ["PhotoWire", "PhotoSystem"], swiftSettings: strict),
+        .target(name: "PhotoDaemon",
+                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoPipeline",
+                               "CSystemd"],
+                swiftSettings: strict),
+        .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
+        .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
+
+        // Test support and tests.
+        .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem"], swiftSettings: strict),
+        .testTarget(name: "PhotoModelTests", dependencies: ["PhotoModel", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests",
+                    dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting", "photod", "photoctl"],
+                    swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,57 @@
+#pragma once
+/* What Glibc's Swift module hides (GNU extensions, macros, `stdout`). The public header
+ * includes only <stdint.h> and <stddef.h> so this module cannot capture declarations that
+ * belong to Glibc (../shared/SWIFT-LINUX.md, pitfall 1). */
+#include <stdint.h>
+#include <stddef.h>
+
+/// The credentials of a Unix-socket peer (`struct ucred`, a GNU extension).
+typedef struct {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+} photo_ucred;
+
+/// `accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)`; -1 and errno on failure.
+int photo_accept_nonblocking(int fd);
+
+/// `getsockopt(fd, SOL_SOCKET, SO_PEERCRED)`; 0 on success, -1 and errno on failure.
+int photo_peer_credentials(int fd, photo_ucred *out);
+
+/// The parts of `struct statfs` photod uses.
+typedef struct {
+    uint64_t fsid;        /* f_fsid, both words: stable across reboots, unlike st_dev */
+    int64_t type;         /* f_type magic: NFS_SUPER_MAGIC, FUSE_SUPER_MAGIC, ... */
+} photo_fsinfo;
+
+/// `statfs(path)`; 0 on success, -1 and errno on failure.
+int photo_statfs(const char *path, photo_fsinfo *out);
+
+/// `fstatfs(fd)`; 0 on success, -1 and errno on failure.
+int photo_fstatfs(int fd, photo_fsinfo *out);
+
+/// Line-buffers stdout (under systemd it is not a terminal and would be fully buffered).
+void photo_stdout_line_buffered(void);
+
+/// Flushes stdout (referencing `stdout` from Swift 6 is a concurrency error).
+void photo_stdout_flush(void);
+
+/// `posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)`: headers only, no readahead.
+int photo_fadvise_random(int fd);
+
+/// The file-type bits of a `struct stat` and the fields the indexer compares.
+typedef struct {
+    uint64_t dev;
+    uint64_t ino;
+    int64_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+    uint32_t mode;
+    uint32_t uid;
+} photo_stat;
+
+/// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`; 0 on success, -1 and errno on failure.
+int photo_fstatat(int dirfd, const char *name, photo_stat *out, int follow);
+
+/// `fstat(fd)`; 0 on success, -1 and errno on failure.
+int photo_fstat(int fd, photo_stat *out);

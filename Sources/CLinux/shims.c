@@ -1,0 +1,75 @@
+#define _GNU_SOURCE
+#include "CLinux.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <string.h>
+
+int photo_accept_nonblocking(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+int photo_peer_credentials(int fd, photo_ucred *out) {
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    out->pid = cred.pid;
+    out->uid = cred.uid;
+    out->gid = cred.gid;
+    return 0;
+}
+
+static void fill_fsinfo(const struct statfs *st, photo_fsinfo *out) {
+    uint32_t words[2];
+    memcpy(words, &st->f_fsid, sizeof(words));
+    out->fsid = ((uint64_t)words[0] << 32) | (uint64_t)words[1];
+    out->type = (int64_t)st->f_type;
+}
+
+int photo_statfs(const char *path, photo_fsinfo *out) {
+    struct statfs st;
+    if (statfs(path, &st) != 0) return -1;
+    fill_fsinfo(&st, out);
+    return 0;
+}
+
+int photo_fstatfs(int fd, photo_fsinfo *out) {
+    struct statfs st;
+    if (fstatfs(fd, &st) != 0) return -1;
+    fill_fsinfo(&st, out);
+    return 0;
+}
+
+void photo_stdout_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
+void photo_stdout_flush(void) { fflush(stdout); }
+
+int photo_fadvise_random(int fd) { return posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); }
+
+static void fill_stat(const struct stat *st, photo_stat *out) {
+    out->dev = (uint64_t)st->st_dev;
+    out->ino = (uint64_t)st->st_ino;
+    out->size = (int64_t)st->st_size;
+    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    out->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    out->mode = (uint32_t)st->st_mode;
+    out->uid = (uint32_t)st->st_uid;
+}
+
+int photo_fstatat(int dirfd, const char *name, photo_stat *out, int follow) {
+    struct stat st;
+    if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) return -1;
+    fill_stat(&st, out);
+    return 0;
+}
+
+int photo_fstat(int fd, photo_stat *out) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -1;
+    fill_stat(&st, out);
+    return 0;
+}

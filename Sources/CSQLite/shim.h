@@ -1,0 +1,3 @@
+#pragma once
+// sqlite3.h includes only <stdarg.h>, so it cannot capture Glibc declarations.
+#include <sqlite3.h>

@@ -1,0 +1,1 @@
+// PhotoClient: under construction.

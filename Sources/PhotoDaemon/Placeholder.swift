@@ -1,0 +1,1 @@
+// PhotoDaemon: under construction.

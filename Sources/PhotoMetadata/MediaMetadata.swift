@@ -1,0 +1,146 @@
+import PhotoModel
+
+/// A container or codec family, recognised from the file's first bytes (never from its
+/// extension alone).
+public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
+    // Still images.
+    case jpeg, mpo, tiff, png, apng, webp, gif, bmp, ico, heic, heif, avif, jpeg2000, jpegXL, bpg
+    // TIFF-based RAW (the TIFF magic plus the maker's signature or extension) and other RAW.
+    case dng, nef, cr2, cr3, arw, orf, rw2, pef, raf, srw
+    // Videos.
+    case mp4, mov, threeGP, threeG2, m4v, mng, matroska, webm, avi, flv, asf
+
+    /// Whether assets of this format are photos or videos. MNG is an animation, which
+    /// exiftool and PhotoKit both call a video.
+    public var mediaType: MediaType {
+        switch self {
+        case .mp4, .mov, .threeGP, .threeG2, .m4v, .mng, .matroska, .webm, .avi, .flv, .asf: return .video
+        default: return .image
+        }
+    }
+
+    /// Whether this is a camera RAW format (the `raw` subtype).
+    public var isRaw: Bool {
+        switch self {
+        case .dng, .nef, .cr2, .cr3, .arw, .orf, .rw2, .pef, .raf, .srw: return true
+        default: return false
+        }
+    }
+
+    /// The MIME type clients and web servers use for the format.
+    public var mimeType: String {
+        switch self {
+        case .jpeg, .mpo: return "image/jpeg"
+        case .tiff: return "image/tiff"
+        case .png, .apng: return "image/png"
+        case .webp: return "image/webp"
+        case .gif: return "image/gif"
+        case .bmp: return "image/bmp"
+        case .ico: return "image/x-icon"
+        case .heic: return "image/heic"
+        case .heif: return "image/heif"
+        case .avif: return "image/avif"
+        case .jpeg2000: return "image/jp2"
+        case .jpegXL: return "image/jxl"
+        case .bpg: return "image/bpg"
+        case .dng: return "image/x-adobe-dng"
+        case .nef: return "image/x-nikon-nef"
+        case .cr2: return "image/x-canon-cr2"
+        case .cr3: return "image/x-canon-cr3"
+        case .arw: return "image/x-sony-arw"
+        case .orf: return "image/x-olympus-orf"
+        case .rw2: return "image/x-panasonic-rw2"
+        case .pef: return "image/x-pentax-pef"
+        case .raf: return "image/x-fuji-raf"
+        case .srw: return "image/x-samsung-srw"
+        case .mp4: return "video/mp4"
+        case .mov: return "video/quicktime"
+        case .threeGP: return "video/3gpp"
+        case .threeG2: return "video/3gpp2"
+        case .m4v: return "video/x-m4v"
+        case .mng: return "video/x-mng"
+        case .matroska: return "video/x-matroska"
+        case .webm: return "video/webm"
+        case .avi: return "video/x-msvideo"
+        case .flv: return "video/x-flv"
+        case .asf: return "video/x-ms-asf"
+        }
+    }
+}
+
+/// What the metadata reader learned from one media file. Every field is optional except the
+/// format: a damaged file yields what is valid in it.
+public struct MediaMetadata: Sendable, Hashable {
+    public var format: MediaFormat
+    /// Pixel size as stored (JPEG SOF, PNG IHDR, HEIC `ispe`, a video track's `tkhd`), before
+    /// orientation is applied; never EXIF PixelXDimension, which editors leave stale.
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+    /// EXIF orientation 1–8 (for videos, the track rotation as the matching EXIF value);
+    /// `nil` when the file does not say or says something out of range.
+    public var orientation: Int?
+    /// Every capture-date candidate found; `CaptureDate.resolve` picks one.
+    public var dates: DateCandidates
+    /// Signed degrees (south and west negative) and metres (below sea level negative).
+    public var latitude: Double?
+    public var longitude: Double?
+    public var altitude: Double?
+    public var make: String?
+    public var model: String?
+    public var lensModel: String?
+    /// Video duration in seconds.
+    public var duration: Double?
+    /// Apple's ContentIdentifier (MakerNote of a Live Photo's image, QuickTime key of its video).
+    public var contentIdentifier: String?
+    /// XMP rating 0–5, when present.
+    public var rating: Int?
+    /// XMP `dc:subject` keywords, when present.
+    public var keywords: [String]
+    /// EXIF UserComment (the screenshot rule of the next issue uses it).
+    public var userComment: String?
+    /// EXIF Software.
+    public var software: String?
+    /// Problems that did not stop the read ("EXIF GPS IFD offset out of range, ignored").
+    public var warnings: [String]
+
+    public init(format: MediaFormat) {
+        self.format = format
+        self.dates = DateCandidates()
+        self.keywords = []
+        self.warnings = []
+    }
+
+    public var mediaType: MediaType { format.mediaType }
+}
+
+/// Why a file yielded no media record.
+public struct MetadataError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// A zero-byte file.
+        case emptyFile
+        /// The content is not an image or video (text, PDF, SVG, audio, an archive...).
+        case notMedia
+        /// The content is a media format photod recognises but cannot index at all.
+        case unsupported
+        /// The file ends before the parts needed to call it a media file.
+        case truncated
+        /// The structure is broken beyond what could be salvaged.
+        case corrupt
+        /// The file could not be read (permissions, I/O error, vanished).
+        case unreadable
+    }
+
+    public var code: Code
+    /// A sentence a user can act on ("content is plain text, not an image").
+    public var message: String
+    /// For `notMedia`: what the content looks like (`text`, `pdf`, `svg`, `audio`, `zip`, `unknown`).
+    public var detectedKind: String?
+
+    public init(_ code: Code, _ message: String, detectedKind: String? = nil) {
+        self.code = code
+        self.message = message
+        self.detectedKind = detectedKind
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

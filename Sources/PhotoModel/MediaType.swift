@@ -1,0 +1,32 @@
+/// Whether an asset is a still image or a video (PhotoKit's `PHAssetMediaType`).
+public enum MediaType: String, Sendable, Hashable, CaseIterable, Codable {
+    case image
+    case video
+}
+
+/// Where an asset's capture time came from, in the order the rules try them.
+public enum DateSource: String, Sendable, Hashable, CaseIterable, Codable {
+    /// EXIF DateTimeOriginal (+ SubSecTimeOriginal, + OffsetTimeOriginal).
+    case exifOriginal
+    /// EXIF DateTimeDigitized (+ OffsetTimeDigitized).
+    case exifDigitized
+    /// EXIF (IFD0) DateTime (+ OffsetTime): the time the file was last changed by its writer.
+    case exifModified
+    /// An XMP date (sidecar or embedded packet).
+    case xmp
+    /// A QuickTime date: Apple's `com.apple.quicktime.creationdate`, or the `mvhd` time (UTC).
+    case quicktime
+    /// A date in the file name (`IMG_20190504_132210.jpg`, `Screenshot 2023-05-04 at ...`).
+    case fileName
+    /// The file's modification time, the rule that always exists.
+    case fileModified
+}
+
+/// The subtypes PhotoKit calls `PHAssetMediaSubtype`.
+public enum AssetSubtype: String, Sendable, Hashable, CaseIterable, Codable {
+    case screenshot
+    case panorama
+    case live
+    case raw
+    case selfie
+}

@@ -1,0 +1,1 @@
+// PhotoPipeline: under construction.

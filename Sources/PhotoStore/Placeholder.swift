@@ -1,0 +1,1 @@
+// PhotoStore: under construction.

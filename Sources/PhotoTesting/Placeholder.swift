@@ -1,0 +1,1 @@
+// PhotoTesting: under construction.

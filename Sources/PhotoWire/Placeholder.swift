@@ -1,0 +1,1 @@
+// PhotoWire: under construction.
