@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "PhotoWire", swiftSettings: strict),
 
         // Adapters.
-        .target(name: "PhotoSystem", dependencies: ["CLinux"], swiftSettings: strict),
+        .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite"], swiftSettings: strict),
 

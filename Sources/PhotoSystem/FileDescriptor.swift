@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import PhotoModel
 
 /// An open file descriptor (`int fd`). Not closed automatically: use `closeAfter` or own it
 /// in one place and call `close()` once.
