@@ -1,1 +1,0 @@
-// PhotoWire: under construction.
