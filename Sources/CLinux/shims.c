@@ -1,4 +1,6 @@
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "CLinux.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -73,3 +75,7 @@ int photo_fstat(int fd, photo_stat *out) {
     fill_stat(&st, out);
     return 0;
 }
+
+#include <sys/file.h>
+int photo_lock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
+int photo_errno_would_block(int e) { return e == EWOULDBLOCK || e == EAGAIN; }

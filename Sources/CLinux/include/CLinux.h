@@ -55,3 +55,9 @@ int photo_fstatat(int dirfd, const char *name, photo_stat *out, int follow);
 
 /// `fstat(fd)`; 0 on success, -1 and errno on failure.
 int photo_fstat(int fd, photo_stat *out);
+
+/// `flock(fd, LOCK_EX | LOCK_NB)` (Swift sees `struct flock` under the same name); 0 or -1 and errno.
+int photo_lock_exclusive_nonblocking(int fd);
+
+/// `errno == EWOULDBLOCK`.
+int photo_errno_would_block(int e);

@@ -1,0 +1,105 @@
+import PhotoModel
+import PhotoSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The index database: one writer connection, a small pool of reader connections (WAL mode:
+/// readers are never blocked by the writer), and an exclusive lock file so that a second
+/// photod on the same database is refused.
+public final class Database: Sendable {
+    /// The database file.
+    public let path: String
+    private let lock: LockFile?
+    private let writer: Mutex<IndexWriter>
+    private let readers: [ReaderSlot]
+    private let nextReader = Atomic<Int>(0)
+
+    /// How the database is opened.
+    public struct Options: Sendable {
+        /// Take the exclusive `<database>.lock` (the daemon does; tools reading a copy need not).
+        public var exclusive = true
+        /// Reader connections in the pool.
+        public var readers = 4
+        public init() {}
+    }
+
+    /// Opens or creates the database, takes its lock, and migrates it to the current schema.
+    public init(path: String, options: Options = Options()) throws(StoreError) {
+        self.path = path
+        try Database.createParentDirectory(of: path)
+        if options.exclusive {
+            do throws(LockFile.Failure) {
+                lock = try LockFile(path: PathBytes(path + ".lock"))
+            } catch {
+                switch error {
+                case .held(let pid):
+                    throw StoreError(code: .locked, message: "database '\(path)' is in use by another photod"
+                                         + (pid.map { " (pid \($0))" } ?? "") + "; stop it first or choose another --database")
+                case .system(let e):
+                    throw StoreError(code: .cannotOpen, message: "cannot lock database '\(path)': \(e)")
+                }
+            }
+        } else {
+            lock = nil
+        }
+        let connection = try Connection(path: path)
+        do throws(StoreError) {
+            // journal_mode=WAL answers with the mode in force; anything else means the file
+            // system cannot do WAL (some network mounts), which we do not support silently.
+            let mode = try connection.scalar("PRAGMA journal_mode=WAL").string
+            guard mode == "wal" else {
+                throw StoreError(code: .cannotOpen, message: "database '\(path)' cannot use WAL mode (got \(mode ?? "nil"))")
+            }
+            try connection.execute("""
+                PRAGMA synchronous=NORMAL;
+                PRAGMA foreign_keys=ON;
+                PRAGMA temp_store=MEMORY;
+                PRAGMA cache_size=-16000;
+                """)
+            try Schema.migrate(connection)
+        } catch let error where error.code == .corrupt {
+            throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
+        }
+        writer = Mutex(IndexWriter(connection))
+        readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
+    }
+
+    static func createParentDirectory(of path: String) throws(StoreError) {
+        let parent = PathBytes(path).parent
+        var prefix: [UInt8] = []
+        for component in parent.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            prefix += [UInt8(ascii: "/")] + component
+            let rc = PathBytes.withCString(prefix) { mkdir($0, 0o755) }
+            if rc != 0 && errno != EEXIST {
+                throw StoreError(code: .cannotOpen,
+                                 message: "cannot create directory '\(String(decoding: prefix, as: UTF8.self))': "
+                                     + String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    /// Runs `body` on the writer connection (the one writer; callers are serialised).
+    public func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
+        try writer.withLock { w in try body(w) }
+    }
+
+    /// Runs `body` on a reader connection from the pool.
+    public func read<R: Sendable>(_ body: (IndexReader) throws -> R) throws -> R {
+        let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+        return try slot.connection.withLock { connection in
+            if connection == nil {
+                let c = try Connection(path: path, readOnly: true, create: false)
+                try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-8000;")
+                connection = c
+            }
+            return try body(IndexReader(connection!))
+        }
+    }
+}
+
+/// One pooled reader connection, opened on first use.
+final class ReaderSlot: Sendable {
+    let connection = Mutex<Connection?>(nil)
+}

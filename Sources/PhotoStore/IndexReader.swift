@@ -1,0 +1,130 @@
+import PhotoModel
+
+/// Read-only queries on the index, on a pooled reader connection (never blocked by the writer).
+public struct IndexReader {
+    let db: Connection
+
+    init(_ db: Connection) { self.db = db }
+
+    /// The underlying connection, for ad-hoc queries in tests and maintenance tools.
+    public var connection: Connection { db }
+
+    /// What the index holds for one directory, or `nil` when it has never been scanned.
+    public func snapshot(of path: PathBytes) throws -> DirectorySnapshot? {
+        let dir = try db.statement("SELECT id, mtime_ns FROM directories WHERE path = ?1")
+        dir.bind(path.bytes, at: 1)
+        guard try dir.step() else { return nil }
+        let id = dir.int64(0)
+        let mtime = dir.isNull(1) ? nil : dir.int64(1)
+        dir.reset()
+        var files: [IndexedFile] = []
+        let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status FROM files WHERE directory_id = ?1")
+        f.bind(id, at: 1)
+        while try f.step() {
+            let identity = FileIdentity(fsid: UInt64(bitPattern: f.int64(1)), inode: UInt64(bitPattern: f.int64(2)),
+                                        size: f.int64(3), mtimeNanoseconds: f.int64(4))
+            files.append(IndexedFile(name: f.bytes(0), identity: identity,
+                                     status: FileStatus(rawValue: f.string(5)) ?? .error))
+        }
+        var subdirectories: [[UInt8]] = []
+        let d = try db.statement("SELECT name FROM directories WHERE parent_id = ?1")
+        d.bind(id, at: 1)
+        while try d.step() { subdirectories.append(d.bytes(0)) }
+        return DirectorySnapshot(id: id, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
+    }
+
+    /// Counts for `library.status`.
+    public func counts() throws -> LibraryCounts {
+        var c = LibraryCounts()
+        let a = try db.statement("SELECT media_type, count(*) FROM assets GROUP BY media_type")
+        while try a.step() {
+            switch a.string(0) {
+            case MediaType.image.rawValue: c.images = a.int(1)
+            case MediaType.video.rawValue: c.videos = a.int(1)
+            default: break
+            }
+        }
+        c.assets = c.images + c.videos
+        let f = try db.statement("SELECT status, count(*) FROM files GROUP BY status")
+        while try f.step() {
+            c.files += f.int(1)
+            switch f.string(0) {
+            case FileStatus.error.rawValue: c.errors = f.int(1)
+            case FileStatus.ignored.rawValue: c.ignored = f.int(1)
+            default: break
+            }
+        }
+        c.directories = Int(try db.scalar("SELECT count(*) FROM directories").int64 ?? 0)
+        return c
+    }
+
+    /// A page of assets in the default order: capture time on the capture clock, then path
+    /// bytes, then id. Each asset carries its resources.
+    public func assets(limit: Int, offset: Int) throws -> [Asset] {
+        let s = try db.statement("""
+            SELECT \(AssetColumns.select) FROM assets a
+            ORDER BY a.local_datetime, a.path, a.id LIMIT ?1 OFFSET ?2
+            """)
+        s.bind(limit, at: 1)
+        s.bind(offset, at: 2)
+        var rows: [(pk: Int64, asset: Asset)] = []
+        while try s.step() {
+            if let row = AssetColumns.decode(s) { rows.append(row) }
+        }
+        return try attachResources(rows)
+    }
+
+    /// One asset by id.
+    public func asset(id: AssetID) throws -> Asset? {
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.id = ?1")
+        s.bind(id.rawValue, at: 1)
+        guard try s.step(), let row = AssetColumns.decode(s) else { return nil }
+        s.reset()
+        return try attachResources([row]).first
+    }
+
+    private func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws -> [Asset] {
+        guard !rows.isEmpty else { return [] }
+        var byPK: [Int64: [Resource]] = [:]
+        let s = try db.statement("""
+            SELECT f.asset_pk, d.path, f.name, f.role FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE f.asset_pk IN (SELECT value FROM json_each(?1))
+            """)
+        s.bind("[" + rows.map { String($0.pk) }.joined(separator: ",") + "]", at: 1)
+        while try s.step() {
+            let role = Resource.Role(rawValue: s.string(3)) ?? .primary
+            byPK[s.int64(0), default: []].append(Resource(path: PathBytes(s.bytes(1)).appending(s.bytes(2)), role: role))
+        }
+        return rows.map { row in
+            var asset = row.asset
+            let order = Resource.Role.allCases
+            asset.resources = (byPK[row.pk] ?? []).sorted {
+                (order.firstIndex(of: $0.role)!, $0.path) < (order.firstIndex(of: $1.role)!, $1.path)
+            }
+            return asset
+        }
+    }
+
+    /// Files that could not be indexed, with their reasons, in path order.
+    public func fileIssues(limit: Int) throws -> [FileIssue] {
+        let s = try db.statement("""
+            SELECT d.path, f.name, f.error_code, f.error_message FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT ?1
+            """)
+        s.bind(limit, at: 1)
+        var issues: [FileIssue] = []
+        while try s.step() {
+            issues.append(FileIssue(path: PathBytes(s.bytes(0)).appending(s.bytes(1)), code: s.optionalString(2) ?? "error",
+                                    message: s.optionalString(3) ?? ""))
+        }
+        return issues
+    }
+
+    /// The roots the database knows, with their ids.
+    public func roots() throws -> [(id: Int64, path: PathBytes)] {
+        let s = try db.statement("SELECT id, path FROM roots ORDER BY path")
+        var result: [(Int64, PathBytes)] = []
+        while try s.step() { result.append((s.int64(0), PathBytes(s.bytes(1)))) }
+        return result
+    }
+}

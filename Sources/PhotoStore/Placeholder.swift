@@ -1,1 +1,0 @@
-// PhotoStore: under construction.

@@ -1,0 +1,225 @@
+import CSQLite
+
+/// `SQLITE_TRANSIENT` is a cast macro Swift cannot import.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection (`sqlite3*`) and its cache of prepared statements. Not Sendable:
+/// each connection has exactly one owner, which serialises every use (the writer's queue,
+/// or a reader slot's lock).
+public final class Connection {
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+    /// The path the connection was opened on, for error messages.
+    public let path: String
+
+    /// Opens (and creates, when `create` is set) a database file.
+    public init(path: String, readOnly: Bool = false, create: Bool = true) throws(StoreError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            if let db { sqlite3_close_v2(db) }
+            throw StoreError(code: .cannotOpen, message: "cannot open database '\(path)': \(message)", sqliteCode: rc)
+        }
+        handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, 5_000)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows (schema, pragmas).
+    public func execute(_ sql: String) throws(StoreError) {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errmsg)
+            throw Self.error(rc, message, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, cached for the connection's lifetime.
+    public func statement(_ sql: String) throws(StoreError) -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+        let statement = Statement(handle: stmt, connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes); commits when it returns,
+    /// rolls back when it throws.
+    public func transaction<R>(immediate: Bool = true, _ body: () throws -> R) throws -> R {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// A single value from a query (`PRAGMA user_version`, `SELECT count(*)`).
+    public func scalar(_ sql: String, _ bindings: SQLValue...) throws(StoreError) -> SQLValue {
+        let s = try statement(sql)
+        try s.bind(bindings)
+        guard try s.step() else { return .null }
+        return s.value(0)
+    }
+
+    /// The rowid of the last insert.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    func error(_ rc: Int32, sql: String? = nil) -> StoreError {
+        Self.error(rc, String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    static func error(_ rc: Int32, _ message: String, sql: String?) -> StoreError {
+        let code: StoreError.Code
+        switch rc & 0xff {
+        case SQLITE_BUSY, SQLITE_LOCKED: code = .busy
+        case SQLITE_FULL: code = .full
+        case SQLITE_CORRUPT, SQLITE_NOTADB: code = .corrupt
+        case SQLITE_CONSTRAINT: code = .constraint
+        case SQLITE_CANTOPEN: code = .cannotOpen
+        default: code = .sqlite
+        }
+        return StoreError(code: code, message: message, sql: sql, sqliteCode: rc)
+    }
+}
+
+/// A value bound to or read from SQL.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public var int64: Int64? { if case .integer(let v) = self { return v }; return nil }
+    public var double: Double? {
+        switch self {
+        case .real(let v): return v
+        case .integer(let v): return Double(v)
+        default: return nil
+        }
+    }
+    public var string: String? { if case .text(let v) = self { return v }; return nil }
+    public var bytes: [UInt8]? { if case .blob(let v) = self { return v }; return nil }
+}
+
+/// A prepared statement (`sqlite3_stmt*`), owned by its connection's cache.
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+    let sql: String
+
+    init(handle: OpaquePointer, connection: Connection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Resets the statement and clears its bindings.
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds values to parameters 1...n.
+    public func bind(_ values: [SQLValue]) throws(StoreError) {
+        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
+    }
+
+    public func bind(_ value: SQLValue, at index: Int32) throws(StoreError) {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, sqliteTransient)
+        case .blob(let v):
+            rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), sqliteTransient) }
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    @inline(__always) public func bind(_ v: Int64, at i: Int32) { sqlite3_bind_int64(handle, i, v) }
+    @inline(__always) public func bind(_ v: Int, at i: Int32) { sqlite3_bind_int64(handle, i, Int64(v)) }
+    @inline(__always) public func bind(_ v: Int?, at i: Int32) {
+        if let v { sqlite3_bind_int64(handle, i, Int64(v)) } else { sqlite3_bind_null(handle, i) }
+    }
+    @inline(__always) public func bind(_ v: Double?, at i: Int32) {
+        if let v { sqlite3_bind_double(handle, i, v) } else { sqlite3_bind_null(handle, i) }
+    }
+    @inline(__always) public func bind(_ v: String?, at i: Int32) {
+        if let v { sqlite3_bind_text(handle, i, v, -1, sqliteTransient) } else { sqlite3_bind_null(handle, i) }
+    }
+    @inline(__always) public func bind(_ v: [UInt8], at i: Int32) {
+        v.withUnsafeBytes { _ = sqlite3_bind_blob(handle, i, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), sqliteTransient) }
+    }
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    @discardableResult
+    public func step() throws(StoreError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(rc, sql: sql)
+        }
+    }
+
+    /// Runs the statement to completion (an INSERT or UPDATE), then resets it.
+    public func run() throws(StoreError) {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
+    public func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
+    public func int64(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
+    public func int(_ col: Int32) -> Int { Int(sqlite3_column_int64(handle, col)) }
+    public func optionalInt(_ col: Int32) -> Int? { isNull(col) ? nil : int(col) }
+    public func double(_ col: Int32) -> Double { sqlite3_column_double(handle, col) }
+    public func optionalDouble(_ col: Int32) -> Double? { isNull(col) ? nil : double(col) }
+    public func string(_ col: Int32) -> String {
+        guard let p = sqlite3_column_text(handle, col) else { return "" }
+        let n = Int(sqlite3_column_bytes(handle, col))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+    public func optionalString(_ col: Int32) -> String? { isNull(col) ? nil : string(col) }
+    public func bytes(_ col: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(handle, col))
+        guard n > 0, let p = sqlite3_column_blob(handle, col) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// Column `col` as a tagged value.
+    public func value(_ col: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, col) {
+        case SQLITE_INTEGER: return .integer(int64(col))
+        case SQLITE_FLOAT: return .real(double(col))
+        case SQLITE_TEXT: return .text(string(col))
+        case SQLITE_BLOB: return .blob(bytes(col))
+        default: return .null
+        }
+    }
+}

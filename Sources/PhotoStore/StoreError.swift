@@ -1,0 +1,45 @@
+/// An error from the store: a code callers can branch on, a message, and the SQL or path
+/// it concerns.
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The database could not be opened or created.
+        public static let cannotOpen = Code(rawValue: "cannotOpen")
+        /// Another photod holds the database.
+        public static let locked = Code(rawValue: "locked")
+        /// The database was written by a newer photod; this one refuses to touch it.
+        public static let newerSchema = Code(rawValue: "newerSchema")
+        /// SQLite is busy (another connection holds a lock) beyond the timeout.
+        public static let busy = Code(rawValue: "busy")
+        /// The disk or the file system is full.
+        public static let full = Code(rawValue: "full")
+        /// The file is not a database or is corrupt.
+        public static let corrupt = Code(rawValue: "corrupt")
+        /// A constraint was violated (a bug, or a write that lost a race).
+        public static let constraint = Code(rawValue: "constraint")
+        /// Any other SQLite error.
+        public static let sqlite = Code(rawValue: "sqlite")
+        public var description: String { rawValue }
+    }
+
+    public var code: Code
+    public var message: String
+    /// The statement that failed, when there is one.
+    public var sql: String?
+    /// SQLite's extended result code, when the error came from SQLite.
+    public var sqliteCode: Int32?
+
+    public init(code: Code, message: String, sql: String? = nil, sqliteCode: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.sqliteCode = sqliteCode
+    }
+
+    public var description: String {
+        var s = "\(code): \(message)"
+        if let sql { s += " [\(sql.prefix(200))]" }
+        return s
+    }
+}

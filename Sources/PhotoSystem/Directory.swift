@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import PhotoModel
+
+/// One entry of a directory listing.
+public struct DirectoryEntry: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case file, directory, symlink, other, unknown
+    }
+
+    public var name: [UInt8]
+    /// From `d_type`; `unknown` on file systems that do not fill it (then `fstatat` decides).
+    public var kind: Kind
+
+    public init(name: [UInt8], kind: Kind) {
+        self.name = name
+        self.kind = kind
+    }
+}
+
+/// An open directory: its descriptor (for `fstatat`/`openat` relative to it) and its entries.
+public struct Directory: ~Copyable {
+    public let descriptor: FileDescriptor
+    public let path: PathBytes
+
+    /// Opens a directory without following a final symbolic link.
+    public init(path: PathBytes) throws(SystemError) {
+        self.path = path
+        descriptor = try FileDescriptor.open(path, flags: O_DIRECTORY | O_NOFOLLOW)
+    }
+
+    deinit { descriptor.close() }
+
+    /// `fstat` of the directory itself.
+    public func stat() throws(SystemError) -> FileStat { try descriptor.stat() }
+
+    /// The file system of the directory (`fstatfs`).
+    public func fileSystem() throws(SystemError) -> FileSystemInfo {
+        var info = photo_fsinfo()
+        _ = try syscall("fstatfs", context: path.string) { photo_fstatfs(descriptor.rawValue, &info) }
+        return FileSystemInfo(fsid: info.fsid, type: info.type)
+    }
+
+    /// Every entry except `.` and `..`, in the order the file system returns them.
+    public func entries() throws(SystemError) -> [DirectoryEntry] {
+        // fdopendir takes ownership of the descriptor it is given: hand it a duplicate.
+        let dup = try syscall("dup") { Glibc.fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0) }
+        guard let dir = fdopendir(dup) else {
+            let e = errno
+            Glibc.close(dup)
+            throw SystemError(call: "fdopendir", errno: e, context: path.string)
+        }
+        defer { closedir(dir) }
+        rewinddir(dir)
+        var result: [DirectoryEntry] = []
+        while true {
+            errno = 0
+            guard let ent = readdir(dir) else {
+                if errno != 0 { throw SystemError(call: "readdir", errno: errno, context: path.string) }
+                break
+            }
+            let name: [UInt8] = withUnsafePointer(to: &ent.pointee.d_name) { p in
+                p.withMemoryRebound(to: UInt8.self, capacity: 256) { q in
+                    Array(UnsafeBufferPointer(start: q, count: strnlen(UnsafeRawPointer(q).assumingMemoryBound(to: CChar.self), 256)))
+                }
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            let kind: DirectoryEntry.Kind
+            switch Int32(ent.pointee.d_type) {
+            case Int32(DT_REG): kind = .file
+            case Int32(DT_DIR): kind = .directory
+            case Int32(DT_LNK): kind = .symlink
+            case Int32(DT_UNKNOWN): kind = .unknown
+            default: kind = .other
+            }
+            result.append(DirectoryEntry(name: name, kind: kind))
+        }
+        return result
+    }
+}
+
+/// What `statfs` says about a file system.
+public struct FileSystemInfo: Sendable, Hashable {
+    /// `f_fsid`: identifies the file system across reboots (unlike `st_dev`).
+    public var fsid: UInt64
+    /// `f_type`: the file-system magic number.
+    public var type: Int64
+
+    public init(fsid: UInt64, type: Int64) {
+        self.fsid = fsid
+        self.type = type
+    }
+
+    /// Network and FUSE file systems, where inotify sees no changes made by other machines.
+    public var isNetworkOrFUSE: Bool {
+        switch UInt32(truncatingIfNeeded: type) {
+        case 0x6969,        // NFS
+             0xFF53_4D42,   // CIFS
+             0xFE53_4D42,   // SMB2
+             0x517B,        // SMB
+             0x0102_1997,   // 9P (v9fs)
+             0x6573_5546,   // FUSE
+             0x0BD0_0BD0,   // Lustre
+             0x7461_636f:   // OCFS2
+            return true
+        default:
+            return false
+        }
+    }
+}
