@@ -433,11 +433,9 @@ struct JSONParser {
 
     /// The four hex digits after `\u`.
     private mutating func hexQuad(escape: Int) throws(JSONParseError) -> UInt16 {
-        guard pos + 4 <= bytes.count else {
-            throw JSONParseError(.unexpectedEnd, "unterminated string", at: escape)
-        }
         var unit: UInt16 = 0
         for _ in 0..<4 {
+            guard pos < bytes.count else { throw JSONParseError(.unexpectedEnd, "unterminated string", at: escape) }
             let byte = bytes[pos]
             let digit: UInt8
             switch byte {
