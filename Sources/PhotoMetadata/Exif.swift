@@ -1,0 +1,275 @@
+import CExif
+import PhotoModel
+
+/// The EXIF fields photod uses, decoded from libexif's entries.
+struct ExifFields: Sendable, Hashable {
+    var make: String?
+    var model: String?
+    var lensModel: String?
+    var software: String?
+    var userComment: String?
+    var orientation: Int?
+    var original: Timestamp?
+    var digitized: Timestamp?
+    var modified: Timestamp?
+    var gpsUTC: LocalDateTime?
+    var latitude: Double?
+    var longitude: Double?
+    var altitude: Double?
+    var contentIdentifier: String?
+
+    /// Fills the fields `other` has and this one lacks (a RAW's second EXIF block, CR3's parts).
+    mutating func merge(_ other: ExifFields) {
+        make = make ?? other.make
+        model = model ?? other.model
+        lensModel = lensModel ?? other.lensModel
+        software = software ?? other.software
+        userComment = userComment ?? other.userComment
+        orientation = orientation ?? other.orientation
+        original = original ?? other.original
+        digitized = digitized ?? other.digitized
+        modified = modified ?? other.modified
+        gpsUTC = gpsUTC ?? other.gpsUTC
+        if latitude == nil, longitude == nil { latitude = other.latitude; longitude = other.longitude }
+        altitude = altitude ?? other.altitude
+        contentIdentifier = contentIdentifier ?? other.contentIdentifier
+    }
+}
+
+/// EXIF decoding: a bounded walk of the TIFF structure (ours), then libexif on either the
+/// original block (when it is clean and within libexif's reach) or a compact repacked block
+/// holding only the entries we need.
+enum ExifReader {
+    /// Whether a clean original block is handed to libexif as is. When false, libexif always
+    /// gets the repacked block (fewer entries, no maker note or thumbnail to parse).
+    nonisolated(unsafe) static var passThroughCleanBlocks = false
+
+    /// Decodes the EXIF of a TIFF structure held in memory. `prefixed` is true when the six
+    /// bytes before `tiff` in its array are `Exif\0\0` (a JPEG APP1), so the original can go
+    /// to libexif without a copy.
+    static func read(tiff: ByteView, prefixed: Bool, warnings: inout [String]) -> ExifFields? {
+        guard var walker = try? TIFFWalker(store: MemoryTIFF(block: tiff)),
+              let layout = try? walker.walk(.exif) else { return nil }
+        var fields = decode(layout: layout, original: prefixed ? ByteView(tiff.base, start: tiff.start - 6, count: tiff.count + 6) : nil)
+        warnings += layout.warnings.map { "EXIF: " + $0 }
+        if let mn = layout.makerNote, fields.make == "Apple" {
+            fields.contentIdentifier = appleContentIdentifier(tiff.slice(mn.offset, mn.count))
+        }
+        return fields
+    }
+
+    /// Decodes a layout's entries with libexif.
+    static func decode(layout: TIFFLayout, original: ByteView?) -> ExifFields {
+        if layout.isEmpty && !layout.hasExifIFD { return ExifFields() }
+        if passThroughCleanBlocks, let original, layout.clean, layout.extent + 6 < 0xFFFE {
+            return LibExif.fields(original) ?? ExifFields()
+        }
+        let packed = TIFFRepacker.pack(layout)
+        return LibExif.fields(ByteView(packed)) ?? ExifFields()
+    }
+
+    /// Apple's ContentIdentifier (tag 0x11 of the `Apple iOS` maker note), which pairs a Live
+    /// Photo's image and video. The maker note is a big-endian IFD at offset 14 whose value
+    /// offsets count from the maker note's start.
+    static func appleContentIdentifier(_ note: ByteView) -> String? {
+        guard note.matches("Apple iOS\0"), note.count >= 16 else { return nil }
+        let little = note.matches("II", at: 12)
+        let n = little ? note.le16(14) : note.be16(14)
+        guard n > 0, n < 200, note.has(16, 12 * n) else { return nil }
+        for i in 0..<n {
+            let e = 16 + 12 * i
+            let tag = little ? note.le16(e) : note.be16(e)
+            guard tag == 0x11 else { continue }
+            let type = little ? note.le16(e + 2) : note.be16(e + 2)
+            let count = Int(little ? note.le32(e + 4) : note.be32(e + 4))
+            guard type == 2, count > 0, count < 256 else { return nil }
+            if count <= 4 { return cleanText(note.array(e + 8, count)) }
+            let off = Int(little ? note.le32(e + 8) : note.be32(e + 8))
+            guard note.has(off, count) else { return nil }
+            return cleanText(note.array(off, count))
+        }
+        return nil
+    }
+}
+
+/// The thin shell around libexif: load a block (which must start with `Exif\0\0`), read
+/// the entries photod needs, free everything.
+enum LibExif {
+    /// Loads `block` with libexif and decodes the fields; `nil` when libexif finds nothing.
+    static func fields(_ block: ByteView) -> ExifFields? {
+        guard block.count >= 14, let data = exif_data_new() else { return nil }
+        defer { exif_data_unref(data) }
+        // exif_data_fix on every load costs 2.5x and rewrites values we want as stored.
+        exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        block.base.withUnsafeBufferPointer { p in
+            exif_data_load_data(data, p.baseAddress! + block.start, UInt32(block.count))
+        }
+        return decode(data)
+    }
+
+    /// Which IFDs libexif loaded, and the count of entries in each (tests use it to show libexif's limits).
+    static func entryCounts(_ block: ByteView) -> (ifd0: Int, exif: Int, gps: Int) {
+        guard block.count >= 14, let data = exif_data_new() else { return (0, 0, 0) }
+        defer { exif_data_unref(data) }
+        exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        block.base.withUnsafeBufferPointer { p in
+            exif_data_load_data(data, p.baseAddress! + block.start, UInt32(block.count))
+        }
+        let ifd = data.pointee.ifd
+        return (Int(ifd.0?.pointee.count ?? 0), Int(ifd.2?.pointee.count ?? 0), Int(ifd.3?.pointee.count ?? 0))
+    }
+
+    /// Reads photod's fields from loaded EXIF data, decoding each entry's bytes in the
+    /// block's byte order (so SHORT, LONG, RATIONAL and SRATIONAL all work).
+    static func decode(_ data: UnsafeMutablePointer<ExifData>) -> ExifFields? {
+        let little = exif_data_get_byte_order(data) == EXIF_BYTE_ORDER_INTEL
+        let ifd = data.pointee.ifd
+        let ifd0 = ifd.0, exif = ifd.2, gps = ifd.3
+        let total = Int(ifd0?.pointee.count ?? 0) + Int(exif?.pointee.count ?? 0) + Int(gps?.pointee.count ?? 0)
+        guard total > 0 else { return nil }
+        func get(_ content: UnsafeMutablePointer<ExifContent>?, _ tag: UInt16) -> EntryValue? {
+            guard let content, let e = exif_content_get_entry(content, ExifTag(rawValue: UInt32(tag))),
+                  let bytes = e.pointee.data, e.pointee.size > 0 else { return nil }
+            return EntryValue(format: Int(e.pointee.format.rawValue), components: Int(e.pointee.components),
+                              data: UnsafeBufferPointer(start: bytes, count: Int(e.pointee.size)), little: little)
+        }
+        var f = ExifFields()
+        f.make = get(ifd0, ExifTags.make)?.text
+        f.model = get(ifd0, ExifTags.model)?.text
+        f.software = get(ifd0, ExifTags.software)?.text
+        f.lensModel = get(exif, ExifTags.lensModel)?.text
+        if let o = get(ifd0, ExifTags.orientation)?.integer(0), (1...8).contains(o) { f.orientation = o }
+        if let c = get(exif, ExifTags.userComment) { f.userComment = Self.userComment(c) }
+
+        func stamp(_ content: UnsafeMutablePointer<ExifContent>?, _ date: UInt16, _ sub: UInt16, _ offset: UInt16) -> Timestamp? {
+            guard let d = get(content, date)?.bytes else { return nil }
+            return Timestamp.exif(d, subSeconds: get(exif, sub)?.bytes, offset: get(exif, offset)?.bytes)
+        }
+        f.original = stamp(exif, ExifTags.dateTimeOriginal, ExifTags.subSecTimeOriginal, ExifTags.offsetTimeOriginal)
+        f.digitized = stamp(exif, ExifTags.dateTimeDigitized, ExifTags.subSecTimeDigitized, ExifTags.offsetTimeDigitized)
+        f.modified = stamp(ifd0, ExifTags.dateTime, ExifTags.subSecTime, ExifTags.offsetTime)
+
+        // GPS: a reference without its value (or a value without a usable reference) is no position.
+        if let lat = get(gps, ExifTags.gpsLatitude).flatMap(degrees),
+           let lon = get(gps, ExifTags.gpsLongitude).flatMap(degrees),
+           let latRef = get(gps, ExifTags.gpsLatitudeRef)?.bytes.first,
+           let lonRef = get(gps, ExifTags.gpsLongitudeRef)?.bytes.first,
+           latRef == UInt8(ascii: "N") || latRef == UInt8(ascii: "S"),
+           lonRef == UInt8(ascii: "E") || lonRef == UInt8(ascii: "W") {
+            let la = latRef == UInt8(ascii: "S") ? -abs(lat) : lat
+            let lo = lonRef == UInt8(ascii: "W") ? -abs(lon) : lon
+            if abs(la) <= 90, abs(lo) <= 180 {
+                f.latitude = la
+                f.longitude = lo
+            }
+        }
+        if let alt = get(gps, ExifTags.gpsAltitude)?.real(0), alt.isFinite, abs(alt) < 1_000_000 {
+            let below = get(gps, ExifTags.gpsAltitudeRef)?.integer(0) == 1
+            f.altitude = below ? -abs(alt) : alt
+        }
+        if let d = get(gps, ExifTags.gpsDateStamp)?.bytes, d.count >= 10,
+           let y = Digits.value(d, 0, 4), let mo = Digits.value(d, 5, 2), let dd = Digits.value(d, 8, 2),
+           let t = get(gps, ExifTags.gpsTimeStamp), t.components >= 3,
+           let h = t.real(0), let mi = t.real(1), let s = t.real(2),
+           h >= 0, h < 24, mi >= 0, mi < 60, s >= 0, s < 61 {
+            let whole = Int(s)
+            let ms = Int((s - Double(whole)) * 1000)
+            f.gpsUTC = LocalDateTime(year: y, month: mo, day: dd, hour: Int(h), minute: Int(mi), second: whole,
+                                     millisecond: ms > 0 ? ms : nil)
+        }
+        return f
+    }
+
+    /// Degrees from a GPS coordinate: one to three (S)RATIONAL values, degrees/minutes/seconds.
+    private static func degrees(_ v: EntryValue) -> Double? {
+        guard v.components >= 1, let d = v.real(0) else { return nil }
+        var value = d
+        if v.components >= 2 { guard let m = v.real(1) else { return nil }; value += m / 60 }
+        if v.components >= 3 { guard let s = v.real(2) else { return nil }; value += s / 3600 }
+        return value.isFinite ? value : nil
+    }
+
+    /// EXIF UserComment: an 8-byte character-code prefix, then the text.
+    private static func userComment(_ v: EntryValue) -> String? {
+        let b = v.bytes
+        guard b.count > 8 else { return nil }
+        let code = b[0..<8]
+        let body = b[8...]
+        if code.elementsEqual("UNICODE\0".utf8) {
+            // UCS-2 in the block's byte order unless a BOM says otherwise.
+            var units: [UInt16] = []
+            var little = v.little
+            var i = body.startIndex
+            if body.count >= 2 {
+                if body[i] == 0xFF, body[i + 1] == 0xFE { little = true; i += 2 }
+                else if body[i] == 0xFE, body[i + 1] == 0xFF { little = false; i += 2 }
+            }
+            while i + 1 < body.endIndex {
+                let u = little ? UInt16(body[i]) | UInt16(body[i + 1]) << 8 : UInt16(body[i]) << 8 | UInt16(body[i + 1])
+                if u == 0 { break }
+                units.append(u)
+                i += 2
+            }
+            let s = String(decoding: units, as: UTF16.self)
+            return cleanText(Array(s.utf8))
+        }
+        if code.elementsEqual("JIS\0\0\0\0\0".utf8) { return nil }
+        return cleanText(body)
+    }
+}
+
+/// One libexif entry's value, decoded on demand.
+struct EntryValue {
+    let format: Int
+    let components: Int
+    let data: UnsafeBufferPointer<UInt8>
+    let little: Bool
+
+    var bytes: [UInt8] { Array(data) }
+    var text: String? { cleanText(data) }
+
+    private func u16(_ i: Int) -> Int? {
+        guard i + 2 <= data.count else { return nil }
+        return little ? Int(data[i]) | Int(data[i + 1]) << 8 : Int(data[i]) << 8 | Int(data[i + 1])
+    }
+
+    private func u32(_ i: Int) -> UInt32? {
+        guard i + 4 <= data.count else { return nil }
+        let b0 = UInt32(data[i]), b1 = UInt32(data[i + 1]), b2 = UInt32(data[i + 2]), b3 = UInt32(data[i + 3])
+        return little ? b0 | b1 << 8 | b2 << 16 | b3 << 24 : b0 << 24 | b1 << 16 | b2 << 8 | b3
+    }
+
+    /// The i-th value of an integer entry.
+    func integer(_ i: Int) -> Int? {
+        guard i < components else { return nil }
+        switch format {
+        case 1, 7: return i < data.count ? Int(data[i]) : nil
+        case 6: return i < data.count ? Int(Int8(bitPattern: data[i])) : nil
+        case 3: return u16(2 * i)
+        case 8: return u16(2 * i).map { Int(Int16(truncatingIfNeeded: $0)) }
+        case 4: return u32(4 * i).map { Int($0) }
+        case 9: return u32(4 * i).map { Int(Int32(bitPattern: $0)) }
+        default: return nil
+        }
+    }
+
+    /// The i-th value as a number: rationals (signed or not), integers, floats.
+    func real(_ i: Int) -> Double? {
+        guard i < components else { return nil }
+        switch format {
+        case 5:
+            guard let n = u32(8 * i), let d = u32(8 * i + 4), d != 0 else { return nil }
+            return Double(n) / Double(d)
+        case 10:
+            guard let n = u32(8 * i), let d = u32(8 * i + 4), d != 0 else { return nil }
+            return Double(Int32(bitPattern: n)) / Double(Int32(bitPattern: d))
+        case 11:
+            return u32(4 * i).map { Double(Float(bitPattern: $0)) }
+        case 12:
+            guard let hi = u32(8 * i + (little ? 4 : 0)), let lo = u32(8 * i + (little ? 0 : 4)) else { return nil }
+            return Double(bitPattern: UInt64(hi) << 32 | UInt64(lo))
+        default:
+            return integer(i).map(Double.init)
+        }
+    }
+}

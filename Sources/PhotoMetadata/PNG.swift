@@ -1,0 +1,67 @@
+/// PNG, APNG and MNG: the size from IHDR (MHDR for MNG), EXIF from an `eXIf` chunk wherever it
+/// is (some writers put it after the image data), XMP from `iTXt` `XML:com.adobe.xmp`, and
+/// APNG from an `acTL` chunk before the first IDAT. IDAT payloads are skipped by offset.
+enum PNG {
+    static let xmpKeyword = Array("XML:com.adobe.xmp\0".utf8)
+
+    static func parse(_ input: inout Input, _ meta: inout MediaMetadata, exif: inout ExifFields?,
+                      xmp: inout XMPFields?, mng: Bool) throws(MetadataError) {
+        var pos: Int64 = 8
+        var items = 0
+        var sawIDAT = false
+        while items < Limits.maxItems {
+            items += 1
+            guard let h = try input.view(at: pos, count: 8) else {
+                if pos < input.size { meta.warnings.append("PNG ends inside a chunk header") }
+                else if !sawIDAT { meta.warnings.append("PNG ends before the image data") }
+                break
+            }
+            let length = Int64(h.be32(0))
+            let type = h.fourCC(4)
+            let dataAt = pos + 8
+            guard length <= Int64(Int32.max) else { meta.warnings.append("PNG chunk claims \(length) bytes; stopped"); break }
+            if dataAt + length > input.size {
+                meta.warnings.append("PNG chunk '\(fourCCString(type))' is cut off by the end of the file")
+            }
+            switch type {
+            case fcc("IHDR") where !mng, fcc("MHDR") where mng:
+                if let d = try input.view(at: dataAt, count: 8) {
+                    let w = Int(d.be32(0)), hh = Int(d.be32(4))
+                    if w > 0, hh > 0 { meta.pixelWidth = w; meta.pixelHeight = hh }
+                }
+            case fcc("acTL") where !sawIDAT && !mng:
+                meta.format = .apng
+            case fcc("IDAT"), fcc("JDAT"):
+                sawIDAT = true
+            case fcc("eXIf") where exif == nil:
+                let d = try input.view(at: dataAt, upTo: Int(length))
+                // The chunk holds a bare TIFF structure; some writers keep the `Exif\0\0` prefix.
+                if d.matches("Exif\0\0") {
+                    exif = ExifReader.read(tiff: d.slice(from: 6), prefixed: true, warnings: &meta.warnings)
+                } else {
+                    exif = ExifReader.read(tiff: d, prefixed: false, warnings: &meta.warnings)
+                }
+            case fcc("iTXt") where xmp == nil:
+                let d = try input.view(at: dataAt, upTo: Int(length))
+                // keyword\0, compression flag, method, language\0, translated keyword\0, text.
+                if d.matches(xmpKeyword), d[xmpKeyword.count] == 0 {
+                    var i = xmpKeyword.count + 2
+                    var nuls = 0
+                    while i < d.count, nuls < 2 { if d[i] == 0 { nuls += 1 }; i += 1 }
+                    xmp = XMP.scan(d.slice(from: i))
+                }
+            case fcc("IEND"), fcc("MEND"):
+                return
+            default:
+                break
+            }
+            pos = dataAt + length + 4  // data and CRC
+        }
+    }
+}
+
+/// A four-character code for messages.
+func fourCCString(_ v: UInt32) -> String {
+    let bytes = [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+    return String(decoding: bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+}

@@ -1,0 +1,428 @@
+/// Where TIFF bytes come from: an EXIF block in memory, or a TIFF file read at its offsets
+/// (libtiff often writes IFD0 at the end of a large file, past any header read).
+protocol TIFFStore {
+    /// The length of the TIFF structure (offsets at or past it are invalid).
+    var length: Int { get }
+    /// `count` bytes at a TIFF offset, or `nil` when they are not all inside the structure.
+    mutating func view(_ offset: Int, _ count: Int) throws(MetadataError) -> ByteView?
+}
+
+/// A TIFF structure held in memory (JPEG APP1, PNG `eXIf`, WebP `EXIF`, a HEIF `Exif` item).
+struct MemoryTIFF: TIFFStore {
+    let block: ByteView
+    var length: Int { block.count }
+    func view(_ offset: Int, _ count: Int) -> ByteView? {
+        block.has(offset, count) ? block.slice(offset, count) : nil
+    }
+}
+
+/// A TIFF file (or RAW) whose header sits at `base` in the input; reads go to the file.
+struct FileTIFF: TIFFStore {
+    var input: Input
+    let base: Int64
+    var length: Int { Int(min(input.size - base, Int64(UInt32.max))) }
+    mutating func view(_ offset: Int, _ count: Int) throws(MetadataError) -> ByteView? {
+        guard offset >= 0, count >= 0, offset <= length, count <= length - offset else { return nil }
+        return try input.view(at: base + Int64(offset), count: count)
+    }
+}
+
+/// One IFD entry kept for decoding: its tag, TIFF type, count, and value bytes in the
+/// structure's byte order.
+struct TIFFEntry: Sendable, Hashable {
+    var tag: UInt16
+    var type: UInt16
+    var count: UInt32
+    var value: [UInt8]
+}
+
+/// Which IFD an entry or a walk belongs to.
+enum IFDKind: Sendable { case ifd0, exif, gps, image }
+
+/// The size in bytes of one value of a TIFF type, or `nil` for a type TIFF does not define.
+@inline(__always)
+func tiffTypeSize(_ type: Int) -> Int? {
+    switch type {
+    case 1, 2, 6, 7: return 1
+    case 3, 8: return 2
+    case 4, 9, 11, 13: return 4
+    case 5, 10, 12: return 8
+    default: return nil
+    }
+}
+
+/// The tags photod reads, per IFD. Everything else in an IFD is skipped without copying.
+enum ExifTags {
+    static let make: UInt16 = 0x010F, model: UInt16 = 0x0110, orientation: UInt16 = 0x0112
+    static let software: UInt16 = 0x0131, dateTime: UInt16 = 0x0132
+    static let exifPointer: UInt16 = 0x8769, gpsPointer: UInt16 = 0x8825, subIFDs: UInt16 = 0x014A
+    static let newSubfileType: UInt16 = 0x00FE, imageWidth: UInt16 = 0x0100, imageLength: UInt16 = 0x0101
+    static let xmp: UInt16 = 0x02BC, dngVersion: UInt16 = 0xC612
+    static let dateTimeOriginal: UInt16 = 0x9003, dateTimeDigitized: UInt16 = 0x9004
+    static let offsetTime: UInt16 = 0x9010, offsetTimeOriginal: UInt16 = 0x9011, offsetTimeDigitized: UInt16 = 0x9012
+    static let subSecTime: UInt16 = 0x9290, subSecTimeOriginal: UInt16 = 0x9291, subSecTimeDigitized: UInt16 = 0x9292
+    static let userComment: UInt16 = 0x9286, makerNote: UInt16 = 0x927C, lensModel: UInt16 = 0xA434
+    static let gpsLatitudeRef: UInt16 = 1, gpsLatitude: UInt16 = 2, gpsLongitudeRef: UInt16 = 3, gpsLongitude: UInt16 = 4
+    static let gpsAltitudeRef: UInt16 = 5, gpsAltitude: UInt16 = 6, gpsTimeStamp: UInt16 = 7, gpsDateStamp: UInt16 = 0x1D
+    /// Panasonic RW2 sensor size (IFD0 of a RW2, which has no ImageWidth).
+    static let rw2SensorWidth: UInt16 = 0x0002, rw2SensorHeight: UInt16 = 0x0003
+
+    @inline(__always) static func wantedInIFD0(_ tag: UInt16) -> Bool {
+        tag == make || tag == model || tag == orientation || tag == software || tag == dateTime
+    }
+
+    @inline(__always) static func wantedInExif(_ tag: UInt16) -> Bool {
+        switch tag {
+        case dateTimeOriginal, dateTimeDigitized, offsetTime, offsetTimeOriginal, offsetTimeDigitized,
+             subSecTime, subSecTimeOriginal, subSecTimeDigitized, userComment, lensModel: return true
+        default: return false
+        }
+    }
+
+    @inline(__always) static func wantedInGPS(_ tag: UInt16) -> Bool {
+        (tag >= 1 && tag <= 7) || tag == gpsDateStamp
+    }
+}
+
+/// An image described by an IFD of a TIFF file: the main image, a preview, or a RAW's sensor data.
+struct TIFFImage: Sendable, Hashable {
+    var width: Int
+    var height: Int
+    /// NewSubfileType: 0 for a full-resolution image, 1 for a reduced one; `nil` when absent.
+    var subfileType: Int?
+}
+
+/// What a bounded walk of a TIFF structure found: the entries photod decodes, the images a
+/// TIFF file describes, where the maker note and XMP sit, and whether the structure is clean.
+struct TIFFLayout: Sendable {
+    var littleEndian: Bool
+    /// The TIFF magic (42 for TIFF, 0x4F52/0x5352 for ORF, 0x55 for RW2).
+    var magic: Int
+    var ifd0: [TIFFEntry] = []
+    var exif: [TIFFEntry] = []
+    var gps: [TIFFEntry] = []
+    var images: [TIFFImage] = []
+    var makerNote: (offset: Int, count: Int)?
+    var xmp: (offset: Int, count: Int)?
+    var hasDNGVersion = false
+    /// RW2 sensor size from IFD0 (0x02/0x03).
+    var sensorSize: (width: Int, height: Int)?
+    var warnings: [String] = []
+    /// No structural problem was found: every IFD, pointer and value lies inside the structure.
+    var clean = true
+    /// The highest offset any walked IFD or value reaches (libexif ignores data past ~64 KiB).
+    var extent = 0
+    var hasExifIFD = false
+    var hasGPSIFD = false
+
+    var isEmpty: Bool { ifd0.isEmpty && exif.isEmpty && gps.isEmpty }
+
+    mutating func problem(_ text: String) {
+        clean = false
+        if warnings.count < 16 { warnings.append(text) }
+    }
+
+    func entry(_ kind: IFDKind, _ tag: UInt16) -> TIFFEntry? {
+        switch kind {
+        case .ifd0, .image: return ifd0.first { $0.tag == tag }
+        case .exif: return exif.first { $0.tag == tag }
+        case .gps: return gps.first { $0.tag == tag }
+        }
+    }
+}
+
+/// What to walk.
+enum TIFFWalkMode {
+    /// An EXIF block: IFD0, its ExifIFD and GPS IFD. IFD1 (the thumbnail) is not read.
+    case exif
+    /// A TIFF or TIFF-based RAW file: also the IFD chain and SubIFDs, for the image sizes.
+    case imageFile
+    /// A block whose first IFD is itself an ExifIFD or GPS IFD (CR3 `CMT2`/`CMT4`).
+    case single(IFDKind)
+}
+
+/// A bounded, loop-safe TIFF IFD walker: every offset is checked against the structure,
+/// each IFD is visited once, the number of IFDs and entries is capped, and only the values
+/// of wanted tags are copied.
+struct TIFFWalker<Store: TIFFStore> {
+    var store: Store
+    var layout: TIFFLayout
+    private var visited: [Int] = []
+    private let little: Bool
+
+    /// Reads the 8-byte header; `nil` when it is not a TIFF header.
+    init?(store: Store) throws(MetadataError) {
+        var s = store
+        guard let h = try s.view(0, 8) else { return nil }
+        let little: Bool
+        if h[0] == 0x49, h[1] == 0x49 { little = true } else if h[0] == 0x4D, h[1] == 0x4D { little = false } else { return nil }
+        let magic = little ? h.le16(2) : h.be16(2)
+        guard magic == 42 || magic == 0x4F52 || magic == 0x5352 || magic == 0x55 else { return nil }
+        self.store = s
+        self.little = little
+        self.layout = TIFFLayout(littleEndian: little, magic: magic)
+    }
+
+    @inline(__always) private func u16(_ v: ByteView, _ i: Int) -> Int { little ? v.le16(i) : v.be16(i) }
+    @inline(__always) private func u32(_ v: ByteView, _ i: Int) -> Int { Int(little ? v.le32(i) : v.be32(i)) }
+
+    /// Walks the structure and returns what it found.
+    mutating func walk(_ mode: TIFFWalkMode) throws(MetadataError) -> TIFFLayout {
+        guard let h = try store.view(0, 8) else { return layout }
+        let first = u32(h, 4)
+        switch mode {
+        case .exif:
+            let r = try readIFD(first, .ifd0, imageFile: false)
+            if let e = r.exif { layout.hasExifIFD = true; _ = try readIFD(e, .exif, imageFile: false) }
+            if let g = r.gps { layout.hasGPSIFD = true; _ = try readIFD(g, .gps, imageFile: false) }
+        case .imageFile:
+            var offset = first
+            var chain = 0
+            var subIFDs: [Int] = []
+            var exifAt: Int?, gpsAt: Int?
+            while offset != 0, chain < 8 {
+                let r = try readIFD(offset, chain == 0 ? .ifd0 : .image, imageFile: true)
+                if chain == 0 { exifAt = r.exif; gpsAt = r.gps }
+                subIFDs += r.subIFDs
+                guard let next = r.next else { break }
+                offset = next
+                chain += 1
+            }
+            // SubIFDs (RAW sensor data, previews) and their own SubIFDs, one level down.
+            var k = 0
+            while k < subIFDs.count, k < 16 {
+                let r = try readIFD(subIFDs[k], .image, imageFile: true)
+                if subIFDs.count < 16 { subIFDs += r.subIFDs.prefix(16 - subIFDs.count) }
+                k += 1
+            }
+            if let e = exifAt { layout.hasExifIFD = true; _ = try readIFD(e, .exif, imageFile: true) }
+            if let g = gpsAt { layout.hasGPSIFD = true; _ = try readIFD(g, .gps, imageFile: true) }
+        case .single(let kind):
+            _ = try readIFD(first, kind, imageFile: false)
+        }
+        return layout
+    }
+
+    private struct IFDResult {
+        var exif: Int?
+        var gps: Int?
+        var subIFDs: [Int] = []
+        var next: Int?
+    }
+
+    /// Reads one IFD; returns the pointers it holds. Problems become warnings and make the
+    /// layout unclean; nothing here throws except an I/O error.
+    private mutating func readIFD(_ offset: Int, _ kind: IFDKind, imageFile: Bool) throws(MetadataError) -> IFDResult {
+        var result = IFDResult()
+        guard offset >= 8, offset < store.length else {
+            layout.problem("IFD offset \(offset) is outside the TIFF structure")
+            return result
+        }
+        guard !visited.contains(offset) else {
+            layout.problem("IFD at \(offset) is referenced twice (loop), not followed")
+            return result
+        }
+        guard visited.count < Limits.maxIFDs else {
+            layout.problem("too many IFDs, stopped")
+            return result
+        }
+        visited.append(offset)
+        guard let countView = try store.view(offset, 2) else {
+            layout.problem("IFD at \(offset) is cut off")
+            return result
+        }
+        var n = u16(countView, 0)
+        let available = (store.length - offset - 2) / 12
+        if n > available {
+            layout.problem("IFD at \(offset) claims \(n) entries, \(available) fit")
+            n = available
+        }
+        if n > Limits.maxIFDEntries {
+            layout.problem("IFD at \(offset) claims \(n) entries")
+            n = Limits.maxIFDEntries
+        }
+        guard n > 0, let table = try store.view(offset + 2, 12 * n) else { return result }
+        layout.extent = max(layout.extent, offset + 2 + 12 * n + 4)
+        if let nextView = try store.view(offset + 2 + 12 * n, 4) {
+            let next = u32(nextView, 0)
+            if next != 0 { result.next = next }
+        }
+        var width: Int?, height: Int?, subfile: Int?
+        for i in 0..<n {
+            let e = 12 * i
+            let tag = UInt16(u16(table, e))
+            let type = u16(table, e + 2)
+            let count = u32(table, e + 4)
+            guard let size = tiffTypeSize(type) else {
+                // libexif drops such entries too; only a problem when it is one we need.
+                if tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer { layout.problem("tag 0x\(hex(tag)) has invalid type \(type)") }
+                continue
+            }
+            let byteCount = count * size   // count < 2^32, size <= 8: no overflow in Int64
+            let inline = byteCount <= 4
+            let valueOffset = inline ? -1 : u32(table, e + 8)
+
+            // Sub-IFD pointers.
+            if kind == .ifd0 && (tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer) {
+                guard type == 4 || type == 13 || type == 3, count >= 1 else {
+                    layout.problem("IFD0 0x\(hex(tag)) has type \(type), not an offset; ignored")
+                    continue
+                }
+                let target = type == 3 ? u16(table, e + 8) : u32(table, e + 8)
+                guard target >= 8, target < store.length else {
+                    layout.problem("IFD0 0x\(hex(tag)) points outside the structure (\(target)); ignored")
+                    continue
+                }
+                if tag == ExifTags.exifPointer { result.exif = target } else { result.gps = target }
+                continue
+            }
+            if imageFile && tag == ExifTags.subIFDs && (type == 4 || type == 13) {
+                let k = min(count, 16)
+                if inline {
+                    if k >= 1 { result.subIFDs.append(u32(table, e + 8)) }
+                } else if let v = try store.view(valueOffset, 4 * k) {
+                    for j in 0..<k { result.subIFDs.append(u32(v, 4 * j)) }
+                }
+                continue
+            }
+            if imageFile && kind != .exif && kind != .gps {
+                switch tag {
+                case ExifTags.imageWidth: width = type == 3 ? u16(table, e + 8) : u32(table, e + 8); continue
+                case ExifTags.imageLength: height = type == 3 ? u16(table, e + 8) : u32(table, e + 8); continue
+                case ExifTags.newSubfileType: subfile = u32(table, e + 8); continue
+                case ExifTags.dngVersion: if kind == .ifd0 { layout.hasDNGVersion = true }; continue
+                case ExifTags.xmp:
+                    if kind == .ifd0, !inline, byteCount <= Limits.maxRead, valueOffset + byteCount <= store.length {
+                        layout.xmp = (valueOffset, byteCount)
+                    }
+                    continue
+                case ExifTags.rw2SensorWidth where layout.magic == 0x55 && kind == .ifd0:
+                    layout.sensorSize = (u16(table, e + 8), layout.sensorSize?.height ?? 0); continue
+                case ExifTags.rw2SensorHeight where layout.magic == 0x55 && kind == .ifd0:
+                    layout.sensorSize = (layout.sensorSize?.width ?? 0, u16(table, e + 8)); continue
+                default: break
+                }
+            }
+            if kind == .exif && tag == ExifTags.makerNote {
+                if !inline, valueOffset + byteCount <= store.length { layout.makerNote = (valueOffset, byteCount) }
+                continue
+            }
+
+            let wanted: Bool
+            var target = kind
+            switch kind {
+            case .ifd0:
+                if ExifTags.wantedInIFD0(tag) { wanted = true }
+                // Some writers put EXIF dates in IFD0; libexif would drop them there.
+                else if ExifTags.wantedInExif(tag) { wanted = true; target = .exif }
+                else { wanted = false }
+            case .image: wanted = false
+            case .exif: wanted = ExifTags.wantedInExif(tag)
+            case .gps: wanted = ExifTags.wantedInGPS(tag)
+            }
+            guard wanted else { continue }
+            guard byteCount <= 65536 else {
+                layout.problem("tag 0x\(hex(tag)) claims \(byteCount) bytes; ignored")
+                continue
+            }
+            let value: [UInt8]
+            if inline {
+                value = table.array(e + 8, byteCount)
+            } else if let v = try store.view(valueOffset, byteCount) {
+                value = v.array()
+                layout.extent = max(layout.extent, valueOffset + byteCount)
+            } else {
+                layout.problem("value of tag 0x\(hex(tag)) lies outside the structure; ignored")
+                continue
+            }
+            let entry = TIFFEntry(tag: tag, type: UInt16(type), count: UInt32(count), value: value)
+            switch target {
+            case .ifd0, .image: layout.ifd0.append(entry)
+            case .exif:
+                if kind == .ifd0 { layout.clean = false }  // moved: libexif must get a repacked block
+                if !layout.exif.contains(where: { $0.tag == tag }) { layout.exif.append(entry) }
+            case .gps: layout.gps.append(entry)
+            }
+        }
+        if imageFile, kind == .ifd0 || kind == .image, let w = width, let h = height, w > 0, h > 0 {
+            layout.images.append(TIFFImage(width: w, height: h, subfileType: subfile))
+        }
+        return result
+    }
+}
+
+@inline(__always)
+func hex(_ v: UInt16) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - s.count)) + s
+}
+
+/// Builds a compact TIFF structure (with the `Exif\0\0` prefix libexif expects) from the
+/// entries a walk kept: IFD0, an ExifIFD and a GPS IFD, sorted, every offset valid. libexif
+/// gets this instead of the original when the original is beyond its reach or unclean.
+enum TIFFRepacker {
+    static func pack(_ layout: TIFFLayout) -> [UInt8] {
+        let little = layout.littleEndian
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        func put16(_ v: Int) {
+            if little { out.append(UInt8(v & 0xFF)); out.append(UInt8(v >> 8 & 0xFF)) }
+            else { out.append(UInt8(v >> 8 & 0xFF)); out.append(UInt8(v & 0xFF)) }
+        }
+        func put32(_ v: Int) {
+            if little { for s in [0, 8, 16, 24] { out.append(UInt8(v >> s & 0xFF)) } }
+            else { for s in [24, 16, 8, 0] { out.append(UInt8(v >> s & 0xFF)) } }
+        }
+        func size(_ entries: [TIFFEntry], extra: Int) -> Int {
+            var s = 2 + 12 * (entries.count + extra) + 4
+            for e in entries where e.value.count > 4 { s += e.value.count + (e.value.count & 1) }
+            return s
+        }
+        let exif = layout.exif.sorted { $0.tag < $1.tag }
+        let gps = layout.gps.sorted { $0.tag < $1.tag }
+        let ifd0 = layout.ifd0.sorted { $0.tag < $1.tag }
+        let pointers = (exif.isEmpty ? 0 : 1) + (gps.isEmpty ? 0 : 1)
+        // TIFF offsets are relative to the byte-order mark, which follows the 6-byte prefix.
+        let ifd0At = 8
+        let exifAt = ifd0At + size(ifd0, extra: pointers)
+        let gpsAt = exifAt + (exif.isEmpty ? 0 : size(exif, extra: 0))
+
+        out.append(contentsOf: [0x45, 0x78, 0x69, 0x66, 0, 0])
+        out.append(contentsOf: little ? [0x49, 0x49] : [0x4D, 0x4D])
+        put16(42)
+        put32(ifd0At)
+
+        func writeIFD(_ entries: [TIFFEntry], at start: Int, pointers: [(UInt16, Int)]) {
+            var all: [(TIFFEntry?, UInt16, Int)] = entries.map { ($0, $0.tag, 0) }
+            for (tag, target) in pointers { all.append((nil, tag, target)) }
+            all.sort { $0.1 < $1.1 }
+            put16(all.count)
+            var data = start + 2 + 12 * all.count + 4
+            var tail: [UInt8] = []
+            for (entry, tag, target) in all {
+                put16(Int(tag))
+                guard let entry else { put16(4); put32(1); put32(target); continue }
+                put16(Int(entry.type))
+                put32(Int(entry.count))
+                if entry.value.count <= 4 {
+                    out.append(contentsOf: entry.value)
+                    for _ in entry.value.count..<4 { out.append(0) }
+                } else {
+                    put32(data)
+                    tail.append(contentsOf: entry.value)
+                    if entry.value.count & 1 == 1 { tail.append(0) }
+                    data += entry.value.count + (entry.value.count & 1)
+                }
+            }
+            put32(0)
+            out.append(contentsOf: tail)
+        }
+        var ptrs: [(UInt16, Int)] = []
+        if !exif.isEmpty { ptrs.append((ExifTags.exifPointer, exifAt)) }
+        if !gps.isEmpty { ptrs.append((ExifTags.gpsPointer, gpsAt)) }
+        writeIFD(ifd0, at: ifd0At, pointers: ptrs)
+        if !exif.isEmpty { writeIFD(exif, at: exifAt, pointers: []) }
+        if !gps.isEmpty { writeIFD(gps, at: gpsAt, pointers: []) }
+        return out
+    }
+}
