@@ -81,7 +81,18 @@ enum JSONEncoding {
     static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
         var runStart = 0
         var index = 0
+        guard let base = utf8.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
         while index < utf8.count {
+            // Skip eight clean bytes at a time: most strings (ids, paths, names) need no
+            // escape at all, and then the whole string is copied in one go below.
+            if index + 8 <= utf8.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if !needsEscape(word) {
+                    index += 8
+                    continue
+                }
+            }
             let byte = utf8[index]
             // Bytes >= 0x20 other than `"` and `\` stand for themselves (multi-byte UTF-8
             // sequences consist of bytes >= 0x80, so a 0x0A is always a real newline).
@@ -109,6 +120,19 @@ enum JSONEncoding {
             runStart = index
         }
         if runStart < utf8.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+    }
+
+    /// Whether any of the eight bytes is a control character, `"` or `\` (SWAR: the
+    /// high bit of a byte of `x - 0x01…` is set where that byte of `x` was zero, or, for
+    /// `hasLess`, below the bound; any false positive only sends the word to the byte loop).
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let controls = (word &- ones &* 0x20) & ~word
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let found = controls | ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+        return found & highs != 0
     }
 
     static func appendInt(_ value: Int64, to buffer: inout [UInt8]) {
@@ -140,7 +164,8 @@ enum JSONEncoding {
             appendASCII("null", to: &buffer)
             return
         }
-        if value.magnitude < integralFastPathLimit, value == value.rounded(.towardZero) {
+        // `Double(Int64(value)) == value` tests integrality without libm's `trunc`.
+        if value.magnitude < integralFastPathLimit, Double(Int64(value)) == value {
             if value == 0 && value.sign == .minus { buffer.append(UInt8(ascii: "-")) }
             appendInt(Int64(value), to: &buffer)
             appendASCII(".0", to: &buffer)

@@ -69,7 +69,12 @@ extension JSONValue {
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
-        case .double(let d): return Int64(exactly: d)
+        case .double(let d):
+            // Not `Int64(exactly:)`: it calls libm's `trunc`, and PhotoWire links no C
+            // library (a client executable with only PhotoWire would fail to link).
+            guard d >= -0x1p63, d < 0x1p63 else { return nil }  // false for NaN too
+            let i = Int64(d)
+            return Double(i) == d ? i : nil
         default: return nil
         }
     }

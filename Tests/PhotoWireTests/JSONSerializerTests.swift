@@ -23,6 +23,31 @@ struct JSONSerializerTests {
         #expect(try JSONValue.parse(expected) == .string(string))
     }
 
+    @Test func escapesAtEveryPosition() throws {
+        // The escape scan skips eight clean bytes at a time; put each special byte at every
+        // position around word boundaries, among ASCII and multi-byte UTF-8.
+        let specials: [(Character, String)] = [("\n", #"\n"#), ("\"", #"\""#), ("\\", #"\\"#),
+                                               ("\u{1}", #"\u0001"#), ("\u{1F}", #"\u001f"#)]
+        for filler in ["a", "é"] {
+            for length in 1...24 {
+                for position in 0..<length {
+                    for (special, escaped) in specials {
+                        var characters = Array(repeating: Character(filler), count: length)
+                        characters[position] = special
+                        let string = String(characters)
+                        let expected = "\"" + String(characters[..<position]) + escaped
+                            + String(characters[(position + 1)...]) + "\""
+                        #expect(JSONValue.string(string).jsonString == expected)
+                        #expect(try JSONValue.parse(expected) == .string(string))
+                    }
+                }
+            }
+        }
+        // Bytes that look special to a careless word test: 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80+.
+        let clean = " !#[]~\u{7F}\u{80}\u{A2}\u{5C5C}\u{2222}"
+        #expect(JSONValue.string(clean).jsonString == "\"" + clean + "\"")
+    }
+
     static let numbers: [(JSONValue, String)] = [
         (0, "0"),
         (-7, "-7"),
