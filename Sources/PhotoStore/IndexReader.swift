@@ -106,12 +106,13 @@ public struct IndexReader {
     }
 
     /// Files that could not be indexed, with their reasons, in path order.
-    public func fileIssues(limit: Int) throws -> [FileIssue] {
+    public func fileIssues(limit: Int, offset: Int = 0) throws -> [FileIssue] {
         let s = try db.statement("""
             SELECT d.path, f.name, f.error_code, f.error_message FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT ?1
+            WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT ?1 OFFSET ?2
             """)
         s.bind(limit, at: 1)
+        s.bind(offset, at: 2)
         var issues: [FileIssue] = []
         while try s.step() {
             issues.append(FileIssue(path: PathBytes(s.bytes(0)).appending(s.bytes(1)), code: s.optionalString(2) ?? "error",

@@ -75,6 +75,7 @@ public final class Connection {
     /// A single value from a query (`PRAGMA user_version`, `SELECT count(*)`).
     public func scalar(_ sql: String, _ bindings: SQLValue...) throws(StoreError) -> SQLValue {
         let s = try statement(sql)
+        defer { s.reset() }
         try s.bind(bindings)
         guard try s.step() else { return .null }
         return s.value(0)

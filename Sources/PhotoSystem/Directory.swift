@@ -20,8 +20,8 @@ public struct DirectoryEntry: Sendable, Hashable {
     }
 }
 
-/// An open directory: its descriptor (for `fstatat`/`openat` relative to it) and its entries.
-public struct Directory: ~Copyable {
+/// An open directory (closed when released): its descriptor (for `fstatat`/`openat` relative to it) and its entries.
+public final class Directory {
     public let descriptor: FileDescriptor
     public let path: PathBytes
 

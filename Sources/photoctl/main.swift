@@ -1,1 +1,324 @@
-print("photoctl")
+import CLinux
+import Foundation
+import PhotoClient
+import PhotoModel
+import PhotoSystem
+import PhotoWire
+
+// photoctl: the command-line client of photod. Data goes to stdout (human tables, or one
+// JSON object per line with --json); diagnostics go to stderr.
+// Exit codes: 0 success, 1 failure, 64 usage error, 69 daemon unreachable.
+
+enum Exit: Int32 {
+    case ok = 0, failure = 1, usage = 64, unavailable = 69
+}
+
+struct Failure: Error {
+    var code: Exit
+    var message: String
+}
+
+let overview = """
+    OVERVIEW: photoctl talks to photod, the photo and video library indexer.
+
+    USAGE: photoctl [--socket PATH] <subcommand> [options]
+
+    OPTIONS:
+      --socket PATH     photod's socket (default: $PHOTOD_SOCKET, then $XDG_RUNTIME_DIR/photod.sock
+                        or /tmp/photod-$UID/photod.sock, then /run/photod/photod.sock).
+      --version         Print the version.
+      -h, --help        Show help (also: photoctl help <subcommand>).
+
+    SUBCOMMANDS:
+      status            The daemon's state, counts and last scan.
+      assets            List every asset (paged through the whole library).
+      errors            Files that could not be indexed, with the reason.
+
+    Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
+    """
+
+let helps: [String: String] = [
+    "status": """
+        OVERVIEW: Show photod's state (indexing or idle), counts and last scan.
+
+        USAGE: photoctl status [--wait] [--timeout SECONDS] [--json]
+
+        OPTIONS:
+          --wait              Return only once photod is idle (no scan running, nothing pending).
+                              A missing or refusing socket is retried until the timeout, so this
+                              can follow the daemon's start at once.
+          --timeout SECONDS   How long --wait waits (default 120).
+          --json              One JSON object (library.status's result) instead of a table.
+        """,
+    "assets": """
+        OVERVIEW: List assets in the default order (capture time, then path, then id).
+
+        USAGE: photoctl assets [--limit N] [--json]
+
+        OPTIONS:
+          --limit N           At most N assets (default: all, fetched a page at a time).
+          --json              One JSON object per asset per line (the asset record).
+        """,
+    "errors": """
+        OVERVIEW: List files that could not be indexed, with the reason.
+
+        USAGE: photoctl errors [--json]
+
+        OPTIONS:
+          --json              One JSON object per file per line: path, code, message.
+        """,
+]
+
+func write(_ text: String, to fd: Int32) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { raw in
+        var off = 0
+        while off < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
+            if n <= 0 { return }
+            off += n
+        }
+    }
+}
+
+func out(_ line: String) { write(line + "\n", to: 1) }
+func err(_ line: String) { write(line + "\n", to: 2) }
+
+/// Parsed options of one subcommand.
+struct Arguments {
+    var flags: Set<String> = []
+    var values: [String: String] = [:]
+    var positional: [String] = []
+
+    init(_ args: [String], flags allowedFlags: Set<String>, values allowedValues: Set<String>, command: String) throws(Failure) {
+        var i = 0
+        while i < args.count {
+            var a = args[i]
+            var inline: String?
+            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+                inline = String(a[a.index(after: eq)...])
+                a = String(a[..<eq])
+            }
+            if allowedFlags.contains(a), inline == nil {
+                flags.insert(a)
+            } else if allowedValues.contains(a) {
+                if let inline {
+                    values[a] = inline
+                } else {
+                    i += 1
+                    guard i < args.count else { throw Failure(code: .usage, message: "\(a) needs a value") }
+                    values[a] = args[i]
+                }
+            } else if a.hasPrefix("-") && a != "-" {
+                throw Failure(code: .usage, message: "unknown option '\(a)' for '\(command)'")
+            } else {
+                positional.append(a)
+            }
+            i += 1
+        }
+    }
+
+    func int(_ key: String, default value: Int?, range: ClosedRange<Int>) throws(Failure) -> Int? {
+        guard let text = values[key] else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw Failure(code: .usage, message: "\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+        }
+        return n
+    }
+}
+
+func connect(_ sockets: [PathBytes]) throws(Failure) -> PhotoConnection {
+    do {
+        return try PhotoConnection.connect(anyOf: sockets)
+    } catch {
+        throw Failure(code: .unavailable, message: "\(error) (is photod running? see 'photod --help')")
+    }
+}
+
+func call(_ connection: PhotoConnection, _ method: String, _ params: JSONObject = [:]) throws(Failure) -> JSONValue {
+    do {
+        return try connection.call(method, params)
+    } catch {
+        if case .connection = error { throw Failure(code: .unavailable, message: "\(error)") }
+        throw Failure(code: .failure, message: "\(method): \(error)")
+    }
+}
+
+func grouped(_ n: Int64) -> String {
+    let s = String(n)
+    var out = ""
+    for (i, c) in s.reversed().enumerated() {
+        if i > 0, i % 3 == 0, c != "-" { out.append(",") }
+        out.append(c)
+    }
+    return String(out.reversed())
+}
+
+func number(_ v: JSONValue?) -> String { v?.int64Value.map(grouped) ?? "-" }
+
+// MARK: - Subcommands
+
+func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--wait", "--json"], values: ["--timeout"], command: "status")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "status takes no arguments") }
+    let timeout = try a.int("--timeout", default: 120, range: 0...86_400)!
+    let wait = a.flags.contains("--wait")
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    var result: JSONValue
+    while true {
+        do {
+            let connection = try connect(sockets)
+            result = try call(connection, "library.status")
+            if !wait || result["state"]?.stringValue == "idle" { break }
+        } catch where wait && error.code == .unavailable {
+            // The daemon may not be listening yet: keep trying until the deadline.
+            if ContinuousClock.now >= deadline { throw error }
+            usleep(100_000)
+            continue
+        }
+        if ContinuousClock.now >= deadline {
+            throw Failure(code: .failure, message: "timed out after \(timeout) s waiting for photod to become idle "
+                                                   + "(state: \(result["state"]?.stringValue ?? "?"))")
+        }
+        usleep(100_000)
+    }
+    if a.flags.contains("--json") {
+        out(result.jsonString)
+        return
+    }
+    let counts = result["counts"]
+    out("photod \(result["version"]?.stringValue ?? "?") (pid \(number(result["pid"]))): \(result["state"]?.stringValue ?? "?")")
+    for root in result["roots"]?.arrayValue ?? [] {
+        var line = "  root        \(root["path"]?.stringValue ?? "?") (\(root["state"]?.stringValue ?? "?")"
+        if let reason = root["reason"]?.stringValue { line += ": \(reason)" }
+        out(line + ")")
+    }
+    out("  assets      \(number(counts?["assets"])) (\(number(counts?["images"])) images, \(number(counts?["videos"])) videos)")
+    out("  files       \(number(counts?["files"])) (\(number(counts?["errors"])) errors, \(number(counts?["ignored"])) not media)")
+    if let scan = result["currentScan"], !scan.isNull {
+        out("  scanning    \(number(scan["files"])) files seen, \(number(scan["committed"])) of \(number(scan["toRead"])) read")
+    }
+    if let last = result["lastScan"], !last.isNull {
+        let seconds = last["seconds"]?.doubleValue.map { String(format: "%.2f s", $0) } ?? "?"
+        out("  last scan   \(number(last["files"])) files, \(number(last["readFiles"])) read, \(seconds), "
+            + "finished \(last["finishedAt"]?.stringValue ?? "?")")
+    }
+    if let lastError = result["pipeline"]?["lastError"]?.stringValue { out("  last error  \(lastError)") }
+    out("  database    \(result["database"]?.stringValue ?? "?")")
+    out("  uptime      \(number(result["uptimeSeconds"])) s")
+}
+
+/// Pages through a paged method, calling `each` for every record.
+func page(_ connection: PhotoConnection, _ method: String, key: String, limit: Int?,
+          _ each: (JSONValue) -> Void) throws(Failure) {
+    var offset = 0
+    var remaining = limit ?? Int.max
+    while remaining > 0 {
+        let pageSize = min(remaining, WireLimits.maxPageSize)
+        let result = try call(connection, method, ["limit": .int(Int64(pageSize)), "offset": .int(Int64(offset))])
+        let records = result[key]?.arrayValue ?? []
+        records.forEach(each)
+        remaining -= records.count
+        guard let next = result["nextOffset"]?.intValue, !records.isEmpty else { break }
+        offset = next
+    }
+}
+
+func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit"], command: "assets")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "assets takes no arguments") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    let json = a.flags.contains("--json")
+    let connection = try connect(sockets)
+    if !json { out("ID                      DATE                     TYPE   SIZE         PATH") }
+    try page(connection, "assets.fetch", key: "assets", limit: limit) { asset in
+        if json {
+            out(asset.jsonString)
+        } else {
+            let size = "\(asset["pixelWidth"]?.int64Value.map(String.init) ?? "?")x\(asset["pixelHeight"]?.int64Value.map(String.init) ?? "?")"
+            let date = (asset["localDateTime"]?.stringValue ?? "") + (asset["utcOffset"]?.stringValue ?? "")
+            out([pad(asset["id"]?.stringValue ?? "", 23), pad(date, 24), pad(asset["mediaType"]?.stringValue ?? "", 6),
+                 pad(size, 12), asset["path"]?.stringValue ?? ""].joined(separator: " "))
+        }
+    }
+}
+
+func errors(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "errors")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "errors takes no arguments") }
+    let connection = try connect(sockets)
+    try page(connection, "library.errors", key: "errors", limit: nil) { e in
+        if a.flags.contains("--json") {
+            out(e.jsonString)
+        } else {
+            out("\(e["path"]?.stringValue ?? "?"): \(e["code"]?.stringValue ?? "?"): \(e["message"]?.stringValue ?? "")")
+        }
+    }
+}
+
+func pad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+}
+
+// MARK: - Main
+
+func run(_ argv: [String]) throws(Failure) {
+    var args = argv
+    var socketFlag: String?
+    // Global options come before the subcommand.
+    while let first = args.first, first.hasPrefix("-") {
+        args.removeFirst()
+        switch first {
+        case "-h", "--help":
+            out(overview)
+            return
+        case "--version":
+            out("photoctl 0.1.0")
+            return
+        case "--socket":
+            guard let v = args.first else { throw Failure(code: .usage, message: "--socket needs a value") }
+            socketFlag = v
+            args.removeFirst()
+        default:
+            if first.hasPrefix("--socket=") {
+                socketFlag = String(first.dropFirst("--socket=".count))
+            } else {
+                throw Failure(code: .usage, message: "unknown option '\(first)'")
+            }
+        }
+    }
+    guard let command = args.first else {
+        throw Failure(code: .usage, message: "missing subcommand (status, assets, errors); see 'photoctl --help'")
+    }
+    let rest = Array(args.dropFirst())
+    if command == "help" {
+        if let topic = rest.first {
+            guard let text = helps[topic] else { throw Failure(code: .usage, message: "no help for '\(topic)'") }
+            out(text)
+        } else {
+            out(overview)
+        }
+        return
+    }
+    if rest.contains("-h") || rest.contains("--help") {
+        guard let text = helps[command] else { throw Failure(code: .usage, message: "unknown subcommand '\(command)'") }
+        out(text)
+        return
+    }
+    let defaults = DefaultPaths(environment: ProcessInfo.processInfo.environment)
+    let sockets = socketFlag.map { [DefaultPaths.absolute($0)] } ?? defaults.clientSockets
+    switch command {
+    case "status": try status(rest, sockets: sockets)
+    case "assets": try assets(rest, sockets: sockets)
+    case "errors": try errors(rest, sockets: sockets)
+    default: throw Failure(code: .usage, message: "unknown subcommand '\(command)'; see 'photoctl --help'")
+    }
+}
+
+do {
+    try run(Array(CommandLine.arguments.dropFirst()))
+    exit(Exit.ok.rawValue)
+} catch {
+    err("photoctl: \(error.message)")
+    exit(error.code.rawValue)
+}

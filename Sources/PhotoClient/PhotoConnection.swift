@@ -1,0 +1,127 @@
+import PhotoModel
+import PhotoSystem
+import PhotoWire
+
+/// Why a call to the daemon failed.
+public enum ClientError: Error, Sendable, CustomStringConvertible {
+    /// No daemon answers at the socket (missing, refused, permission denied).
+    case unreachable(socket: PathBytes, SystemError)
+    /// The daemon answered with a JSON-RPC error.
+    case rpc(RPCError)
+    /// The connection broke or the daemon sent something that is not a response.
+    case connection(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let socket, let e): return "cannot reach photod at \(socket): \(e.message)"
+        case .rpc(let e): return e.message
+        case .connection(let m): return m
+        }
+    }
+}
+
+/// A blocking connection to photod: one request at a time, answered in order. For command
+/// line tools and scripts; not shared between threads.
+public final class PhotoConnection {
+    /// The socket this connection is on.
+    public let socket: PathBytes
+    private let fd: FileDescriptor
+    private var framer = LineFramer(maxLineBytes: 256 << 20)
+    private var pending: [[UInt8]] = []
+    private var nextID: Int64 = 1
+    private var closed = false
+
+    /// Connects to the daemon's socket.
+    public init(socket: PathBytes) throws(ClientError) {
+        self.socket = socket
+        do {
+            fd = try UnixSocket.connect(socket)
+        } catch {
+            throw .unreachable(socket: socket, error)
+        }
+    }
+
+    /// Connects to the first socket that answers, in order.
+    public static func connect(anyOf sockets: [PathBytes]) throws(ClientError) -> PhotoConnection {
+        var firstError: ClientError?
+        for socket in sockets {
+            do {
+                return try PhotoConnection(socket: socket)
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .connection("no socket to connect to")
+    }
+
+    deinit { close() }
+
+    /// Closes the connection (idempotent).
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        fd.close()
+    }
+
+    /// Calls `method` and returns its result, or throws the daemon's error.
+    public func call(_ method: String, _ params: JSONObject = [:]) throws(ClientError) -> JSONValue {
+        let id = nextID
+        nextID += 1
+        let request = RPCRequest(id: .int(id), method: method, params: .object(params))
+        try send(request.encodedLine())
+        while true {
+            let line = try readLine()
+            let message: RPCServerMessage
+            do {
+                message = try RPCMessage.decodeServerMessage(line)
+            } catch {
+                throw .connection("photod sent an unreadable line: \(error)")
+            }
+            switch message {
+            case .response(.success(let rid, let result)) where rid == .int(id):
+                return result
+            case .response(.failure(let rid, let error)) where rid == .int(id) || rid == nil:
+                throw .rpc(error)
+            case .notification:
+                continue  // not subscribed here; ignore
+            default:
+                throw .connection("photod answered a different request than \(id)")
+            }
+        }
+    }
+
+    private func send(_ bytes: [UInt8]) throws(ClientError) {
+        var sent = 0
+        while sent < bytes.count {
+            let n: Int?
+            do {
+                n = try bytes.withUnsafeBytes { raw throws(SystemError) in
+                    try fd.writeSome(UnsafeRawBufferPointer(rebasing: raw[sent...]))
+                }
+            } catch {
+                throw .connection("cannot send to photod: \(error)")
+            }
+            sent += n ?? 0
+        }
+    }
+
+    private func readLine() throws(ClientError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while pending.isEmpty {
+            let n: Int?
+            do {
+                n = try buffer.withUnsafeMutableBytes { try fd.readSome(into: $0) }
+            } catch {
+                throw .connection("cannot read from photod: \(error)")
+            }
+            guard let n, n > 0 else { throw .connection("photod closed the connection") }
+            for event in framer.append(buffer[0..<n]) {
+                switch event {
+                case .line(let line): pending.append(line)
+                case .tooLong: throw .connection("photod sent a line longer than 256 MiB")
+                }
+            }
+        }
+        return pending.removeFirst()
+    }
+}

@@ -1,1 +1,0 @@
-// PhotoClient: under construction.

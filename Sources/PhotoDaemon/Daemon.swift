@@ -1,0 +1,103 @@
+@preconcurrency import Dispatch
+import Foundation
+import PhotoModel
+import PhotoPipeline
+import PhotoStore
+import PhotoSystem
+import PhotoWire
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon: opens the index, listens on the socket, runs the initial scan, and stops
+/// cleanly on SIGTERM or SIGINT.
+public final class Daemon: Sendable {
+    let options: DaemonOptions
+    let logger: Logger
+
+    public init(options: DaemonOptions, logger: Logger) {
+        self.options = options
+        self.logger = logger
+    }
+
+    /// A startup failure, with the exit code `main` should use.
+    public struct StartupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Starts everything and never returns: the process exits from the signal handler.
+    public func run() throws(StartupError) -> Never {
+        guard let zone = SystemZone.named(options.timeZone) else {
+            throw StartupError(description: "unknown time zone '\(options.timeZone ?? "")': use an IANA name such as Europe/Berlin, UTC, or +HH:MM")
+        }
+        let roots = options.libraries.map { DefaultPaths.canonical($0) ?? $0 }
+        let database: Database
+        do {
+            database = try Database(path: options.database.string)
+        } catch {
+            throw StartupError(description: error.message)
+        }
+        let listener: FileDescriptor
+        do {
+            try Self.makeDirectory(options.socket.parent)
+            listener = try UnixSocket.listen(options.socket)
+        } catch {
+            throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
+        }
+
+        let reads = ReadCounter()
+        let indexer = Indexer(database: database, reader: MediaFileReader(zone: zone, reads: reads),
+                              logger: logger.facility("pipeline"), workers: options.workers)
+        let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
+                              timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
+        let methods = Methods(database: database, indexer: indexer, info: info)
+        let server = SocketServer(listener: listener, path: options.socket,
+                                  handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
+                                  logger: logger.facility("wire"))
+        server.start()
+        logger.notice("photod \(DaemonOptions.version) listening on \(options.socket), database \(options.database), "
+                      + "library \(roots.map(\.string).joined(separator: ", "))")
+
+        let scanDone = DispatchSemaphore(value: 0)
+        let scanThread = Thread {
+            indexer.scan(roots: roots)
+            scanDone.signal()
+        }
+        scanThread.name = "photod-scan"
+        scanThread.start()
+
+        let stopping = Atomic<Bool>(false)
+        let signalQueue = DispatchQueue(label: "photod.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
+            source.setEventHandler { [logger] in
+                guard !stopping.exchange(true, ordering: .relaxed) else { return }
+                logger.notice("received \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                server.stop()
+                indexer.requestStop()
+                // What has been read is committed; the rest waits for the next start.
+                scanDone.wait()
+                scanDone.signal()
+                logger.notice("stopped")
+                exit(0)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        withExtendedLifetime(sources) { dispatchMain() }
+    }
+
+    static func makeDirectory(_ path: PathBytes) throws(SystemError) {
+        var prefix: [UInt8] = []
+        for component in path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            prefix += [UInt8(ascii: "/")] + component
+            let rc = PathBytes.withCString(prefix) { mkdir($0, 0o755) }
+            if rc != 0 && errno != EEXIST {
+                throw SystemError(call: "mkdir", errno: errno, context: String(decoding: prefix, as: UTF8.self))
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import PhotoModel
+import PhotoSystem
+
+/// `photod`'s command line.
+public struct DaemonOptions: Sendable {
+    public var libraries: [PathBytes] = []
+    public var database: PathBytes
+    public var socket: PathBytes
+    /// `--timezone`: the zone times without an offset are shown in (default: the system's).
+    public var timeZone: String?
+    /// `--workers`: metadata reader threads (default: one per core).
+    public var workers: Int?
+    public var logLevel: LogLevel = .info
+
+    public static let version = "0.1.0"
+
+    public static let help = """
+        OVERVIEW: photod keeps an always-current index of a photo and video library and answers
+        JSON-RPC 2.0 requests on a Unix socket (one JSON object per line).
+
+        USAGE: photod --library DIR [--library DIR ...] [--database FILE] [--socket PATH] [options]
+
+        OPTIONS:
+          --library DIR       A library root to index (repeatable; at least one).
+          --database FILE     The SQLite index (default: $STATE_DIRECTORY/photod.db, else
+                              $XDG_STATE_HOME/photod/photod.db, else ~/.local/state/photod/photod.db;
+                              /var/lib/photod/photod.db for root). Env: PHOTOD_DATABASE.
+          --socket PATH       The Unix socket to listen on (default: $RUNTIME_DIRECTORY/photod.sock,
+                              else $XDG_RUNTIME_DIR/photod.sock, else /run/photod/photod.sock for root,
+                              /tmp/photod-$UID/photod.sock otherwise). Env: PHOTOD_SOCKET.
+          --timezone ZONE     The zone for times without an offset (video UTC times, file times):
+                              an IANA name (Europe/Berlin), UTC, or +HH:MM. Default: the system's.
+          --workers N         Metadata reader threads (default: one per core).
+          --log-level LEVEL   error, warning, notice, info (default) or debug.
+          --version           Print the version and exit.
+          -h, --help          Show this help and exit.
+
+        photod runs in the foreground (systemd runs it; it never forks) and logs to stderr.
+        Exit codes: 0 after a clean stop (SIGTERM, SIGINT), 1 on a runtime error, 64 on a usage error.
+        """
+
+    /// A usage error (exit 64) or a request to print something and exit 0.
+    public enum ParseOutcome: Error {
+        case usage(String)
+        case print(String)
+    }
+
+    /// Parses the arguments (without the program name).
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(ParseOutcome) -> DaemonOptions {
+        let defaults = DefaultPaths(environment: environment)
+        var options = DaemonOptions(database: defaults.database, socket: defaults.socket)
+        var i = 0
+        func value(_ flag: String) throws(ParseOutcome) -> String {
+            i += 1
+            guard i < arguments.count, !arguments[i].isEmpty else { throw .usage("\(flag) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            var arg = arguments[i]
+            var inline: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                inline = String(arg[arg.index(after: eq)...])
+                arg = String(arg[..<eq])
+            }
+            func next() throws(ParseOutcome) -> String {
+                if let inline { return inline }
+                return try value(arg)
+            }
+            switch arg {
+            case "-h", "--help", "help": throw .print(help)
+            case "--version": throw .print("photod \(version)")
+            case "--library": options.libraries.append(DefaultPaths.absolute(try next()))
+            case "--database": options.database = DefaultPaths.absolute(try next())
+            case "--socket": options.socket = DefaultPaths.absolute(try next())
+            case "--timezone": options.timeZone = try next()
+            case "--workers":
+                let text = try next()
+                guard let n = Int(text), (1...64).contains(n) else { throw .usage("--workers must be 1...64 (got '\(text)')") }
+                options.workers = n
+            case "--log-level":
+                let text = try next()
+                guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {
+                    throw .usage("--log-level must be one of error, warning, notice, info, debug (got '\(text)')")
+                }
+                options.logLevel = level
+            default:
+                throw .usage(arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'")
+            }
+            i += 1
+        }
+        guard !options.libraries.isEmpty else { throw .usage("at least one --library DIR is required") }
+        return options
+    }
+}

@@ -1,1 +1,0 @@
-// PhotoDaemon: under construction.

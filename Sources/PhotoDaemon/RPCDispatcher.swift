@@ -1,0 +1,65 @@
+import PhotoSystem
+import PhotoWire
+
+/// A method's implementation: params in, result out, or an `RPCError`.
+typealias MethodHandler = @Sendable (RPCParams, ClientContext) throws(RPCError) -> JSONValue
+
+/// Decodes request lines, dispatches them to the method table, and encodes the responses
+/// (batches included). Every failure is a JSON-RPC error for that request; the connection
+/// stays usable.
+struct RPCDispatcher: LineHandler {
+    let methods: [String: MethodHandler]
+    let logger: Logger
+
+    func handle(line: [UInt8], client: ClientContext) -> [UInt8] {
+        switch RPCMessage.decode(line) {
+        case .request(let request):
+            return answer(request, client: client).map { $0.encodedLine() } ?? []
+        case .batch(let members):
+            let responses = members.compactMap { member -> RPCResponse? in
+                switch member {
+                case .request(let request): return answer(request, client: client)
+                case .invalid(let response): return response
+                }
+            }
+            return RPCResponse.batchLine(responses) ?? []
+        case .invalid(let response):
+            return response.encodedLine()
+        }
+    }
+
+    func lineTooLong(droppedBytes: Int, client: ClientContext) -> [UInt8] {
+        RPCResponse.failure(id: nil, error: .invalidRequest(
+            "request line of \(droppedBytes) bytes exceeds the limit of \(WireLimits.maxLineBytes) bytes; it was discarded"))
+            .encodedLine()
+    }
+
+    func tooManyClients() -> [UInt8] {
+        RPCResponse.failure(id: nil, error: RPCError(.overloaded, detail: "too many clients are connected; try again later"))
+            .encodedLine()
+    }
+
+    /// Runs one request; `nil` for a notification (which gets no response, even on error).
+    private func answer(_ request: RPCRequest, client: ClientContext) -> RPCResponse? {
+        let outcome: Result<JSONValue, RPCError>
+        if let method = methods[request.method] {
+            do {
+                let params = try RPCParams(request.params)
+                outcome = .success(try method(params, client))
+            } catch {
+                outcome = .failure(error)
+            }
+        } else {
+            outcome = .failure(.methodNotFound(request.method))
+        }
+        if case .failure(let error) = outcome, error.code == RPCErrorCode.internalError.rawValue {
+            logger.error("request '\(request.method)' failed: \(error.detail ?? error.message)",
+                         [("client.pid", String(client.pid))])
+        }
+        guard let id = request.id else { return nil }
+        switch outcome {
+        case .success(let result): return .success(id: id, result: result)
+        case .failure(let error): return .failure(id: id, error: error)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import PhotoModel
+import PhotoPipeline
+import PhotoStore
+import PhotoWire
+
+/// The one place where domain values become wire values (`PhotoWire` knows no domain types).
+enum WireMapping {
+    /// A path as the wire carries it: the UTF-8 string, plus `pathBytes` (base64 of the raw
+    /// bytes) when the name is not valid UTF-8, so that such files still work.
+    static func addPath(_ path: PathBytes, key: String = "path", to object: inout JSONObject) {
+        object[key] = .string(path.string)
+        if !path.isValidUTF8 { object[key + "Bytes"] = .string(Base64.encode(path.bytes)) }
+    }
+
+    /// The asset record: the pinned field names of `assets.fetch` and `photoctl assets --json`.
+    static func asset(_ a: Asset) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(a.id.rawValue)
+        addPath(a.path, to: &o)
+        o["mediaType"] = .string(a.mediaType.rawValue)
+        o["format"] = .string(a.format)
+        o["subtypes"] = .array(a.subtypes.map(\.rawValue).sorted().map { .string($0) })
+        o["localDateTime"] = .string(a.captureDate.local.description)
+        o["utcOffset"] = a.captureDate.offset.map { .string($0.description) } ?? .null
+        o["dateSource"] = .string(a.captureDate.source.rawValue)
+        o["pixelWidth"] = a.pixelWidth.map { .int(Int64($0)) } ?? .null
+        o["pixelHeight"] = a.pixelHeight.map { .int(Int64($0)) } ?? .null
+        o["orientation"] = .int(Int64(a.orientation))
+        o["latitude"] = a.latitude.map { .double($0) } ?? .null
+        o["longitude"] = a.longitude.map { .double($0) } ?? .null
+        o["altitude"] = a.altitude.map { .double($0) } ?? .null
+        o["make"] = a.make.map { .string($0) } ?? .null
+        o["model"] = a.model.map { .string($0) } ?? .null
+        o["lensModel"] = a.lensModel.map { .string($0) } ?? .null
+        o["duration"] = a.duration.map { .double($0) } ?? .null
+        o["fileSize"] = .int(a.fileSize)
+        o["addedDate"] = .string(Timestamps.utcString(milliseconds: a.addedAt))
+        o["resources"] = .array(a.resources.map { r in
+            var ro = JSONObject()
+            addPath(r.path, to: &ro)
+            ro["role"] = .string(r.role.rawValue)
+            return .object(ro)
+        })
+        return .object(o)
+    }
+
+    static func fileIssue(_ i: FileIssue) -> JSONValue {
+        var o = JSONObject()
+        addPath(i.path, to: &o)
+        o["code"] = .string(i.code)
+        o["message"] = .string(i.message)
+        return .object(o)
+    }
+
+    static func scanReport(_ r: ScanReport) -> JSONValue {
+        var o = JSONObject()
+        o["files"] = .int(Int64(r.files))
+        o["readFiles"] = .int(Int64(r.readFiles))
+        o["removedFiles"] = .int(Int64(r.removedFiles))
+        o["removedDirectories"] = .int(Int64(r.removedDirectories))
+        o["errors"] = .int(Int64(r.errors))
+        o["seconds"] = .double((r.seconds * 1000).rounded() / 1000)
+        o["finishedAt"] = .string(Timestamps.utcString(milliseconds: r.finishedAt))
+        return .object(o)
+    }
+
+    static func counts(_ c: LibraryCounts) -> JSONValue {
+        var o = JSONObject()
+        o["assets"] = .int(Int64(c.assets))
+        o["images"] = .int(Int64(c.images))
+        o["videos"] = .int(Int64(c.videos))
+        o["files"] = .int(Int64(c.files))
+        o["errors"] = .int(Int64(c.errors))
+        o["ignored"] = .int(Int64(c.ignored))
+        o["directories"] = .int(Int64(c.directories))
+        return .object(o)
+    }
+}
+
+/// UTC timestamps for the wire (`2026-11-29T12:45:04.123Z`), without Foundation formatters.
+enum Timestamps {
+    static func utcString(milliseconds: Int64) -> String {
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let ms = Int(milliseconds - seconds * 1000)
+        guard let t = LocalDateTime(unixSeconds: seconds, offsetSeconds: 0, millisecond: ms) else { return "1970-01-01T00:00:00.000Z" }
+        return t.description + "Z"
+    }
+}
+
+/// RFC 4648 base64, for `pathBytes`.
+enum Base64 {
+    private static let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i + 2 < bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [table[Int(n >> 18 & 63)], table[Int(n >> 12 & 63)], table[Int(n >> 6 & 63)], table[Int(n & 63)]]
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest > 0 {
+            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+            out += [table[Int(n >> 18 & 63)], table[Int(n >> 12 & 63)]]
+            out += rest == 2 ? [table[Int(n >> 6 & 63)], UInt8(ascii: "=")] : [UInt8(ascii: "="), UInt8(ascii: "=")]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

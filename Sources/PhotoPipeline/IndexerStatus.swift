@@ -1,0 +1,68 @@
+import PhotoModel
+
+/// The pipeline's progress, as `library.status` and `STATUS=` report it.
+public struct IndexerStatus: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable {
+        /// A scan is running or batches are waiting to be committed.
+        case indexing
+        /// Nothing to do: the index matches the disk as last seen.
+        case idle
+    }
+
+    public var state: State = .idle
+    /// The running scan, when there is one.
+    public var current: ScanProgress?
+    /// The last finished scan.
+    public var lastScan: ScanReport?
+    /// Batches committed since the daemon started.
+    public var batchesCommitted = 0
+    /// Batches that could not be committed (their files are read again by the next scan).
+    public var batchesFailed = 0
+    /// The last write error, if any.
+    public var lastError: String?
+    /// Roots that could not be scanned (missing, unreadable), with the reason.
+    public var unavailableRoots: [PathBytes: String] = [:]
+
+    public init() {}
+}
+
+/// Counters of a scan in progress.
+public struct ScanProgress: Sendable, Hashable {
+    /// Regular files seen so far.
+    public var files = 0
+    /// Files found new or changed (to be read).
+    public var toRead = 0
+    /// Files whose outcome has been committed.
+    public var committed = 0
+    /// Directories visited.
+    public var directories = 0
+    public init() {}
+}
+
+/// The figures of a finished scan.
+public struct ScanReport: Sendable, Hashable {
+    /// Regular files seen below the roots (dot-files and `.nomedia` trees excluded).
+    public var files: Int
+    /// Files read (new or changed); 0 when nothing changed.
+    public var readFiles: Int
+    /// Files and directories removed from the index because they vanished.
+    public var removedFiles: Int
+    public var removedDirectories: Int
+    /// Per-file errors recorded in this scan.
+    public var errors: Int
+    /// Wall time from the scan's start to its last commit.
+    public var seconds: Double
+    /// When it finished, in Unix milliseconds.
+    public var finishedAt: Int64
+
+    public init(files: Int, readFiles: Int, removedFiles: Int, removedDirectories: Int, errors: Int, seconds: Double,
+                finishedAt: Int64) {
+        self.files = files
+        self.readFiles = readFiles
+        self.removedFiles = removedFiles
+        self.removedDirectories = removedDirectories
+        self.errors = errors
+        self.seconds = seconds
+        self.finishedAt = finishedAt
+    }
+}

@@ -1,0 +1,100 @@
+import PhotoMetadata
+import PhotoModel
+import PhotoStore
+import PhotoSystem
+import Synchronization
+
+/// The live `FileReading`: opens the file, sniffs and parses it with `MetadataReader`, applies
+/// the capture-date rules in the daemon's zone, and fingerprints the content.
+public struct MediaFileReader: FileReading {
+    let reader = MetadataReader()
+    let zone: any ZoneRules
+    /// Metadata reads performed (what "re-reads no file" is measured by).
+    public let reads: ReadCounter
+
+    public init(zone: any ZoneRules, reads: ReadCounter = ReadCounter()) {
+        self.zone = zone
+        self.reads = reads
+    }
+
+    public func read(_ c: Candidate) -> FileOutcome {
+        reads.increment()
+        let claims = MediaExtensions.claimsMedia(c.name)
+        let path = c.path
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path)
+        } catch {
+            return outcome(c, identity: c.identity, fingerprint: nil, format: nil,
+                           .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)"))
+        }
+        defer { fd.close() }
+        // Re-stat through the descriptor: the file may have changed since the directory walk,
+        // and what is stored must describe the bytes actually read.
+        let identity: FileIdentity
+        do {
+            let st = try fd.stat()
+            guard st.isRegularFile else {
+                return outcome(c, identity: c.identity, fingerprint: nil, format: nil, .ignored(reason: "not a regular file"))
+            }
+            identity = FileIdentity(fsid: c.identity.fsid, inode: st.inode, size: st.size, mtimeNanoseconds: st.mtimeNanoseconds)
+        } catch {
+            return outcome(c, identity: c.identity, fingerprint: nil, format: nil,
+                           .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot stat: \(error.message)"))
+        }
+        if identity.size > ContentFingerprint.span { fd.adviseRandomAccess() }
+        var source = FileSource(descriptor: fd, size: identity.size)
+        let fingerprint = Self.fingerprint(&source, size: identity.size)
+        do {
+            let meta = try reader.read(&source, fileName: c.name)
+            let asset = Self.asset(meta, path: path, name: c.name, identity: identity, zone: zone)
+            return outcome(c, identity: identity, fingerprint: fingerprint, format: meta.format.rawValue, .asset(asset))
+        } catch {
+            switch error.code {
+            // Audio in a video container (an `.mp4` with only sound) is a valid file, just not
+            // a photo or video: remembered, not reported.
+            case .notMedia where !claims || error.detectedKind == "audio", .emptyFile where !claims:
+                return outcome(c, identity: identity, fingerprint: fingerprint, format: nil, .ignored(reason: error.message))
+            default:
+                return outcome(c, identity: identity, fingerprint: fingerprint, format: nil,
+                               .error(code: error.code.rawValue, message: error.message))
+            }
+        }
+    }
+
+    private func outcome(_ c: Candidate, identity: FileIdentity, fingerprint: UInt64?, format: String?,
+                         _ kind: FileOutcome.Kind) -> FileOutcome {
+        FileOutcome(directory: c.directory, name: c.name, identity: identity, fingerprint: fingerprint, format: format,
+                    kind: kind)
+    }
+
+    static func fingerprint(_ source: inout FileSource, size: Int64) -> UInt64? {
+        guard let head = try? source.head() else { return nil }
+        let tailRange = ContentFingerprint.tailRange(size: size)
+        let tail = tailRange.isEmpty ? [] : (try? source.read(at: tailRange.lowerBound, count: Int(tailRange.count))) ?? []
+        return ContentFingerprint.compute(size: size, head: head.prefix(ContentFingerprint.span), tail: tail)
+    }
+
+    /// Builds the asset record from what the reader found.
+    static func asset(_ meta: MediaMetadata, path: PathBytes, name: [UInt8], identity: FileIdentity,
+                      zone: any ZoneRules) -> Asset {
+        let date = CaptureDate.resolve(meta.dates, fileName: name, mtimeNanoseconds: identity.mtimeNanoseconds, zone: zone)
+        var subtypes: Set<AssetSubtype> = []
+        if meta.format.isRaw { subtypes.insert(.raw) }
+        let orientation = meta.orientation.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
+        return Asset(id: AssetID.random(), path: path, mediaType: meta.mediaType, format: meta.format.rawValue,
+                     subtypes: subtypes, captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
+                     orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
+                     altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
+                     duration: meta.duration, fileSize: identity.size, addedAt: 0,
+                     resources: [Resource(path: path, role: .primary)])
+    }
+}
+
+/// A thread-safe counter of metadata reads.
+public final class ReadCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    public init() {}
+    public func increment() { count.wrappingAdd(1, ordering: .relaxed) }
+    public var value: Int { count.load(ordering: .relaxed) }
+}

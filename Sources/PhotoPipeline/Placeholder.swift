@@ -1,1 +1,0 @@
-// PhotoPipeline: under construction.

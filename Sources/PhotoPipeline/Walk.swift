@@ -1,0 +1,165 @@
+import PhotoModel
+import PhotoStore
+import PhotoSystem
+import Synchronization
+
+/// The directory walk of one scan: compares each directory with what the index holds and
+/// emits jobs of at most `Indexer.chunkSize` files to read, together with the directory
+/// visits and removals they imply. Runs on one thread.
+struct Walk {
+    let database: Database
+    let logger: Logger
+    let status: Locked<IndexerStatus>
+    let emit: (Job) -> Void
+    let shouldStop: () -> Bool
+
+    private(set) var filesSeen = 0
+    private(set) var candidates = 0
+    private(set) var removedFiles = 0
+    private(set) var removedDirectories = 0
+    private var sequence = 0
+    private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
+    private var pendingExtras = 0
+    private var fileSystems: [UInt64: UInt64] = [:]  // st_dev → f_fsid, for this scan
+
+    /// Directory visits and removals per job, at most (a tree with no new files still commits
+    /// in bounded transactions).
+    static let extrasPerJob = 500
+
+    init(database: Database, logger: Logger, status: Locked<IndexerStatus>, emit: @escaping (Job) -> Void,
+         shouldStop: @escaping () -> Bool = { false }) {
+        self.shouldStop = shouldStop
+        self.database = database
+        self.logger = logger
+        self.status = status
+        self.emit = emit
+    }
+
+    /// Walks one library root. A root that cannot be opened is reported unavailable and left
+    /// alone: nothing under it is removed (an unmounted disk must not empty the index).
+    mutating func walk(root: PathBytes) {
+        guard !shouldStop() else { return }
+        do {
+            let dir = try Directory(path: root)
+            _ = try dir.stat()
+        } catch {
+            let reason = error.message
+            status.withLock { $0.unavailableRoots[root] = reason }
+            logger.error("library root '\(root)' is unavailable (\(reason)); its assets are kept", [("root", root.string)])
+            return
+        }
+        status.withLock { $0.unavailableRoots[root] = nil }
+        var stack: [PathBytes] = [root]
+        while !shouldStop(), let path = stack.popLast() {
+            visit(path, root: root, stack: &stack)
+        }
+    }
+
+    private mutating func visit(_ path: PathBytes, root: PathBytes, stack: inout [PathBytes]) {
+        let dir: Directory
+        let dirStat: FileStat
+        let entries: [DirectoryEntry]
+        do {
+            dir = try Directory(path: path)
+            dirStat = try dir.stat()
+            entries = try dir.entries().sorted { $0.name.lexicographicallyPrecedes($1.name) }
+        } catch {
+            // Unreadable (permissions) or vanished while walking: keep what the index has;
+            // a vanished directory is removed through its parent's listing next time.
+            logger.warning("cannot read directory '\(path)', skipping: \(error.message)", [("path", path.string)])
+            return
+        }
+        let fsid: UInt64
+        if let known = fileSystems[dirStat.device] {
+            fsid = known
+        } else {
+            fsid = (try? dir.fileSystem().fsid) ?? dirStat.device
+            fileSystems[dirStat.device] = fsid
+        }
+
+        let snapshot: DirectorySnapshot?
+        do {
+            snapshot = try database.read { try $0.snapshot(of: path) }
+        } catch {
+            logger.error("cannot read the index for '\(path)': \(error)")
+            return
+        }
+
+        if entries.contains(where: { $0.name == Self.noMedia }) {
+            // The user excluded this tree: forget what the index had of it.
+            if snapshot != nil { removeDirectory(path) }
+            return
+        }
+
+        var known: [[UInt8]: IndexedFile] = [:]
+        known.reserveCapacity(snapshot?.files.count ?? 0)
+        for f in snapshot?.files ?? [] { known[f.name] = f }
+        var seenFiles = Set<[UInt8]>()
+        var seenDirectories = Set<[UInt8]>()
+        var subdirectories: [PathBytes] = []
+
+        for entry in entries where entry.name.first != UInt8(ascii: ".") {
+            var kind = entry.kind
+            var stat: FileStat?
+            if kind == .file || kind == .unknown {
+                stat = try? FileStat.at(dir.descriptor, entry.name)
+                guard let s = stat else { continue }  // vanished since readdir
+                kind = s.isRegularFile ? .file : (s.isDirectory ? .directory : .other)
+            }
+            switch kind {
+            case .directory:
+                seenDirectories.insert(entry.name)
+                subdirectories.append(path.appending(entry.name))
+            case .file:
+                guard let s = stat else { continue }
+                filesSeen += 1
+                seenFiles.insert(entry.name)
+                let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
+                if let old = known[entry.name], old.identity == identity { continue }
+                candidates += 1
+                pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity))
+                if pending.candidates.count >= Indexer.chunkSize { flush() }
+            default:
+                continue  // symbolic links are not followed; devices, sockets and FIFOs are not media
+            }
+        }
+
+        for f in snapshot?.files ?? [] where !seenFiles.contains(f.name) {
+            pending.batch.removedFiles.append((path, f.name))
+            removedFiles += 1
+            pendingExtras += 1
+        }
+        for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(d) {
+            removeDirectory(path.appending(d))
+        }
+        pending.batch.directories.append(DirectoryVisit(path: path, root: root, fsid: fsid, inode: dirStat.inode,
+                                                        mtimeNanoseconds: dirStat.mtimeNanoseconds))
+        pendingExtras += 1
+        if pendingExtras >= Self.extrasPerJob { flush() }
+
+        status.withLock {
+            $0.current?.files = filesSeen
+            $0.current?.toRead = candidates
+            $0.current?.directories += 1
+        }
+        stack.append(contentsOf: subdirectories.reversed())
+    }
+
+    private mutating func removeDirectory(_ path: PathBytes) {
+        pending.batch.removedDirectories.append(path)
+        removedDirectories += 1
+        pendingExtras += 1
+    }
+
+    /// Emits the pending job, if it holds anything.
+    mutating func flush() {
+        guard !pending.candidates.isEmpty || !pending.batch.isEmpty else { return }
+        pending.sequence = sequence
+        emit(pending)
+        sequence += 1
+        pending = Job(sequence: sequence, candidates: [], batch: WriteBatch())
+        pendingExtras = 0
+    }
+
+    static let noMedia: [UInt8] = Array(".nomedia".utf8)
+}

@@ -1,1 +1,0 @@
-// PhotoTesting: under construction.

@@ -1,0 +1,74 @@
+import Foundation
+import PhotoModel
+
+/// A fresh directory under the system's temporary directory, removed by `remove()`.
+/// Tests create one each, so they can run in parallel.
+public struct TemporaryDirectory: Sendable {
+    public let path: PathBytes
+
+    /// Creates `$TMPDIR/photod-test-<label>-<random>`.
+    public init(_ label: String = "t") throws {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        let name = "photod-test-\(label)-\(UInt64.random(in: 0 ... .max))"
+        let url = URL(fileURLWithPath: base).appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        path = PathBytes(url.path)
+    }
+
+    /// `path/relative`.
+    public func callAsFunction(_ relative: String) -> PathBytes { path.appending(relative) }
+
+    /// Writes `bytes` to `relative`, creating directories on the way.
+    @discardableResult
+    public func write(_ relative: String, _ bytes: [UInt8]) throws -> PathBytes {
+        let target = path.appending(relative)
+        let url = URL(fileURLWithPath: target.string)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: url)
+        return target
+    }
+
+    /// Creates a directory (and its parents).
+    public func makeDirectory(_ relative: String) throws {
+        try FileManager.default.createDirectory(atPath: path.appending(relative).string, withIntermediateDirectories: true)
+    }
+
+    /// Removes the directory and everything in it.
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path.string)
+    }
+}
+
+/// Locations the tests need: the package root, the shared corpus, the built products.
+public enum TestPaths {
+    /// The package root (found from this source file's path).
+    public static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }()
+
+    /// `../shared/corpus` next to the checkout (or `$PHOTOD_CORPUS`), when it exists.
+    public static var corpus: URL? {
+        if let env = ProcessInfo.processInfo.environment["PHOTOD_CORPUS"] {
+            let url = URL(fileURLWithPath: env)
+            return FileManager.default.fileExists(atPath: url.path) ? url : nil
+        }
+        let url = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("real/oracle.json").path) ? url : nil
+    }
+
+    /// The directory holding the built `photod` and `photoctl` (next to the test bundle).
+    public static var products: URL {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        while dir.path != "/" {
+            if FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("photod").path) { return dir }
+            dir.deleteLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug")
+    }
+}

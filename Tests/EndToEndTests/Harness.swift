@@ -1,0 +1,130 @@
+import Foundation
+import PhotoClient
+import PhotoModel
+import PhotoTesting
+import PhotoWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `photod` process on a temporary state directory, driven like a user would.
+final class DaemonProcess {
+    let process = Process()
+    let state: TemporaryDirectory
+    let socket: PathBytes
+    let database: PathBytes
+    let logFile: URL
+
+    /// Starts `photod --library ... --database STATE/photod.db --socket STATE/photod.sock`.
+    init(libraries: [PathBytes], state: TemporaryDirectory, database: PathBytes? = nil, arguments: [String] = []) throws {
+        self.state = state
+        socket = state("photod.sock")
+        self.database = database ?? state("photod.db")
+        logFile = URL(fileURLWithPath: state("photod-\(UInt32.random(in: 0 ... .max)).log").string)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.executableURL = TestPaths.products.appendingPathComponent("photod")
+        process.arguments = libraries.flatMap { ["--library", $0.string] }
+            + ["--database", self.database.string, "--socket", socket.string, "--timezone", "UTC", "--log-level", "debug"]
+            + arguments
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// What the daemon logged so far.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// A fresh connection, retrying while the socket is not up yet.
+    func connect(timeout: Duration = .seconds(30)) throws -> PhotoConnection {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                return try PhotoConnection(socket: socket)
+            } catch {
+                if ContinuousClock.now >= deadline || !process.isRunning {
+                    throw HarnessError("photod did not come up: \(error)\n\(log)")
+                }
+                usleep(20_000)
+            }
+        }
+    }
+
+    func call(_ method: String, _ params: JSONObject = [:]) throws -> JSONValue {
+        try connect().call(method, params)
+    }
+
+    /// Waits until `library.status` says idle; returns that status.
+    @discardableResult
+    func waitForIdle(timeout: Duration = .seconds(120)) throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        let c = try connect()
+        while true {
+            let status = try c.call("library.status")
+            if status["state"]?.stringValue == "idle" { return status }
+            if ContinuousClock.now >= deadline { throw HarnessError("photod not idle after \(timeout): \(status)") }
+            usleep(20_000)
+        }
+    }
+
+    /// Every asset, paging through `assets.fetch`.
+    func allAssets() throws -> [JSONValue] {
+        let c = try connect()
+        var all: [JSONValue] = []
+        var offset = 0
+        while true {
+            let page = try c.call("assets.fetch", ["limit": 1000, "offset": .int(Int64(offset))])
+            let assets = page["assets"]?.arrayValue ?? []
+            all += assets
+            guard let next = page["nextOffset"]?.intValue else { return all }
+            offset = next
+        }
+    }
+
+    /// SIGTERM, then waits for the exit; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// SIGKILL: no chance to clean up.
+    func kill9() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// Runs a built command-line tool and returns its exit status and output.
+func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let p = Process()
+    p.executableURL = TestPaths.products.appendingPathComponent(tool)
+    p.arguments = arguments
+    if let environment { p.environment = environment }
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    // Read before waiting: a full pipe would block the child.
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// The JSON objects of `--json` output, one per line.
+func jsonLines(_ text: String) throws -> [JSONValue] {
+    try text.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+}
