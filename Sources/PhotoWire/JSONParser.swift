@@ -89,7 +89,7 @@ extension JSONValue {
         return try parser.parseDocument()
     }
 
-    /// Parses one JSON document from bytes; see ``parse(_:limits:)-(UnsafeRawBufferPointer,_)``.
+    /// Parses one JSON document from bytes; see the raw-buffer overload.
     public static func parse(_ bytes: [UInt8],
                              limits: JSONLimits = .default) throws(JSONParseError) -> JSONValue {
         let result = bytes.withUnsafeBytes { raw in

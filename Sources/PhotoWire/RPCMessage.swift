@@ -4,7 +4,7 @@
 
 /// A request id: a string or an integer. (JSON-RPC also allows fractional numbers, which it
 /// discourages, and `null`, which it reserves in practice for error responses; photod
-/// rejects both in requests — see ``RPCMessage/decode(_:limits:maxBatchCount:)-(UnsafeRawBufferPointer,_,_)``.)
+/// rejects both in requests — see `RPCMessage.decode`.)
 public enum RPCID: Sendable, Hashable, CustomStringConvertible {
     /// An integer id (`"id": 7`).
     case int(Int64)
@@ -303,7 +303,7 @@ public enum RPCMessage {
     }
 
     /// Decodes one request line from a client; see
-    /// ``decode(_:limits:maxBatchCount:)-(UnsafeRawBufferPointer,_,_)``.
+    /// the raw-buffer overload.
     public static func decode(_ line: [UInt8],
                               limits: JSONLimits = JSONLimits(maxDepth: WireLimits.maxJSONDepth),
                               maxBatchCount: Int = WireLimits.maxBatchCount) -> RPCIncoming {
@@ -311,7 +311,7 @@ public enum RPCMessage {
     }
 
     /// Decodes one already-parsed request document; see
-    /// ``decode(_:limits:maxBatchCount:)-(UnsafeRawBufferPointer,_,_)``.
+    /// the raw-buffer overload.
     public static func decode(_ json: JSONValue, maxBatchCount: Int = WireLimits.maxBatchCount) -> RPCIncoming {
         switch json {
         case .object(let object):

@@ -10,6 +10,12 @@ public enum WireLimits {
     /// ``LineFramer``); the connection stays usable.
     public static let maxLineBytes = 1 << 20
 
+    /// The longest line a client should accept from the daemon (64 MiB). Responses are not
+    /// bound by ``maxLineBytes``: a page of ``maxPageSize`` records with long, escaped paths
+    /// can exceed 1 MiB, but stays far below this. Clients give their ``LineFramer`` this
+    /// limit.
+    public static let maxResponseLineBytes = 64 << 20
+
     /// The most records in one page of a paged result (`assets.fetch` and friends): a
     /// `limit` above this is an invalid-params error.
     public static let maxPageSize = 1000
