@@ -172,6 +172,7 @@ enum BMFF {
             let boxEnd = pos + size
             let truncated = boxEnd > end
             if truncated {
+                if boxEnd > input.size { input.hitEnd = true }
                 meta.warnings.append("box '\(fourCCString(type))' claims more bytes than \(depth == 0 ? "the file" : "its parent") holds")
             }
             let dataAt = pos + header

@@ -74,6 +74,7 @@ enum Matroska {
                 if id.value == segment || id.value == info || id.value == tracks || id.value == trackEntry || id.value == video {
                     try walk(&input, from: dataAt, to: end, depth: depth + 1, parent: UInt32(id.value), &s, &meta)
                 }
+                if dataAt + Int64(min(size.value, UInt64(Int64.max / 2))) > input.size { input.hitEnd = true }
                 meta.warnings.append("Matroska element claims more bytes than the file holds")
                 return
             }

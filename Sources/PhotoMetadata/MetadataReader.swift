@@ -73,7 +73,7 @@ public struct MetadataReader: Sendable {
            meta.latitude == nil {
             let what = meta.format.rawValue.uppercased()
             let detail = meta.warnings.last.map { ": " + $0 } ?? ""
-            if input.hitEnd { throw MetadataError(.truncated, "\(what) file is truncated\(detail)") }
+            if input.hitEnd { throw MetadataError(.truncated, "\(what) file is cut short, nothing readable in it\(detail)") }
             throw MetadataError(.corrupt, "\(what) file holds no readable image header\(detail)")
         }
         return meta

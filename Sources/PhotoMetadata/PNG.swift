@@ -21,6 +21,7 @@ enum PNG {
             let dataAt = pos + 8
             guard length <= Int64(Int32.max) else { meta.warnings.append("PNG chunk claims \(length) bytes; stopped"); break }
             if dataAt + length > input.size {
+                input.hitEnd = true
                 meta.warnings.append("PNG chunk '\(fourCCString(type))' is cut off by the end of the file")
             }
             switch type {

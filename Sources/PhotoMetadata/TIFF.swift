@@ -265,7 +265,7 @@ struct TIFFWalker<Store: TIFFStore> {
             // Sub-IFD pointers.
             if kind == .ifd0 && (tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer) {
                 guard type == 4 || type == 13 || type == 3, count >= 1 else {
-                    layout.problem("IFD0 0x\(hex(tag)) has type \(type), not an offset; ignored")
+                    layout.problem("IFD0 0x\(hex(tag)) (type \(type), count \(count)) is not an offset; ignored")
                     continue
                 }
                 let target = type == 3 ? u16(table, e + 8) : u32(table, e + 8)
@@ -275,6 +275,12 @@ struct TIFFWalker<Store: TIFFStore> {
                 }
                 if tag == ExifTags.exifPointer { result.exif = target } else { result.gps = target }
                 continue
+            }
+            // libexif 0.6.24 abandons the rest of an IFD when one of these holds an offset past
+            // the data: such a block must not go to libexif as is.
+            if (tag == 0x0201 || tag == 0x0202 || tag == 0xA005) && (type == 4 || type == 3) && count >= 1 {
+                let v = type == 3 ? u16(table, e + 8) : u32(table, e + 8)
+                if v >= store.length { layout.problem("tag 0x\(hex(tag)) points outside the structure (\(v))") }
             }
             if imageFile && tag == ExifTags.subIFDs && (type == 4 || type == 13) {
                 let k = min(count, 16)
