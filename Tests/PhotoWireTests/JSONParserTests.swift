@@ -187,6 +187,28 @@ struct JSONParserTests {
         #expect(try JSONValue.parse("\"\\n\(text)\"") == .string("\n" + text))
     }
 
+    @Test func rawControlAndBadBytesAreFoundAtEveryPosition() {
+        // The string scan skips eight plain bytes at a time; a bad byte at any position,
+        // around word boundaries, must still be caught at its exact offset.
+        for length in 1...24 {
+            for position in 0..<length {
+                for (bad, code) in [(UInt8(0x0A), JSONParseError.Code.invalidString), (0x01, .invalidString),
+                                    (0x1F, .invalidString), (0xFF, .invalidUTF8), (0x80, .invalidUTF8)] {
+                    var input = [UInt8](repeating: UInt8(ascii: "a"), count: length + 2)
+                    input[0] = 0x22
+                    input[length + 1] = 0x22
+                    input[position + 1] = bad
+                    #expect(throws: JSONParseError.self) { try JSONValue.parse(input) }
+                    do {
+                        _ = try JSONValue.parse(input)
+                    } catch {
+                        #expect(error.code == code && error.offset == position + 1, "\(error)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func nonASCIIOutsideStringsIsASyntaxError() {
         #expect(throws: JSONParseError.self) { try JSONValue.parse([0x5B, 0xC3, 0xA9, 0x5D]) }
     }
