@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting", "photod", "photoctl"],
+                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoTesting", "photod", "photoctl"],
                     swiftSettings: strict),
     ]
 )

@@ -1,0 +1,191 @@
+import Foundation
+import PhotoModel
+import PhotoStore
+import PhotoTesting
+import PhotoWire
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small library, built from fixtures.
+enum Library {
+    static func jpeg(date: String?, offset: String? = nil, make: String = "Canon", gps: GPSFixture? = nil,
+                     width: Int = 640, height: Int = 480) -> [UInt8] {
+        let exif = date.map {
+            ExifFixture(make: make, model: "EOS 5D", orientation: 1, dateTimeOriginal: $0, offsetTimeOriginal: offset, gps: gps)
+        }
+        return JPEGFixture.make(width: width, height: height, exif: exif)
+    }
+
+    /// `count` JPEGs spread over `count / perDirectory` folders, each with a distinct date.
+    static func generate(_ dir: TemporaryDirectory, count: Int, perDirectory: Int = 50) throws {
+        for i in 0..<count {
+            let day = i / perDirectory
+            let date = String(format: "2020:%02d:%02d %02d:%02d:%02d", day / 28 % 12 + 1, day % 28 + 1, i % 24, i % 60, (i * 7) % 60)
+            try dir.write("\(2020 + day / 336)/event-\(day)/IMG_\(i).jpg", jpeg(date: date, width: 100 + i % 50))
+        }
+    }
+}
+
+/// Asset records without what differs between two indexes of the same library (id, addedDate).
+func comparable(_ assets: [JSONValue]) -> [String: JSONValue] {
+    var out: [String: JSONValue] = [:]
+    for a in assets {
+        guard case .object(var o) = a, let path = a["path"]?.stringValue else { continue }
+        o["id"] = nil
+        o["addedDate"] = nil
+        out[path] = .object(o)
+    }
+    return out
+}
+
+@Suite("Library lifecycle, end to end", .serialized)
+struct LifecycleTests {
+    @Test("Index, restart without re-reads, reconcile changes made while stopped, survive a missing root")
+    func lifecycle() throws {
+        let state = try TemporaryDirectory("life")
+        defer { state.remove() }
+        let lib = try TemporaryDirectory("life-lib")
+        defer { lib.remove() }
+        try lib.write("2019/a.jpg", Library.jpeg(date: "2019:05:04 23:30:00", offset: "+09:00",
+                                                  gps: GPSFixture(latitude: 35.5, longitude: 139.25, latitudeRef: "N", longitudeRef: "E")))
+        try lib.write("2019/IMG_20190504_132210.jpg", Library.jpeg(date: nil))
+        try lib.write("2020/sub/c.png", PNGFixture(width: 32, height: 16).bytes())
+        try lib.write("2020/sub/notes.txt", Array("not a photo".utf8))
+        try lib.write("2020/zero.jpg", [])
+        try lib.write(".hidden/x.jpg", Library.jpeg(date: "2001:01:01 00:00:00"))
+        try lib.write("skip/.nomedia", [])
+        try lib.write("skip/y.jpg", Library.jpeg(date: "2001:01:01 00:00:00"))
+        let oddName = lib.path.appending([0x6F, 0x64, 0x64, 0xFF, 0x2E, 0x6A, 0x70, 0x67])  // "odd\xFF.jpg"
+        try Data(Library.jpeg(date: "2018:01:01 00:00:00")).write(to: URL(fileURLWithPath: lib.path.string).appendingPathComponent("placeholder"))
+        let renamed = lib("placeholder").withCString { from in oddName.withCString { to in rename(from, to) } }
+        #expect(renamed == 0)
+
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        var status = try daemon.waitForIdle()
+        #expect(status["counts"]?["assets"]?.intValue == 4)
+        #expect(status["counts"]?["errors"]?.intValue == 1)
+        #expect(status["counts"]?["ignored"]?.intValue == 1)
+        #expect(status["lastScan"]?["files"]?.intValue == 6)
+        #expect(status["lastScan"]?["readFiles"]?.intValue == 6)
+
+        // photoctl sees what the protocol says.
+        let listed = try run("photoctl", ["--socket", daemon.socket.string, "assets", "--json"])
+        #expect(listed.status == 0)
+        let records = try jsonLines(listed.stdout)
+        #expect(records.count == 4)
+        let a = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
+        #expect(a["localDateTime"]?.stringValue == "2019-05-04T23:30:00")
+        #expect(a["utcOffset"]?.stringValue == "+09:00")
+        #expect(a["latitude"]?.doubleValue == 35.5)
+        let byName = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("IMG_20190504_132210.jpg") == true })
+        #expect(byName["dateSource"]?.stringValue == "fileName")
+        let odd = try #require(records.first { $0["pathBytes"] != nil })
+        #expect(odd["pathBytes"]?.stringValue == Base64Check.encode(oddName.bytes))
+        // Default order: capture time, then path.
+        let dates = records.compactMap { $0["localDateTime"]?.stringValue }
+        #expect(dates == dates.sorted())
+        let errors = try jsonLines(try run("photoctl", ["--socket", daemon.socket.string, "errors", "--json"]).stdout)
+        #expect(errors.map { $0["code"]?.stringValue } == ["emptyFile"])
+        let table = try run("photoctl", ["--socket", daemon.socket.string, "status"])
+        #expect(table.stdout.contains("idle"))
+        #expect(daemon.stop() == 0)
+
+        // Restart: nothing is read again, ids are kept.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
+        let before = try daemon.allAssets()
+        #expect(daemon.stop() == 0)
+
+        // Changes while stopped: one file rewritten, one deleted, one added, a folder removed.
+        try lib.write("2019/a.jpg", Library.jpeg(date: "2019:05:05 08:00:00", offset: "+09:00", width: 800, height: 600))
+        #expect(unlink(lib("2019/IMG_20190504_132210.jpg").string) == 0)
+        try lib.write("2019/d.jpg", Library.jpeg(date: "2019:06:01 12:00:00"))
+        try FileManager.default.removeItem(atPath: lib("2020").string)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["lastScan"]?["readFiles"]?.intValue == 2)
+        #expect(status["lastScan"]?["removedFiles"]?.intValue == 1)
+        #expect(status["lastScan"]?["removedDirectories"]?.intValue == 1)
+        let after = try daemon.allAssets()
+        #expect(after.count == 3)
+        let oldA = try #require(before.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
+        let newA = try #require(after.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
+        #expect(newA["id"] == oldA["id"])
+        #expect(newA["pixelWidth"]?.intValue == 800)
+        #expect(newA["localDateTime"]?.stringValue == "2019-05-05T08:00:00")
+        #expect(try daemon.call("library.status")["counts"]?["errors"]?.intValue == 0)
+        #expect(daemon.stop() == 0)
+
+        // The root vanishes (an unmounted disk): nothing is deleted, the root is unavailable.
+        let away = PathBytes(lib.path.string + "-away")
+        #expect(rename(lib.path.string, away.string) == 0)
+        defer { _ = rename(away.string, lib.path.string) }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "unavailable")
+        #expect(try daemon.allAssets().count == 3)
+        #expect(daemon.stop() == 0)
+        #expect(rename(away.string, lib.path.string) == 0)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "available")
+        #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
+        #expect(Set(try daemon.allAssets().map { $0["id"] }) == Set(after.map { $0["id"] }))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("kill -9 during the initial index, then restarts: the result equals an uninterrupted index")
+    func killDuringInitialIndex() throws {
+        let lib = try TemporaryDirectory("kill-lib")
+        defer { lib.remove() }
+        try Library.generate(lib, count: 6000)
+
+        let reference = try TemporaryDirectory("kill-ref")
+        defer { reference.remove() }
+        let clean = try DaemonProcess(libraries: [lib.path], state: reference)
+        try clean.waitForIdle()
+        let expected = comparable(try clean.allAssets())
+        #expect(expected.count == 6000)
+        #expect(clean.stop() == 0)
+
+        let state = try TemporaryDirectory("kill")
+        defer { state.remove() }
+        var killedMidScan = 0
+        for round in 0..<3 {
+            let d = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--workers", "1"])
+            let c = try d.connect()
+            // Kill at a different point each round, while the scan is committing.
+            let target = 300 + round * 900
+            var sawIndexing = false
+            while true {
+                let s = try c.call("library.status")
+                if s["state"]?.stringValue == "idle" { break }
+                sawIndexing = true
+                let total = s["counts"]?["assets"]?.intValue ?? 0
+                if total >= target { break }
+                usleep(2_000)
+            }
+            d.kill9()
+            if sawIndexing { killedMidScan += 1 }
+        }
+        #expect(killedMidScan >= 2, "the kills must land while indexing")
+
+        let final = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try final.waitForIdle()
+        #expect((status["lastScan"]?["readFiles"]?.intValue ?? 0) < 6000)
+        #expect(comparable(try final.allAssets()) == expected)
+        #expect(final.stop() == 0)
+
+        let db = try Database(path: state("photod.db").string, options: { var o = Database.Options(); o.exclusive = false; return o }())
+        let check = try db.read { try $0.connection.scalar("PRAGMA integrity_check").string }
+        #expect(check == "ok")
+    }
+}
+
+enum Base64Check {
+    /// Foundation's base64, to check the daemon's own encoder against.
+    static func encode(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+}
