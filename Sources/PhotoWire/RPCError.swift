@@ -157,6 +157,14 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         RPCError(.invalidRequest, detail: detail)
     }
 
+    /// -32600 for a request line longer than the limit (the framer's
+    /// ``FramerEvent/tooLong(droppedBytes:)``), answered with id `null` since the request
+    /// was never read; `data.limit` holds the limit.
+    public static func lineTooLong(_ length: Int, limit: Int = WireLimits.maxLineBytes) -> RPCError {
+        RPCError(.invalidRequest, detail: "a request line of \(length) bytes exceeds the limit of \(limit) bytes",
+                 extra: ["limit": .int(Int64(limit))])
+    }
+
     /// -32601: no method named `method` (`data.method`).
     public static func methodNotFound(_ method: String) -> RPCError {
         RPCError(.methodNotFound, detail: "no method named '\(method)'", extra: ["method": .string(method)])

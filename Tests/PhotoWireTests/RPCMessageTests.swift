@@ -297,6 +297,9 @@ struct RPCMessageTests {
             #expect(error.detail != nil)
             #expect(RPCErrorCode(rawValue: code).name == name)
         }
+        #expect(RPCError.lineTooLong(2_000_000).message
+                == "invalid request: a request line of 2000000 bytes exceeds the limit of 1048576 bytes")
+        #expect(RPCError.lineTooLong(20, limit: 10).data?["limit"] == 10)
         #expect(RPCError.tokenExpired(currentToken: 9).data?["currentToken"] == 9)
         #expect(RPCError.notFound("x", extra: ["ids": ["a_1"]]).data?["ids"] == ["a_1"])
         #expect(RPCError.invalidParams("x", param: "limit").data?["param"] == "limit")
