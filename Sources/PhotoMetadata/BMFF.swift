@@ -70,7 +70,7 @@ enum BMFF {
                 guard part.kind != 3, var walker = try? TIFFWalker(store: MemoryTIFF(block: d)) else { continue }
                 let layout = try walker.walk(kind)
                 var f = exif ?? ExifFields()
-                f.merge(ExifReader.decode(layout: layout, original: nil))
+                f.merge(ExifReader.decode(layout: layout))
                 exif = f
             }
             if let best = s.tracks.compactMap(\.sampleSize).max(by: { $0.0 * $0.1 < $1.0 * $1.1 }) {
@@ -393,8 +393,7 @@ enum BMFF {
             let skip = Int(data.be32(0))
             if skip <= data.count - 4 {
                 let tiff = data.slice(from: 4 + skip)
-                let prefixed = skip >= 6 && data.matches("Exif\0\0", at: 4 + skip - 6)
-                exif = ExifReader.read(tiff: tiff, prefixed: prefixed, warnings: &meta.warnings)
+                exif = ExifReader.read(tiff: tiff, warnings: &meta.warnings)
             }
         }
         if let id = s.xmpItems.first, let data = try itemData(&input, s, id) { xmp = XMP.scan(data) }

@@ -2,7 +2,7 @@
 /// checked against the window and returns 0 (or an empty result) outside it, so a parser
 /// that miscounts reads zeros instead of trapping on a crafted file; parsers still check
 /// lengths explicitly for their logic.
-struct ByteView {
+struct ByteView: Sendable {
     let base: [UInt8]
     let start: Int
     let count: Int

@@ -42,8 +42,7 @@ enum JPEG {
                     let payload = try input.view(at: payloadAt, upTo: payloadLength)
                     if payload.count < payloadLength { meta.warnings.append("EXIF segment is cut off by the end of the file") }
                     if payload.count >= 14 {
-                        exif = ExifReader.read(tiff: payload.slice(from: 6), prefixed: payload[5] == 0,
-                                               warnings: &meta.warnings) ?? ExifFields()
+                        exif = ExifReader.read(tiff: payload.slice(from: 6), warnings: &meta.warnings) ?? ExifFields()
                     }
                 } else if xmp == nil, prefix.matches(xmpPrefix) {
                     let payload = try input.view(at: payloadAt, upTo: payloadLength)

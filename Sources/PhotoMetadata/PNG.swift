@@ -38,9 +38,9 @@ enum PNG {
                 let d = try input.view(at: dataAt, upTo: Int(length))
                 // The chunk holds a bare TIFF structure; some writers keep the `Exif\0\0` prefix.
                 if d.matches("Exif\0\0") {
-                    exif = ExifReader.read(tiff: d.slice(from: 6), prefixed: true, warnings: &meta.warnings)
+                    exif = ExifReader.read(tiff: d.slice(from: 6), warnings: &meta.warnings)
                 } else {
-                    exif = ExifReader.read(tiff: d, prefixed: false, warnings: &meta.warnings)
+                    exif = ExifReader.read(tiff: d, warnings: &meta.warnings)
                 }
             case fcc("iTXt") where xmp == nil:
                 let d = try input.view(at: dataAt, upTo: Int(length))

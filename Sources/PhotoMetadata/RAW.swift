@@ -10,7 +10,7 @@ enum TIFFFile {
         let layout = try walker.walk(.imageFile)
         input = walker.store.input
         meta.warnings += layout.warnings.map { "TIFF: " + $0 }
-        var fields = ExifReader.decode(layout: layout, original: nil)
+        var fields = ExifReader.decode(layout: layout)
         if let mn = layout.makerNote, fields.make == "Apple", let note = try input.view(at: Int64(mn.offset), count: mn.count) {
             fields.contentIdentifier = ExifReader.appleContentIdentifier(note)
         }
@@ -124,8 +124,7 @@ enum BoxStills {
                 let d = try input.view(at: at, upTo: Int(length))
                 let skip = Int(d.be32(0))
                 if skip <= d.count - 4 {
-                    let prefixed = skip >= 6 && d.matches("Exif\0\0", at: 4 + skip - 6)
-                    exif = ExifReader.read(tiff: d.slice(from: 4 + skip), prefixed: prefixed, warnings: &meta.warnings)
+                    exif = ExifReader.read(tiff: d.slice(from: 4 + skip), warnings: &meta.warnings)
                 }
             case fcc("xml ") where xmp == nil:
                 xmp = XMP.scan(try input.view(at: at, upTo: Int(length)))

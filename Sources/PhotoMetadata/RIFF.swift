@@ -32,9 +32,9 @@ enum RIFF {
             case fcc("EXIF") where exif == nil:
                 let d = try input.view(at: dataAt, upTo: Int(length))
                 if d.matches("Exif\0\0") {
-                    exif = ExifReader.read(tiff: d.slice(from: 6), prefixed: true, warnings: &meta.warnings)
+                    exif = ExifReader.read(tiff: d.slice(from: 6), warnings: &meta.warnings)
                 } else {
-                    exif = ExifReader.read(tiff: d, prefixed: false, warnings: &meta.warnings)
+                    exif = ExifReader.read(tiff: d, warnings: &meta.warnings)
                 }
             case fcc("XMP ") where xmp == nil:
                 xmp = XMP.scan(try input.view(at: dataAt, upTo: Int(length)))

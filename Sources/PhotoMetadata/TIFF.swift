@@ -29,11 +29,12 @@ struct FileTIFF: TIFFStore {
 
 /// One IFD entry kept for decoding: its tag, TIFF type, count, and value bytes in the
 /// structure's byte order.
-struct TIFFEntry: Sendable, Hashable {
+struct TIFFEntry: Sendable {
     var tag: UInt16
     var type: UInt16
     var count: UInt32
-    var value: [UInt8]
+    /// A view of the value bytes where they lie (no copy).
+    var value: ByteView
 }
 
 /// Which IFD an entry or a walk belongs to.
@@ -331,11 +332,11 @@ struct TIFFWalker<Store: TIFFStore> {
                 layout.problem("tag 0x\(hex(tag)) claims \(byteCount) bytes; ignored")
                 continue
             }
-            let value: [UInt8]
+            let value: ByteView
             if inline {
-                value = table.array(e + 8, byteCount)
+                value = table.slice(e + 8, byteCount)
             } else if let v = try store.view(valueOffset, byteCount) {
-                value = v.array()
+                value = v
                 layout.extent = max(layout.extent, valueOffset + byteCount)
             } else {
                 layout.problem("value of tag 0x\(hex(tag)) lies outside the structure; ignored")
@@ -364,71 +365,96 @@ func hex(_ v: UInt16) -> String {
 }
 
 /// Builds a compact TIFF structure (with the `Exif\0\0` prefix libexif expects) from the
-/// entries a walk kept: IFD0, an ExifIFD and a GPS IFD, sorted, every offset valid. libexif
-/// gets this instead of the original when the original is beyond its reach or unclean.
+/// entries a walk kept: IFD0, an ExifIFD and a GPS IFD, sorted, every offset valid. The block
+/// is sized first and written in one allocation.
 enum TIFFRepacker {
     static func pack(_ layout: TIFFLayout) -> [UInt8] {
-        let little = layout.littleEndian
-        var out: [UInt8] = []
-        out.reserveCapacity(512)
-        func put16(_ v: Int) {
-            if little { out.append(UInt8(v & 0xFF)); out.append(UInt8(v >> 8 & 0xFF)) }
-            else { out.append(UInt8(v >> 8 & 0xFF)); out.append(UInt8(v & 0xFF)) }
-        }
-        func put32(_ v: Int) {
-            if little { for s in [0, 8, 16, 24] { out.append(UInt8(v >> s & 0xFF)) } }
-            else { for s in [24, 16, 8, 0] { out.append(UInt8(v >> s & 0xFF)) } }
-        }
+        let exif = layout.exif.sorted { $0.tag < $1.tag }
+        let gps = layout.gps.sorted { $0.tag < $1.tag }
+        let ifd0 = layout.ifd0.sorted { $0.tag < $1.tag }
         func size(_ entries: [TIFFEntry], extra: Int) -> Int {
             var s = 2 + 12 * (entries.count + extra) + 4
             for e in entries where e.value.count > 4 { s += e.value.count + (e.value.count & 1) }
             return s
         }
-        let exif = layout.exif.sorted { $0.tag < $1.tag }
-        let gps = layout.gps.sorted { $0.tag < $1.tag }
-        let ifd0 = layout.ifd0.sorted { $0.tag < $1.tag }
         let pointers = (exif.isEmpty ? 0 : 1) + (gps.isEmpty ? 0 : 1)
-        // TIFF offsets are relative to the byte-order mark, which follows the 6-byte prefix.
+        // TIFF offsets count from the byte-order mark, which follows the 6-byte prefix.
         let ifd0At = 8
         let exifAt = ifd0At + size(ifd0, extra: pointers)
         let gpsAt = exifAt + (exif.isEmpty ? 0 : size(exif, extra: 0))
+        let total = 6 + gpsAt + (gps.isEmpty ? 0 : size(gps, extra: 0))
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var w = BlockWriter(buffer: buffer, little: layout.littleEndian)
+            w.bytes([0x45, 0x78, 0x69, 0x66, 0, 0])
+            w.bytes(layout.littleEndian ? [0x49, 0x49] : [0x4D, 0x4D])
+            w.u16(42)
+            w.u32(ifd0At)
+            var ptrs: [(UInt16, Int)] = []
+            if !exif.isEmpty { ptrs.append((ExifTags.exifPointer, exifAt)) }
+            if !gps.isEmpty { ptrs.append((ExifTags.gpsPointer, gpsAt)) }
+            w.ifd(ifd0, at: ifd0At, pointers: ptrs)
+            if !exif.isEmpty { w.ifd(exif, at: exifAt, pointers: []) }
+            if !gps.isEmpty { w.ifd(gps, at: gpsAt, pointers: []) }
+            precondition(w.position == total, "repacked EXIF size mismatch")
+            initialized = total
+        }
+    }
 
-        out.append(contentsOf: [0x45, 0x78, 0x69, 0x66, 0, 0])
-        out.append(contentsOf: little ? [0x49, 0x49] : [0x4D, 0x4D])
-        put16(42)
-        put32(ifd0At)
+    /// Writes into a buffer sized in advance.
+    private struct BlockWriter {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        let little: Bool
+        var position = 0
 
-        func writeIFD(_ entries: [TIFFEntry], at start: Int, pointers: [(UInt16, Int)]) {
-            var all: [(TIFFEntry?, UInt16, Int)] = entries.map { ($0, $0.tag, 0) }
-            for (tag, target) in pointers { all.append((nil, tag, target)) }
-            all.sort { $0.1 < $1.1 }
-            put16(all.count)
-            var data = start + 2 + 12 * all.count + 4
-            var tail: [UInt8] = []
-            for (entry, tag, target) in all {
-                put16(Int(tag))
-                guard let entry else { put16(4); put32(1); put32(target); continue }
-                put16(Int(entry.type))
-                put32(Int(entry.count))
+        init(buffer: UnsafeMutableBufferPointer<UInt8>, little: Bool) {
+            self.buffer = buffer
+            self.little = little
+        }
+
+        mutating func byte(_ b: UInt8) { buffer[position] = b; position += 1 }
+        mutating func bytes(_ b: [UInt8]) { for x in b { byte(x) } }
+        mutating func u16(_ v: Int) {
+            if little { byte(UInt8(v & 0xFF)); byte(UInt8(v >> 8 & 0xFF)) } else { byte(UInt8(v >> 8 & 0xFF)); byte(UInt8(v & 0xFF)) }
+        }
+        mutating func u32(_ v: Int) {
+            if little { u16(v & 0xFFFF); u16(v >> 16 & 0xFFFF) } else { u16(v >> 16 & 0xFFFF); u16(v & 0xFFFF) }
+        }
+        mutating func copy(_ v: ByteView) {
+            for i in 0..<v.count { byte(v[i]) }
+        }
+
+        /// One IFD: the entries (pointers merged in tag order), the next-IFD link (none),
+        /// then the values that do not fit in 4 bytes.
+        mutating func ifd(_ entries: [TIFFEntry], at start: Int, pointers: [(UInt16, Int)]) {
+            let n = entries.count + pointers.count
+            u16(n)
+            var data = start + 2 + 12 * n + 4
+            var p = 0
+            var e = 0
+            while e < entries.count || p < pointers.count {
+                if p < pointers.count, e == entries.count || pointers[p].0 < entries[e].tag {
+                    u16(Int(pointers[p].0)); u16(4); u32(1); u32(pointers[p].1)
+                    p += 1
+                    continue
+                }
+                let entry = entries[e]
+                e += 1
+                u16(Int(entry.tag))
+                u16(Int(entry.type))
+                u32(Int(entry.count))
                 if entry.value.count <= 4 {
-                    out.append(contentsOf: entry.value)
-                    for _ in entry.value.count..<4 { out.append(0) }
+                    copy(entry.value)
+                    for _ in entry.value.count..<4 { byte(0) }
                 } else {
-                    put32(data)
-                    tail.append(contentsOf: entry.value)
-                    if entry.value.count & 1 == 1 { tail.append(0) }
+                    u32(data)
                     data += entry.value.count + (entry.value.count & 1)
                 }
             }
-            put32(0)
-            out.append(contentsOf: tail)
+            u32(0)
+            for entry in entries where entry.value.count > 4 {
+                copy(entry.value)
+                if entry.value.count & 1 == 1 { byte(0) }
+            }
         }
-        var ptrs: [(UInt16, Int)] = []
-        if !exif.isEmpty { ptrs.append((ExifTags.exifPointer, exifAt)) }
-        if !gps.isEmpty { ptrs.append((ExifTags.gpsPointer, gpsAt)) }
-        writeIFD(ifd0, at: ifd0At, pointers: ptrs)
-        if !exif.isEmpty { writeIFD(exif, at: exifAt, pointers: []) }
-        if !gps.isEmpty { writeIFD(gps, at: gpsAt, pointers: []) }
-        return out
     }
 }
