@@ -55,6 +55,7 @@ public final class Daemon: Sendable {
         let server = SocketServer(listener: listener, path: options.socket,
                                   handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
+        indexer.announceScan()
         server.start()
         logger.notice("photod \(DaemonOptions.version) listening on \(options.socket), database \(options.database), "
                       + "library \(roots.map(\.string).joined(separator: ", "))")

@@ -39,6 +39,16 @@ public final class Indexer: Sendable {
     /// the rest is picked up by the next scan. Used on shutdown.
     public func requestStop() { stopRequested.store(true, ordering: .relaxed) }
 
+    /// Says that a scan is about to start, so that `status` reads `indexing` from now on
+    /// (the daemon calls this before it starts listening: `--wait` must never see a daemon that
+    /// has not started its first scan as idle).
+    public func announceScan() {
+        statusBox.withLock {
+            $0.queuedScans += 1
+            $0.state = .indexing
+        }
+    }
+
     /// A copy of the current status.
     public var status: IndexerStatus { statusBox.withLock { $0 } }
 
@@ -51,6 +61,7 @@ public final class Indexer: Sendable {
     private func runScan(roots: [PathBytes]) -> ScanReport {
         let started = ContinuousClock.now
         statusBox.withLock {
+            $0.queuedScans = max(0, $0.queuedScans - 1)
             $0.state = .indexing
             $0.current = ScanProgress()
         }
@@ -104,7 +115,7 @@ public final class Indexer: Sendable {
                                 seconds: t.lastCommit.map { Self.seconds(started.duration(to: $0)) } ?? seconds,
                                 finishedAt: now())
         statusBox.withLock {
-            $0.state = .idle
+            $0.state = $0.queuedScans > 0 ? .indexing : .idle
             $0.current = nil
             $0.lastScan = report
         }

@@ -10,6 +10,8 @@ public struct IndexerStatus: Sendable, Hashable {
     }
 
     public var state: State = .idle
+    /// Scans announced but not started yet.
+    public var queuedScans = 0
     /// The running scan, when there is one.
     public var current: ScanProgress?
     /// The last finished scan.

@@ -72,7 +72,7 @@ public struct MediaFileReader: FileReading {
         guard let head = try? source.head() else { return nil }
         let tailRange = ContentFingerprint.tailRange(size: size)
         let tail = tailRange.isEmpty ? [] : (try? source.read(at: tailRange.lowerBound, count: Int(tailRange.count))) ?? []
-        return ContentFingerprint.compute(size: size, head: head.prefix(ContentFingerprint.span), tail: tail)
+        return ContentFingerprint.compute(size: size, head: head, tail: tail)
     }
 
     /// Builds the asset record from what the reader found.

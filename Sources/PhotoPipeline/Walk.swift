@@ -132,9 +132,12 @@ struct Walk {
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(d) {
             removeDirectory(path.appending(d))
         }
-        pending.batch.directories.append(DirectoryVisit(path: path, root: root, fsid: fsid, inode: dirStat.inode,
-                                                        mtimeNanoseconds: dirStat.mtimeNanoseconds))
-        pendingExtras += 1
+        // Record the visit only when the directory changed: an unchanged library commits nothing.
+        if snapshot?.mtimeNanoseconds != dirStat.mtimeNanoseconds || snapshot?.inode != dirStat.inode {
+            pending.batch.directories.append(DirectoryVisit(path: path, root: root, fsid: fsid, inode: dirStat.inode,
+                                                            mtimeNanoseconds: dirStat.mtimeNanoseconds))
+            pendingExtras += 1
+        }
         if pendingExtras >= Self.extrasPerJob { flush() }
 
         status.withLock {

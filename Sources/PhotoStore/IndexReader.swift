@@ -11,11 +11,12 @@ public struct IndexReader {
 
     /// What the index holds for one directory, or `nil` when it has never been scanned.
     public func snapshot(of path: PathBytes) throws -> DirectorySnapshot? {
-        let dir = try db.statement("SELECT id, mtime_ns FROM directories WHERE path = ?1")
+        let dir = try db.statement("SELECT id, mtime_ns, inode FROM directories WHERE path = ?1")
         dir.bind(path.bytes, at: 1)
         guard try dir.step() else { return nil }
         let id = dir.int64(0)
         let mtime = dir.isNull(1) ? nil : dir.int64(1)
+        let inode = dir.isNull(2) ? nil : UInt64(bitPattern: dir.int64(2))
         dir.reset()
         var files: [IndexedFile] = []
         let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status FROM files WHERE directory_id = ?1")
@@ -30,7 +31,7 @@ public struct IndexReader {
         let d = try db.statement("SELECT name FROM directories WHERE parent_id = ?1")
         d.bind(id, at: 1)
         while try d.step() { subdirectories.append(d.bytes(0)) }
-        return DirectorySnapshot(id: id, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
+        return DirectorySnapshot(id: id, inode: inode, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
     }
 
     /// Counts for `library.status`.

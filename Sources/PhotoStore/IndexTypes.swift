@@ -44,12 +44,14 @@ public struct IndexedFile: Sendable, Hashable {
 /// comparison with the disk.
 public struct DirectorySnapshot: Sendable {
     public var id: Int64
+    public var inode: UInt64?
     public var mtimeNanoseconds: Int64?
     public var files: [IndexedFile]
     public var subdirectories: [[UInt8]]
 
-    public init(id: Int64, mtimeNanoseconds: Int64?, files: [IndexedFile], subdirectories: [[UInt8]]) {
+    public init(id: Int64, inode: UInt64?, mtimeNanoseconds: Int64?, files: [IndexedFile], subdirectories: [[UInt8]]) {
         self.id = id
+        self.inode = inode
         self.mtimeNanoseconds = mtimeNanoseconds
         self.files = files
         self.subdirectories = subdirectories

@@ -188,10 +188,10 @@ struct FingerprintTests {
         let a = [UInt8](repeating: 7, count: 1000)
         var b = a
         b[999] = 8
-        let fa = ContentFingerprint.compute(size: 1000, head: a, tail: [UInt8]())
-        #expect(fa == ContentFingerprint.compute(size: 1000, head: a, tail: [UInt8]()))
-        #expect(fa != ContentFingerprint.compute(size: 1000, head: b, tail: [UInt8]()))
-        #expect(fa != ContentFingerprint.compute(size: 1001, head: a, tail: [UInt8]()))
+        let fa = ContentFingerprint.compute(size: 1000, head: a, tail: [])
+        #expect(fa == ContentFingerprint.compute(size: 1000, head: a, tail: []))
+        #expect(fa != ContentFingerprint.compute(size: 1000, head: b, tail: []))
+        #expect(fa != ContentFingerprint.compute(size: 1001, head: a, tail: []))
         #expect(ContentFingerprint.tailRange(size: 1000).isEmpty)
         #expect(ContentFingerprint.tailRange(size: 100_000) == 65_536..<100_000)
         #expect(ContentFingerprint.tailRange(size: 1_000_000) == (1_000_000 - 65_536)..<1_000_000)
