@@ -26,7 +26,7 @@ public final class PhotoConnection {
     /// The socket this connection is on.
     public let socket: PathBytes
     private let fd: FileDescriptor
-    private var framer = LineFramer(maxLineBytes: 256 << 20)
+    private var framer = LineFramer(maxLineBytes: WireLimits.maxResponseLineBytes)
     private var pending: [[UInt8]] = []
     private var nextID: Int64 = 1
     private var closed = false
@@ -118,7 +118,7 @@ public final class PhotoConnection {
             for event in framer.append(buffer[0..<n]) {
                 switch event {
                 case .line(let line): pending.append(line)
-                case .tooLong: throw .connection("photod sent a line longer than 256 MiB")
+                case .tooLong: throw .connection("photod sent a line longer than \(WireLimits.maxResponseLineBytes) bytes")
                 }
             }
         }

@@ -29,9 +29,7 @@ struct RPCDispatcher: LineHandler {
     }
 
     func lineTooLong(droppedBytes: Int, client: ClientContext) -> [UInt8] {
-        RPCResponse.failure(id: nil, error: .invalidRequest(
-            "request line of \(droppedBytes) bytes exceeds the limit of \(WireLimits.maxLineBytes) bytes; it was discarded"))
-            .encodedLine()
+        RPCResponse.failure(id: nil, error: .lineTooLong(droppedBytes)).encodedLine()
     }
 
     func tooManyClients() -> [UInt8] {

@@ -73,6 +73,9 @@ public final class Indexer: Sendable {
 
         let jobs = Channel<Job>(capacity: workers * 2)
         let results = Channel<Job>(capacity: workers * 2 + 2)
+        // Jobs between the walk and their commit, at most: with the reorder buffer, a reader stuck
+        // on one slow file (a hung network mount) must not let the others pile up results.
+        let inFlight = DispatchSemaphore(value: workers * 4 + 4)
         let tally = Locked(Tally())
 
         var threads: [Thread] = []
@@ -89,14 +92,17 @@ public final class Indexer: Sendable {
         }
         let writerDone = DispatchSemaphore(value: 0)
         let writerThread = Thread { [self] in
-            commitInOrder(results, tally: tally)
+            commitInOrder(results, tally: tally, committed: { inFlight.signal() })
             writerDone.signal()
         }
         writerThread.name = "photod-writer"
         threads.forEach { $0.start() }
         writerThread.start()
 
-        var walker = Walk(database: database, logger: logger, status: statusBox, emit: { jobs.send($0) },
+        var walker = Walk(database: database, logger: logger, status: statusBox, emit: { job in
+                              inFlight.wait()
+                              jobs.send(job)
+                          },
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) })
         for root in roots { walker.walk(root: root) }
         walker.flush()
@@ -134,18 +140,22 @@ public final class Indexer: Sendable {
     }
 
     /// Commits results in sequence order, one transaction per job.
-    private func commitInOrder(_ results: Channel<Job>, tally: Locked<Tally>) {
+    private func commitInOrder(_ results: Channel<Job>, tally: Locked<Tally>, committed: () -> Void) {
         var pending: [Int: Job] = [:]
         var next = 0
         while let job = results.receive() {
             pending[job.sequence] = job
             while let ready = pending.removeValue(forKey: next) {
                 commit(ready, tally: tally)
+                committed()
                 next += 1
             }
         }
         // Jobs are numbered without gaps, so nothing can be left; guard against a bug anyway.
-        for key in pending.keys.sorted() { commit(pending[key]!, tally: tally) }
+        for key in pending.keys.sorted() {
+            commit(pending[key]!, tally: tally)
+            committed()
+        }
     }
 
     private func commit(_ job: Job, tally: Locked<Tally>) {
