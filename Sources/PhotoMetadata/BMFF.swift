@@ -169,10 +169,11 @@ enum BMFF {
                 meta.warnings.append("box '\(fourCCString(type))' at \(pos) has size \(size); stopped")
                 return
             }
-            let boxEnd = pos + size
-            let truncated = boxEnd > end
+            // A claimed size may be near Int64.max: compare before adding.
+            let truncated = size > end - pos
+            let boxEnd = truncated ? end : pos + size
             if truncated {
-                if boxEnd > input.size { input.hitEnd = true }
+                if size > input.size - pos { input.hitEnd = true }
                 meta.warnings.append("box '\(fourCCString(type))' claims more bytes than \(depth == 0 ? "the file" : "its parent") holds")
             }
             let dataAt = pos + header
@@ -236,8 +237,7 @@ enum BMFF {
             let timescale = Int64(v1 ? d.be32(20) : d.be32(12))
             let duration = v1 ? d.be64(24) : UInt64(d.be32(16))
             // Zero means "unset"; anything before 1970 or after 2199 is a broken clock.
-            let unix = created - qtEpochOffset
-            if created > 0, unix > 0, unix < 7_258_118_400 { s.creation = unix }
+            if created > qtEpochOffset, created - qtEpochOffset < 7_258_118_400 { s.creation = created - qtEpochOffset }
             if timescale > 0, duration != UInt64.max, duration != UInt64(UInt32.max) || v1 {
                 s.duration = Double(duration) / Double(timescale)
             }
@@ -403,13 +403,20 @@ enum BMFF {
     private static func itemData(_ input: inout Input, _ s: State, _ id: UInt32) throws(MetadataError) -> ByteView? {
         guard let loc = s.locations[id], !loc.extents.isEmpty, loc.method <= 1 else { return nil }
         var total: Int64 = 0
-        for e in loc.extents { total += e.length }
+        for e in loc.extents {
+            guard e.length >= 0, e.length <= Int64(Limits.maxRead), e.offset >= 0 else { return nil }
+            total += e.length
+        }
         guard total > 0, total <= Int64(Limits.maxRead) else { return nil }
         let base: Int64 = loc.method == 1 ? (s.idatAt ?? -1) : 0
         guard base >= 0 else { return nil }
+        // Offsets are checked against the idat (construction method 1) or the file before use.
+        for e in loc.extents {
+            if loc.method == 1, e.offset > s.idatLength - e.length { return nil }
+            if e.offset > input.size - base { return nil }
+        }
         if loc.extents.count == 1 {
             let e = loc.extents[0]
-            if loc.method == 1, e.offset + e.length > s.idatLength { return nil }
             return try input.view(at: base + e.offset, count: Int(e.length))
         }
         var joined: [UInt8] = []

@@ -87,17 +87,17 @@ enum ASF {
 
     static func parse(_ input: inout Input, _ meta: inout MediaMetadata) throws(MetadataError) {
         let h = input.headView
-        let headerSize = Int64(h.le64(16))
+        let headerSize = Int64(clamping: h.le64(16))
         let end = min(input.size, headerSize)
         let count = Int(h.le32(24))
         var pos: Int64 = 30
         var sawVideo = false, sawAudio = false
         for _ in 0..<min(count, 1000) {
             guard pos + 24 <= end, let o = try input.view(at: pos, count: 24) else { break }
-            let size = Int64(o.le64(16))
-            guard size >= 24, pos + size <= end else { meta.warnings.append("ASF header object is cut off"); break }
+            let size = Int64(clamping: o.le64(16))
+            guard size >= 24, size <= end - pos else { meta.warnings.append("ASF header object is cut off"); break }
             if o.matches(fileProperties), let d = try input.view(at: pos, count: 92) {
-                let created = Int64(d.le64(48) / 10_000_000) - fileTimeOffset
+                let created = Int64(d.le64(48) / 10_000_000) - fileTimeOffset  // at most ~1.8e12: no overflow
                 if d.le64(48) != 0, created > 0, created < 7_258_118_400 { meta.dates.containerUTC = created }
                 let play = Double(d.le64(64)) / 10_000_000, preroll = Double(d.le64(80)) / 1000
                 if play > 0 { meta.duration = max(0, play - preroll) }

@@ -35,7 +35,9 @@ enum Matroska {
         if let (w, h) = s.videoSize { Stills.setSize(&meta, w, h) }
         if let d = s.duration, d.isFinite, d >= 0 { meta.duration = d * Double(s.scale) / 1_000_000_000 }
         if let ns = s.date {
-            meta.dates.containerUTC = epochOffset + (ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000)
+            // Floor division without overflowing at Int64.min.
+            let seconds = ns / 1_000_000_000 - (ns % 1_000_000_000 < 0 ? 1 : 0)
+            meta.dates.containerUTC = epochOffset + seconds
         }
         if !s.sawTracks { meta.warnings.append("Matroska file has no Tracks element before its media data") }
     }
@@ -69,6 +71,11 @@ enum Matroska {
             }
             let dataAt = pos + Int64(id.length + size.length)
             let unknown = size.unknown
+            guard dataAt <= end else {
+                input.hitEnd = input.hitEnd || end == input.size
+                meta.warnings.append("Matroska element header runs past its parent; stopped")
+                return
+            }
             guard unknown || size.value <= UInt64(end - dataAt) else {
                 // An element claiming more than its parent holds: read what is there, then stop.
                 if id.value == segment || id.value == info || id.value == tracks || id.value == trackEntry || id.value == video {
@@ -104,11 +111,11 @@ enum Matroska {
                 let d = try input.view(at: dataAt, upTo: length)
                 if d.count == 8 { s.date = Int64(bitPattern: d.be64(0)) }
             case trackType where parent == trackEntry:
-                s.currentType = Int(uint(try input.view(at: dataAt, upTo: length)))
+                s.currentType = Int(clamping: uint(try input.view(at: dataAt, upTo: length)))
             case pixelWidth where parent == video:
-                s.currentSize.0 = Int(uint(try input.view(at: dataAt, upTo: length)))
+                s.currentSize.0 = Int(clamping: uint(try input.view(at: dataAt, upTo: length)))
             case pixelHeight where parent == video:
-                s.currentSize.1 = Int(uint(try input.view(at: dataAt, upTo: length)))
+                s.currentSize.1 = Int(clamping: uint(try input.view(at: dataAt, upTo: length)))
             case cluster:
                 if (s.sawInfo && s.sawTracks) || unknown { return }
             default:

@@ -23,7 +23,8 @@ enum TIFFFile {
             image = layout.images.first
         } else {
             let full = layout.images.filter { ($0.subfileType ?? 0) == 0 }
-            image = (full.isEmpty ? layout.images : full).max { $0.width * $0.height < $1.width * $1.height }
+            // Sizes are 32-bit values from the file: compare areas in floating point.
+            image = (full.isEmpty ? layout.images : full).max { Double($0.width) * Double($0.height) < Double($1.width) * Double($1.height) }
         }
         if let image { Stills.setSize(&meta, image.width, image.height) }
         if meta.format == .rw2, let s = layout.sensorSize { Stills.setSize(&meta, s.width, s.height) }
