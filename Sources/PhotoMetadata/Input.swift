@@ -41,7 +41,11 @@ struct Input {
 
     /// Exactly `count` bytes at `offset` as a view (no copy when they lie in the head or the
     /// window), or `nil` when the file ends before or `count` exceeds `Limits.maxRead`.
-    mutating func view(at offset: Int64, count: Int) throws(MetadataError) -> ByteView? {
+    ///
+    /// `readAhead` fetches a window around a small request past the head, which pays off when
+    /// the next header is near (boxes inside `moov`); a caller hopping over large payloads
+    /// (PNG image data) turns it off so that it reads only the headers.
+    mutating func view(at offset: Int64, count: Int, readAhead: Bool = true) throws(MetadataError) -> ByteView? {
         guard offset >= 0, count >= 0, count <= Limits.maxRead else { return nil }
         guard offset <= size, Int64(count) <= size - offset else {
             hitEnd = true
@@ -51,7 +55,7 @@ struct Input {
         if offset >= windowStart, offset + Int64(count) <= windowStart + Int64(window.count) {
             return ByteView(window, start: Int(offset - windowStart), count: count)
         }
-        let want = Int(min(Int64(max(count, Limits.windowBytes)), size - offset))
+        let want = Int(min(Int64(max(count, readAhead ? Limits.windowBytes : count)), size - offset))
         let bytes = try source.read(at: offset, count: want)
         guard bytes.count >= count else { return nil }
         if want <= Limits.windowBytes * 4 {

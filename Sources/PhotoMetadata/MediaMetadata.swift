@@ -71,10 +71,12 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
 /// What the metadata reader learned from one media file. Every field is optional except the
 /// format: a damaged file yields what is valid in it.
 public struct MediaMetadata: Sendable, Hashable {
+    /// The container or codec, from the content.
     public var format: MediaFormat
     /// Pixel size as stored (JPEG SOF, PNG IHDR, HEIC `ispe`, a video track's `tkhd`), before
     /// orientation is applied; never EXIF PixelXDimension, which editors leave stale.
     public var pixelWidth: Int?
+    /// See `pixelWidth`.
     public var pixelHeight: Int?
     /// EXIF orientation 1–8 (for videos, the track rotation as the matching EXIF value);
     /// `nil` when the file does not say or says something out of range.
@@ -83,10 +85,15 @@ public struct MediaMetadata: Sendable, Hashable {
     public var dates: DateCandidates
     /// Signed degrees (south and west negative) and metres (below sea level negative).
     public var latitude: Double?
+    /// Signed degrees, west negative.
     public var longitude: Double?
+    /// Metres, below sea level negative.
     public var altitude: Double?
+    /// Camera make as stored, trimmed of NULs and spaces (EXIF Make, QuickTime make).
     public var make: String?
+    /// Camera model as stored, trimmed.
     public var model: String?
+    /// EXIF LensModel (0xA434), trimmed.
     public var lensModel: String?
     /// Video duration in seconds.
     public var duration: Double?
@@ -103,6 +110,7 @@ public struct MediaMetadata: Sendable, Hashable {
     /// Problems that did not stop the read ("EXIF GPS IFD offset out of range, ignored").
     public var warnings: [String]
 
+    /// An empty record of a format; the reader fills what it finds.
     public init(format: MediaFormat) {
         self.format = format
         self.dates = DateCandidates()
@@ -110,11 +118,13 @@ public struct MediaMetadata: Sendable, Hashable {
         self.warnings = []
     }
 
+    /// Image or video, by format.
     public var mediaType: MediaType { format.mediaType }
 }
 
 /// Why a file yielded no media record.
 public struct MetadataError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure.
     public enum Code: String, Sendable, Hashable {
         /// A zero-byte file.
         case emptyFile
@@ -130,17 +140,20 @@ public struct MetadataError: Error, Sendable, Hashable, CustomStringConvertible 
         case unreadable
     }
 
+    /// The kind of failure.
     public var code: Code
     /// A sentence a user can act on ("content is plain text, not an image").
     public var message: String
     /// For `notMedia`: what the content looks like (`text`, `pdf`, `svg`, `audio`, `zip`, `unknown`).
     public var detectedKind: String?
 
+    /// An error with a code, a message and, for `notMedia`, what the content looks like.
     public init(_ code: Code, _ message: String, detectedKind: String? = nil) {
         self.code = code
         self.message = message
         self.detectedKind = detectedKind
     }
 
+    /// `code: message`, for logs.
     public var description: String { "\(code.rawValue): \(message)" }
 }

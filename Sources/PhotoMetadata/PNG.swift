@@ -9,9 +9,11 @@ enum PNG {
         var pos: Int64 = 8
         var items = 0
         var sawIDAT = false
+        var lastLength: Int64 = 0
         while items < Limits.maxItems {
             items += 1
-            guard let h = try input.view(at: pos, count: 8) else {
+            // After a large chunk (image data) the next header is far away: read just the header.
+            guard let h = try input.view(at: pos, count: 8, readAhead: lastLength < Int64(Limits.windowBytes)) else {
                 if pos < input.size { meta.warnings.append("PNG ends inside a chunk header") }
                 else if !sawIDAT { meta.warnings.append("PNG ends before the image data") }
                 break
@@ -56,6 +58,7 @@ enum PNG {
             default:
                 break
             }
+            lastLength = length
             pos = dataAt + length + 4  // data and CRC
         }
     }

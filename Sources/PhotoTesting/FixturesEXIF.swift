@@ -9,6 +9,7 @@ public struct GPSFixture: Sendable, Hashable {
     public var altitude: Double?
     /// Overrides the reference letters (`"N"`, `"S"`, ...); an empty string writes none.
     public var latitudeRef: String?
+    /// Overrides the longitude reference letter; an empty string writes none.
     public var longitudeRef: String?
     /// GPSDateStamp, `YYYY:MM:DD` (UTC).
     public var dateStamp: String?
@@ -31,7 +32,9 @@ public struct GPSFixture: Sendable, Hashable {
         self.signedRationals = signedRationals
     }
 
+    /// Equal when they write the same fields.
     public static func == (a: GPSFixture, b: GPSFixture) -> Bool { a.fields() == b.fields() }
+    /// Hashes the written fields.
     public func hash(into h: inout Hasher) { h.combine(fields()) }
 
     /// The GPS IFD's fields.
@@ -86,30 +89,45 @@ public struct GPSFixture: Sendable, Hashable {
 ///                            offsetTimeOriginal: "+02:00", gps: GPSFixture(latitude: 52.52, longitude: 13.405))
 ///     let jpeg = JPEGFixture(width: 640, height: 480, exif: exif).bytes()
 public struct ExifFixture: Sendable, Hashable {
+    /// The block's byte order.
     public var byteOrder: FixtureByteOrder
+    /// IFD0 Make (0x010F).
     public var make: String?
+    /// IFD0 Model (0x0110).
     public var model: String?
+    /// ExifIFD LensModel (0xA434).
     public var lensModel: String?
+    /// IFD0 Software (0x0131).
     public var software: String?
     /// Written as a SHORT, any value (out-of-range values test validation).
     public var orientation: Int?
+    /// ExifIFD DateTimeOriginal (0x9003), `YYYY:MM:DD HH:MM:SS`.
     public var dateTimeOriginal: String?
+    /// ExifIFD SubSecTimeOriginal (0x9291), digits.
     public var subSecTimeOriginal: String?
+    /// ExifIFD OffsetTimeOriginal (0x9011), `+HH:MM`.
     public var offsetTimeOriginal: String?
+    /// ExifIFD DateTimeDigitized (0x9004).
     public var dateTimeDigitized: String?
+    /// ExifIFD SubSecTimeDigitized (0x9292).
     public var subSecTimeDigitized: String?
+    /// ExifIFD OffsetTimeDigitized (0x9012).
     public var offsetTimeDigitized: String?
     /// IFD0 DateTime (the "modified" date).
     public var dateTime: String?
+    /// ExifIFD SubSecTime (0x9290), for IFD0 DateTime.
     public var subSecTime: String?
+    /// ExifIFD OffsetTime (0x9010), for IFD0 DateTime.
     public var offsetTime: String?
     /// Written with the `ASCII\0\0\0` character code.
     public var userComment: String?
     /// ExifIFD PixelXDimension/PixelYDimension: a size editors leave stale, which readers must ignore.
     public var pixelDimensions: (UInt32, UInt32)?
+    /// A GPS IFD, when set.
     public var gps: GPSFixture?
     /// More IFD0 and ExifIFD fields, verbatim.
     public var extraIFD0: [TIFFFixture.Field]
+    /// More ExifIFD fields, verbatim.
     public var extraExif: [TIFFFixture.Field]
 
     /// An EXIF block; every field is optional.
@@ -142,7 +160,9 @@ public struct ExifFixture: Sendable, Hashable {
         self.extraExif = extraExif
     }
 
+    /// Equal when they describe the same structure.
     public static func == (a: ExifFixture, b: ExifFixture) -> Bool { a.tiff == b.tiff }
+    /// Hashes the described structure.
     public func hash(into h: inout Hasher) { h.combine(tiff) }
 
     /// The block as a TIFF structure description (for further editing).

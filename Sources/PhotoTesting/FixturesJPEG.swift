@@ -7,7 +7,9 @@
 public struct JPEGFixture: Sendable, Hashable {
     /// A marker segment (`FF marker length payload`).
     public struct Segment: Sendable, Hashable {
+        /// The marker byte after 0xFF (0xE6 for APP6).
         public var marker: UInt8
+        /// The bytes after the length field.
         public var payload: [UInt8]
         /// A segment; the length field is computed.
         public init(marker: UInt8, payload: [UInt8]) {
@@ -16,8 +18,11 @@ public struct JPEGFixture: Sendable, Hashable {
         }
     }
 
+    /// The frame width written in the SOF segment.
     public var width: Int
+    /// The frame height written in the SOF segment.
     public var height: Int
+    /// An APP1 `Exif` segment, when set.
     public var exif: ExifFixture?
     /// An XMP packet (the XML text) for an APP1 `http://ns.adobe.com/xap/1.0/` segment.
     public var xmp: String?

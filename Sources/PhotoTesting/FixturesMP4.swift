@@ -5,15 +5,19 @@
 public struct MP4Fixture: Sendable, Hashable {
     /// The `ftyp` major brand (`isom`, `qt  `, `M4A `, `3gp5`, ...).
     public var majorBrand: String
+    /// The `ftyp` compatible brands.
     public var compatibleBrands: [String]
     /// The track handler: `vide` for video, `soun` for audio only; `nil` writes no track.
     public var handler: String?
+    /// The track width written in `tkhd`.
     public var width: Int
+    /// The track height written in `tkhd`.
     public var height: Int
     /// Track rotation in degrees (0, 90, 180, 270), written as the `tkhd` matrix.
     public var rotation: Int
     /// The `mvhd` creation time in Unix seconds (written as seconds since 1904); `nil` writes 0.
     public var creationTime: Int64?
+    /// Units per second of `mvhd` and `mdhd`.
     public var timescale: UInt32
     /// Duration in timescale units.
     public var duration: UInt32

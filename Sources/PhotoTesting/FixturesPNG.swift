@@ -2,11 +2,15 @@
 /// `eXIf` (before or after the image data), optional `iTXt` XMP, IDAT filler and IEND, with
 /// correct CRCs.
 public struct PNGFixture: Sendable, Hashable {
+    /// The IHDR width.
     public var width: Int
+    /// The IHDR height.
     public var height: Int
+    /// An `eXIf` chunk (a bare TIFF structure), when set.
     public var exif: ExifFixture?
     /// Puts `eXIf` after IDAT, as some writers do.
     public var exifAfterImageData: Bool
+    /// An `iTXt` `XML:com.adobe.xmp` packet, when set.
     public var xmp: String?
     /// Adds an `acTL` chunk before IDAT (an animated PNG).
     public var animated: Bool

@@ -33,7 +33,9 @@ public enum TIFFValue: Sendable, Hashable {
 public struct TIFFFixture: Sendable, Hashable {
     /// One IFD entry.
     public struct Field: Sendable, Hashable {
+        /// The tag number.
         public var tag: UInt16
+        /// The typed value.
         public var value: TIFFValue
         /// A field with a tag and value.
         public init(_ tag: UInt16, _ value: TIFFValue) {
@@ -42,7 +44,9 @@ public struct TIFFFixture: Sendable, Hashable {
         }
     }
 
+    /// The structure's byte order.
     public var byteOrder: FixtureByteOrder
+    /// IFD0's fields (pointers to the other IFDs are added by `bytes()`).
     public var ifd0: [Field]
     /// The ExifIFD's fields; `nil` for no ExifIFD (and no pointer to it).
     public var exif: [Field]?

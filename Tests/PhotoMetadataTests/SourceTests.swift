@@ -94,3 +94,25 @@ import Testing
         }
     }
 }
+
+extension SourceTests {
+    @Test func largePNGWithExifAfterTheImageDataReadsOnlyChunkHeaders() throws {
+        // 2,000 IDAT chunks of 8 KiB (16 MB), then eXIf: the walk hops from header to header.
+        var head: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        head += PNGFixture.chunk("IHDR", Build.be32(4000) + Build.be32(3000) + [8, 2, 0, 0, 0])
+        var pieces: [(offset: Int64, bytes: [UInt8])] = [(0, head)]
+        var offset = Int64(head.count)
+        for _ in 0..<2000 {
+            // Header and CRC only; the payload stays a hole in the sparse file.
+            pieces.append((offset, Build.be32(8192) + Build.ascii("IDAT")))
+            offset += 8 + 8192 + 4
+        }
+        let tail = PNGFixture.chunk("eXIf", ExifFixture(make: "Late").bytes()) + PNGFixture.chunk("IEND", [])
+        pieces.append((offset, tail))
+        let url = try Self.sparseFile(size: offset + Int64(tail.count), pieces: pieces, name: "late-exif.png")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let (m, source) = try Corpus.read(url)
+        #expect(m.make == "Late" && m.pixelWidth == 4000)
+        #expect(source.bytesRead < 200_000, "read \(source.bytesRead) bytes")
+    }
+}
