@@ -1,0 +1,542 @@
+/// What moments need to know about one asset. The caller passes only assets that count in
+/// collections (never hidden or recently deleted ones).
+public struct MomentMember: Sendable, Hashable {
+    public var id: AssetID
+    /// The capture time on the capture clock; its calendar day is the moment.
+    public var local: LocalDateTime
+    /// The primary resource's path, the first tie-break of the display order.
+    public var path: PathBytes
+    public var mediaType: MediaType
+    public var latitude: Double?
+    public var longitude: Double?
+
+    public init(id: AssetID, local: LocalDateTime, path: PathBytes, mediaType: MediaType,
+                latitude: Double? = nil, longitude: Double? = nil) {
+        self.id = id
+        self.local = local
+        self.path = path
+        self.mediaType = mediaType
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// The member of an asset, taking the capture time's wall time (never its offset).
+    public init(_ asset: Asset) {
+        self.init(id: asset.id, local: asset.captureDate.local, path: asset.path, mediaType: asset.mediaType,
+                  latitude: asset.latitude, longitude: asset.longitude)
+    }
+
+    /// The moment's day: the calendar day of the wall time on the capture clock.
+    public var day: Int { local.dayNumber }
+
+    /// Whether the member has a usable position (both coordinates, both finite).
+    public var isGeotagged: Bool {
+        guard let lat = latitude, let lon = longitude else { return false }
+        return lat.isFinite && lon.isFinite
+    }
+
+    /// The member's place in the display order.
+    public var key: MomentMemberKey { MomentMemberKey(local: local, path: path, id: id) }
+}
+
+/// A member's position in a moment's display order: oldest first, then path bytes, then id.
+///
+/// The order on `local` is total: equal wall times sort a time without milliseconds before
+/// the same time with them (`10:00:00` < `10:00:00.000`). It is exactly the byte order of
+/// `LocalDateTime.description`, so a store that keeps that text, the path as a BLOB and the id
+/// as text gets the same order from `ORDER BY local, path, id`.
+public struct MomentMemberKey: Sendable, Hashable, Comparable {
+    public var local: LocalDateTime
+    public var path: PathBytes
+    public var id: AssetID
+
+    public init(local: LocalDateTime, path: PathBytes, id: AssetID) {
+        self.local = local
+        self.path = path
+        self.id = id
+    }
+
+    public static func < (a: MomentMemberKey, b: MomentMemberKey) -> Bool {
+        if a.local != b.local { return MomentGrouping.precedes(a.local, b.local) }
+        if a.path != b.path { return a.path < b.path }
+        return a.id < b.id
+    }
+}
+
+/// The assets captured on one calendar day of the capture clock (PhotoKit's moment).
+///
+/// Every field is a function of the day's member set alone, so a moment maintained
+/// incrementally equals the one computed from scratch, field for field.
+public struct Moment: Sendable, Hashable {
+    /// `CivilTime` day number (days since 1970-01-01) of the local date.
+    public var day: Int
+    /// `m_YYYYMMDD`: derived from the day alone, so it survives restarts and full rebuilds.
+    public var id: String
+    /// `YYYY-MM-DD`.
+    public var localDate: String
+    /// The oldest member's wall time.
+    public var start: LocalDateTime
+    /// The newest member's wall time.
+    public var end: LocalDateTime
+    public var assetCount: Int
+    public var photoCount: Int
+    public var videoCount: Int
+    /// The representative location: the position of the oldest geotagged member (in display
+    /// order), where the day began. `nil` when no member has one.
+    public var latitude: Double?
+    /// See `latitude`.
+    public var longitude: Double?
+    /// Which member gave the location. Kept so that a member added later can be compared
+    /// with it without loading the day: persist it with the moment.
+    public var locationMember: MomentMemberKey?
+    /// `Saturday, 4 May 2019` (English).
+    public var title: String
+
+    /// A moment as a store holds it: the derived fields (`id`, `localDate`, `title`) come
+    /// from `day`, so only these need columns.
+    public init(day: Int, start: LocalDateTime, end: LocalDateTime, assetCount: Int, photoCount: Int,
+                videoCount: Int, latitude: Double? = nil, longitude: Double? = nil,
+                locationMember: MomentMemberKey? = nil) {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        self.day = day
+        self.id = MomentGrouping.id(day: day)
+        self.localDate = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        self.start = start
+        self.end = end
+        self.assetCount = assetCount
+        self.photoCount = photoCount
+        self.videoCount = videoCount
+        self.latitude = latitude
+        self.longitude = longitude
+        self.locationMember = locationMember
+        self.title = MomentGrouping.title(day: day)
+    }
+
+    /// An empty moment of `day` that `add` fills: not a valid moment until it has a member.
+    init(day: Int, first: MomentMember) {
+        self.init(day: day, start: first.local, end: first.local, assetCount: 0, photoCount: 0, videoCount: 0)
+    }
+
+    /// The moment with one more member (which must be on its day and not already in it). O(1).
+    public func adding(_ member: MomentMember) -> Moment {
+        var m = self
+        m.add(member)
+        return m
+    }
+
+    mutating func add(_ member: MomentMember) {
+        if MomentGrouping.precedes(member.local, start) { start = member.local }
+        if MomentGrouping.precedes(end, member.local) { end = member.local }
+        assetCount += 1
+        switch member.mediaType {
+        case .image: photoCount += 1
+        case .video: videoCount += 1
+        }
+        if member.isGeotagged {
+            let key = member.key
+            if locationMember.map({ key < $0 }) ?? true {
+                locationMember = key
+                latitude = member.latitude
+                longitude = member.longitude
+            }
+        }
+    }
+}
+
+/// Grouping assets into moments from scratch, and the fixed formats of moment ids and titles.
+public enum MomentGrouping {
+    /// Every moment of `members`, newest first.
+    public static func group(_ members: [MomentMember]) -> [Moment] {
+        var byDay: [Int: Moment] = [:]
+        for member in members {
+            let day = member.day
+            if byDay[day] == nil { byDay[day] = Moment(day: day, first: member) }
+            byDay[day]!.add(member)
+        }
+        return byDay.values.sorted { $0.day > $1.day }
+    }
+
+    /// The moment of `day` from its members; `nil` when none. Members of other days are
+    /// ignored (the caller's query answered more than asked).
+    public static func moment(day: Int, members: [MomentMember]) -> Moment? {
+        var moment: Moment?
+        for member in members where member.day == day {
+            if moment == nil { moment = Moment(day: day, first: member) }
+            moment!.add(member)
+        }
+        return moment
+    }
+
+    /// A moment's members in display order: oldest first, ties by path bytes, then id.
+    public static func ordered(_ members: [MomentMember]) -> [MomentMember] {
+        members.sorted { $0.key < $1.key }
+    }
+
+    /// The total order moments use on wall times: chronological, and a time without
+    /// milliseconds before the same second with them (the byte order of `description`).
+    public static func precedes(_ a: LocalDateTime, _ b: LocalDateTime) -> Bool {
+        // Field by field rather than `LocalDateTime.<` twice: this runs for every member a job
+        // merges, and tuple comparison is slow in debug builds.
+        if a.year != b.year { return a.year < b.year }
+        if a.month != b.month { return a.month < b.month }
+        if a.day != b.day { return a.day < b.day }
+        if a.hour != b.hour { return a.hour < b.hour }
+        if a.minute != b.minute { return a.minute < b.minute }
+        if a.second != b.second { return a.second < b.second }
+        switch (a.millisecond, b.millisecond) {
+        case let (x?, y?): return x < y
+        case (nil, .some): return true
+        default: return false
+        }
+    }
+
+    /// `m_YYYYMMDD` for a day number.
+    public static func id(day: Int) -> String {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        return "m_" + pad(y, 4) + pad(m, 2) + pad(d, 2)
+    }
+
+    /// The day number of a moment id; `nil` when it is not one (wrong shape or no such date).
+    public static func day(ofMomentID id: String) -> Int? {
+        let b = Array(id.utf8)
+        guard b.count == 10, b[0] == UInt8(ascii: "m"), b[1] == UInt8(ascii: "_"),
+              let y = Digits.value(b, 2, 4), let m = Digits.value(b, 6, 2), let d = Digits.value(b, 8, 2),
+              let date = LocalDateTime(year: y, month: m, day: d)
+        else { return nil }
+        return date.dayNumber
+    }
+
+    /// The day number of a `YYYY-MM-DD` date (a moment's `localDate`); `nil` when invalid.
+    public static func day(ofLocalDate text: String) -> Int? {
+        let b = Array(text.utf8)
+        guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+              let y = Digits.value(b, 0, 4), let m = Digits.value(b, 5, 2), let d = Digits.value(b, 8, 2),
+              let date = LocalDateTime(year: y, month: m, day: d)
+        else { return nil }
+        return date.dayNumber
+    }
+
+    /// English weekday names, Sunday first (`CivilTime.weekday`'s numbering).
+    public static let weekdayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+    /// English month names, January first.
+    public static let monthNames = ["January", "February", "March", "April", "May", "June", "July", "August",
+                                    "September", "October", "November", "December"]
+
+    /// `Saturday, 4 May 2019`: the day-month-year order reads the same everywhere English is
+    /// used, and needs no locale data (PhotoModel has no Foundation).
+    public static func title(day: Int) -> String {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        return weekdayNames[CivilTime.weekday(days: day)] + ", " + String(d) + " " + monthNames[m - 1] + " " + String(y)
+    }
+}
+
+/// What one sort job changes: the old values of the assets it removes or updates, and the
+/// new values of the assets it inserts or updates. An update is a removal of its old value and
+/// an addition of its new one. The values are `MomentMember`s of assets that count in
+/// collections: an asset becoming hidden or trashed is a removal, one coming back an addition.
+public struct MomentChange: Sendable, Hashable {
+    /// Old values (as the store holds them before the change) of deleted and updated assets.
+    public var removed: [MomentMember]
+    /// New values of inserted and updated assets.
+    public var added: [MomentMember]
+
+    public init(removed: [MomentMember] = [], added: [MomentMember] = []) {
+        self.removed = removed
+        self.added = added
+    }
+
+    /// Whether the change does nothing.
+    public var isEmpty: Bool { removed.isEmpty && added.isEmpty }
+
+    /// One change with the net effect of `changes` applied in order: what a job that takes
+    /// over the cancelled jobs before it must apply.
+    ///
+    /// Per asset id, the net change goes from the state before the first change that mentions
+    /// it (its first `removed` value, or absent when it was first added) to the state after the
+    /// last one (its last `added` value, or absent when it was last removed). So an asset added,
+    /// then updated, then deleted within the run nets out to nothing, and one updated twice
+    /// becomes one update from its oldest to its newest value. An asset whose net old and new
+    /// values are equal is left out. Within one change, `removed` applies before `added`.
+    /// Order: ids in the order they first appear, so the result is deterministic.
+    public static func merging(_ changes: [MomentChange]) -> MomentChange {
+        var before: [AssetID: MomentMember?] = [:]
+        var after: [AssetID: MomentMember?] = [:]
+        var order: [AssetID] = []
+        for change in changes {
+            for member in change.removed {
+                if before[member.id] == nil {
+                    before[member.id] = .some(member)
+                    order.append(member.id)
+                }
+                after[member.id] = .some(nil)
+            }
+            for member in change.added {
+                if before[member.id] == nil {
+                    before[member.id] = .some(nil)
+                    order.append(member.id)
+                }
+                after[member.id] = .some(member)
+            }
+        }
+        var net = MomentChange()
+        for id in order {
+            let old = before[id]!, new = after[id]!
+            if old == new { continue }
+            if let old { net.removed.append(old) }
+            if let new { net.added.append(new) }
+        }
+        return net
+    }
+
+    /// The change without no-op updates (an asset removed and added with the same value, as
+    /// a re-read of an unchanged file produces), so that its day is not recomputed for nothing.
+    public func withoutNoOps() -> MomentChange {
+        var addedByID: [AssetID: MomentMember] = [:]
+        for member in added { addedByID[member.id] = member }
+        var same = Set<AssetID>()
+        for member in removed where addedByID[member.id] == member { same.insert(member.id) }
+        if same.isEmpty { return self }
+        return MomentChange(removed: removed.filter { !same.contains($0.id) },
+                            added: added.filter { !same.contains($0.id) })
+    }
+}
+
+/// How one job changed the moments: ids, newest first in each list.
+public struct MomentDiff: Sendable, Hashable {
+    /// Moments that did not exist before.
+    public var inserted: [String]
+    /// Moments that exist before and after whose record (dates, counts, location) changed.
+    public var updated: [String]
+    /// Moments that no longer exist (their day has no member left).
+    public var deleted: [String]
+    /// Moments that exist before and after whose member list changed: a member joined or
+    /// left, or moved within the day's order. Clients holding the moment's assets refetch or
+    /// diff them. May overlap with `updated`.
+    public var contentChanged: [String]
+
+    public init(inserted: [String] = [], updated: [String] = [], deleted: [String] = [], contentChanged: [String] = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.contentChanged = contentChanged
+    }
+
+    /// Whether no moment changed.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && contentChanged.isEmpty }
+}
+
+/// Incremental maintenance of moments: what one sort job does with its chunk.
+public enum MomentMerge {
+    /// The days a change touches: every day an old value leaves and every day a new value joins.
+    public static func affectedDays(_ change: MomentChange) -> Set<Int> {
+        var days = Set<Int>()
+        for m in change.removed { days.insert(m.day) }
+        for m in change.added { days.insert(m.day) }
+        return days
+    }
+
+    /// The days whose moment must be recomputed from their members after the change (they
+    /// lose a member, or a member changes); every other affected day only gains members.
+    public static func daysToRecompute(_ change: MomentChange) -> Set<Int> {
+        Set(change.withoutNoOps().removed.map(\.day))
+    }
+
+    /// Updates the moments of the days `change` touches.
+    ///
+    /// - `existing`: the current moments of (at least) the affected days; a day absent from it
+    ///   has no moment yet.
+    /// - `membersAfter(day)`: the day's members after the change (the caller answers from its
+    ///   store, after writing the change's asset rows). Called only for the days that lose a
+    ///   member (`daysToRecompute`), once each.
+    ///
+    /// A day that only gains members is updated from its existing moment and the added members
+    /// alone, O(k); so a job costs O(chunk) plus the days it removes from. `change.added` must
+    /// not contain assets already counted in `existing` unless their old value is in
+    /// `change.removed` (an update is always a removal and an addition).
+    ///
+    /// Returns the moment of every affected day after the change (`nil`: the day has no moment
+    /// any more) and the diff.
+    public static func apply(_ change: MomentChange, existing: [Int: Moment],
+                             membersAfter: (Int) -> [MomentMember]) -> (moments: [Int: Moment?], diff: MomentDiff) {
+        let change = change.withoutNoOps()
+        var removedByDay: [Int: [MomentMember]] = [:]
+        var addedByDay: [Int: [MomentMember]] = [:]
+        for m in change.removed { removedByDay[m.day, default: []].append(m) }
+        for m in change.added { addedByDay[m.day, default: []].append(m) }
+
+        var result: [Int: Moment?] = [:]
+        var diff = MomentDiff()
+        let days = Set(removedByDay.keys).union(addedByDay.keys).sorted(by: >)
+        for day in days {
+            let old = existing[day]
+            let new: Moment?
+            if removedByDay[day] != nil {
+                new = MomentGrouping.moment(day: day, members: membersAfter(day))
+            } else {
+                var m = old
+                for member in addedByDay[day] ?? [] {
+                    if m == nil { m = Moment(day: day, first: member) }
+                    m!.add(member)
+                }
+                new = m
+            }
+            result[day] = .some(new)
+            switch (old, new) {
+            case (nil, nil): break
+            case (nil, let n?): diff.inserted.append(n.id)
+            case (let o?, nil): diff.deleted.append(o.id)
+            case (let o?, let n?):
+                if o != n { diff.updated.append(n.id) }
+                if memberListChanged(removed: removedByDay[day] ?? [], added: addedByDay[day] ?? []) {
+                    diff.contentChanged.append(n.id)
+                }
+            }
+        }
+        return (result, diff)
+    }
+
+    /// Whether the day's ordered member list differs: the keys that left are not exactly the
+    /// keys that joined (a GPS-only update keeps the list; a time change within the day does not).
+    static func memberListChanged(removed: [MomentMember], added: [MomentMember]) -> Bool {
+        guard removed.count == added.count else { return true }
+        return removed.map(\.key).sorted() != added.map(\.key).sorted()
+    }
+}
+
+/// A moment list (PhotoKit's moment `PHCollectionList`): the moments of one year or one month.
+public struct MomentList: Sendable, Hashable {
+    /// Whether the list spans a year or a month.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        case year
+        case month
+    }
+
+    /// `y_2019` or `mo_2019-05`: derived from the period alone, so stable across rebuilds.
+    public var id: String
+    public var kind: Kind
+    /// `2019` or `May 2019`.
+    public var title: String
+    public var year: Int
+    /// 1–12 for month lists; `nil` for year lists.
+    public var month: Int?
+    /// The moments in the period, newest first.
+    public var momentIDs: [String]
+    public var assetCount: Int
+    public var photoCount: Int
+    public var videoCount: Int
+    /// The oldest moment's start.
+    public var start: LocalDateTime
+    /// The newest moment's end.
+    public var end: LocalDateTime
+
+    /// A list as a store holds it.
+    public init(id: String, kind: Kind, title: String, year: Int, month: Int?, momentIDs: [String],
+                assetCount: Int, photoCount: Int, videoCount: Int, start: LocalDateTime, end: LocalDateTime) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.year = year
+        self.month = month
+        self.momentIDs = momentIDs
+        self.assetCount = assetCount
+        self.photoCount = photoCount
+        self.videoCount = videoCount
+        self.start = start
+        self.end = end
+    }
+}
+
+/// Moment lists by year and by month. A list is a function of its period's moments, so after
+/// a job the caller rebuilds only the lists of the affected days' periods (`periods(ofDays:)`)
+/// from the moments of those periods: at most 366 moments a year.
+public enum MomentLists {
+    /// Year and month lists of `moments` (any order), each newest first.
+    public static func build(_ moments: [Moment]) -> (years: [MomentList], months: [MomentList]) {
+        var byYear: [Int: [Moment]] = [:]
+        var byMonth: [Int: [Moment]] = [:]
+        for m in moments {
+            let (y, mo, _) = CivilTime.civilFromDays(m.day)
+            byYear[y, default: []].append(m)
+            byMonth[y * 12 + mo - 1, default: []].append(m)
+        }
+        let years = byYear.keys.sorted(by: >).compactMap { yearList(year: $0, moments: byYear[$0]!) }
+        let months = byMonth.keys.sorted(by: >).compactMap {
+            monthList(year: $0 / 12, month: $0 % 12 + 1, moments: byMonth[$0]!)
+        }
+        return (years, months)
+    }
+
+    /// The list of one year from its moments (moments of other years are ignored); `nil` when
+    /// the year has none.
+    public static func yearList(year: Int, moments: [Moment]) -> MomentList? {
+        list(id: yearID(year), kind: .year, title: String(year), year: year, month: nil,
+             moments: moments.filter { CivilTime.civilFromDays($0.day).year == year })
+    }
+
+    /// The list of one month from its moments (moments of other months are ignored); `nil`
+    /// when the month has none.
+    public static func monthList(year: Int, month: Int, moments: [Moment]) -> MomentList? {
+        list(id: monthID(year: year, month: month), kind: .month,
+             title: MomentGrouping.monthNames[month - 1] + " " + String(year), year: year, month: month,
+             moments: moments.filter {
+                 let d = CivilTime.civilFromDays($0.day)
+                 return d.year == year && d.month == month
+             })
+    }
+
+    /// `y_YYYY`.
+    public static func yearID(_ year: Int) -> String { "y_" + pad(year, 4) }
+
+    /// `mo_YYYY-MM`.
+    public static func monthID(year: Int, month: Int) -> String { "mo_" + pad(year, 4) + "-" + pad(month, 2) }
+
+    /// The years and (year, month) pairs whose lists change when the moments of `days` change.
+    public static func periods(ofDays days: Set<Int>) -> (years: Set<Int>, months: Set<YearMonth>) {
+        var years = Set<Int>(), months = Set<YearMonth>()
+        for day in days {
+            let (y, m, _) = CivilTime.civilFromDays(day)
+            years.insert(y)
+            months.insert(YearMonth(year: y, month: m))
+        }
+        return (years, months)
+    }
+
+    /// A calendar month.
+    public struct YearMonth: Sendable, Hashable, Comparable {
+        /// The year.
+        public var year: Int
+        /// 1–12.
+        public var month: Int
+        /// A month of a year.
+        public init(year: Int, month: Int) {
+            self.year = year
+            self.month = month
+        }
+        /// The day numbers the month spans (for a store query by day).
+        public var days: ClosedRange<Int> {
+            CivilTime.daysFromCivil(year: year, month: month, day: 1)...CivilTime.daysFromCivil(
+                year: year, month: month, day: CivilTime.daysInMonth(year: year, month: month))
+        }
+        /// Chronological.
+        public static func < (a: YearMonth, b: YearMonth) -> Bool { (a.year, a.month) < (b.year, b.month) }
+    }
+
+    /// The day numbers a year spans (for a store query by day).
+    public static func days(ofYear year: Int) -> ClosedRange<Int> {
+        CivilTime.daysFromCivil(year: year, month: 1, day: 1)...CivilTime.daysFromCivil(year: year, month: 12, day: 31)
+    }
+
+    static func list(id: String, kind: MomentList.Kind, title: String, year: Int, month: Int?,
+                     moments: [Moment]) -> MomentList? {
+        let sorted = moments.sorted { $0.day > $1.day }
+        guard let newest = sorted.first, let oldest = sorted.last else { return nil }
+        var list = MomentList(id: id, kind: kind, title: title, year: year, month: month, momentIDs: sorted.map(\.id),
+                              assetCount: 0, photoCount: 0, videoCount: 0, start: oldest.start, end: newest.end)
+        for m in sorted {
+            list.assetCount += m.assetCount
+            list.photoCount += m.photoCount
+            list.videoCount += m.videoCount
+        }
+        return list
+    }
+}
