@@ -1,0 +1,300 @@
+/// A smart album (PhotoKit's `PHAssetCollection` of type `smartAlbum`): computed membership
+/// with a fixed id, title and rule.
+public struct SmartAlbum: Sendable, Hashable {
+    /// The smart albums photod has, in the order clients list them.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        case allPhotos, favorites, videos, recentlyAdded, screenshots, panoramas, selfies, livePhotos, raw, hidden,
+             recentlyDeleted
+    }
+
+    /// How a smart album orders its assets.
+    public enum Order: String, Sendable, Hashable, Codable {
+        /// Oldest capture time first, then path bytes, then id (a moment's order).
+        case captureTime
+        /// Most recently indexed first, then the capture order.
+        case addedNewestFirst
+        /// Most recently deleted first, then the capture order.
+        case deletedNewestFirst
+    }
+
+    public var kind: Kind
+    /// `s_` and the kind (`s_allPhotos`, `s_favorites`, ...): fixed forever, part of the protocol.
+    public var id: String
+    /// English title (`All Photos`, `Recently Added`, ...).
+    public var title: String
+    /// PhotoKit's `PHAssetCollectionSubtype` name (`smartAlbumUserLibrary`, ...), so that
+    /// clients ported from iOS recognise the album.
+    public var subtype: String
+    /// The membership rule in one sentence.
+    public var rule: String
+    public var order: Order
+
+    public init(kind: Kind, title: String, subtype: String, rule: String, order: Order = .captureTime) {
+        self.kind = kind
+        self.id = "s_" + kind.rawValue
+        self.title = title
+        self.subtype = subtype
+        self.rule = rule
+        self.order = order
+    }
+}
+
+/// What smart-album membership depends on, per asset.
+public struct SmartAlbumFacts: Sendable, Hashable {
+    public var mediaType: MediaType
+    public var subtypes: Set<AssetSubtype>
+    public var isFavorite: Bool
+    public var isHidden: Bool
+    /// When the asset's files disappeared (Unix milliseconds); `nil` while it exists.
+    public var deletedAt: Int64?
+    /// When the asset was first indexed (Unix milliseconds).
+    public var addedAt: Int64
+
+    public init(mediaType: MediaType, subtypes: Set<AssetSubtype> = [], isFavorite: Bool = false, isHidden: Bool = false,
+                deletedAt: Int64? = nil, addedAt: Int64) {
+        self.mediaType = mediaType
+        self.subtypes = subtypes
+        self.isFavorite = isFavorite
+        self.isHidden = isHidden
+        self.deletedAt = deletedAt
+        self.addedAt = addedAt
+    }
+}
+
+/// The fixed list of smart albums and their membership rules.
+///
+/// Visibility comes first: a recently deleted asset is only in Recently Deleted; a hidden one
+/// (not deleted) only in Hidden. Every other album holds visible assets (neither hidden nor
+/// deleted) — the same assets that count in moments and folder albums.
+public enum SmartAlbums {
+    /// Recently Added looks back this far from now (30 days).
+    public static let recentlyAddedWindowMilliseconds: Int64 = 30 * 86_400_000
+
+    /// Every smart album, in display order.
+    public static let all: [SmartAlbum] = [
+        SmartAlbum(kind: .allPhotos, title: "All Photos", subtype: "smartAlbumUserLibrary",
+                   rule: "Every visible photo and video."),
+        SmartAlbum(kind: .favorites, title: "Favorites", subtype: "smartAlbumFavorites",
+                   rule: "Visible assets marked favorite."),
+        SmartAlbum(kind: .videos, title: "Videos", subtype: "smartAlbumVideos",
+                   rule: "Visible assets whose media type is video (a Live Photo is a photo)."),
+        SmartAlbum(kind: .recentlyAdded, title: "Recently Added", subtype: "smartAlbumRecentlyAdded",
+                   rule: "Visible assets first indexed in the last 30 days, newest first.", order: .addedNewestFirst),
+        SmartAlbum(kind: .screenshots, title: "Screenshots", subtype: "smartAlbumScreenshots",
+                   rule: "Visible images with subtype screenshot: a Screenshot-style file name, an EXIF UserComment "
+                       + "of Screenshot, or a PNG/HEIC without camera make at a known screen size."),
+        SmartAlbum(kind: .panoramas, title: "Panoramas", subtype: "smartAlbumPanoramas",
+                   rule: "Visible images with subtype panorama: from a camera (EXIF Make), not a screenshot, with "
+                       + "one side at least twice the other."),
+        SmartAlbum(kind: .selfies, title: "Selfies", subtype: "smartAlbumSelfPortraits",
+                   rule: "Visible images with subtype selfie: the EXIF LensModel names a front camera."),
+        SmartAlbum(kind: .livePhotos, title: "Live Photos", subtype: "smartAlbumLivePhotos",
+                   rule: "Visible images with subtype live: a still paired with its motion video."),
+        SmartAlbum(kind: .raw, title: "RAW", subtype: "smartAlbumRAW",
+                   rule: "Visible images with subtype raw: a camera RAW file, alone or paired with a JPEG/HEIC."),
+        SmartAlbum(kind: .hidden, title: "Hidden", subtype: "smartAlbumAllHidden",
+                   rule: "Assets marked hidden and not deleted; they appear in no other collection."),
+        SmartAlbum(kind: .recentlyDeleted, title: "Recently Deleted", subtype: "smartAlbumRecentlyDeleted",
+                   rule: "Assets whose files disappeared in the last 30 days, kept with their user state.",
+                   order: .deletedNewestFirst),
+    ]
+
+    /// The album with a given id (`s_favorites`); `nil` for unknown ids.
+    public static func album(id: String) -> SmartAlbum? { all.first { $0.id == id } }
+
+    /// The album of a kind.
+    public static func album(_ kind: SmartAlbum.Kind) -> SmartAlbum { all.first { $0.kind == kind }! }
+
+    /// Whether an asset belongs to a smart album at `now` (Unix milliseconds). Recently Added
+    /// depends on the time: an asset leaves it 30 days after it was indexed, with no change to
+    /// the asset itself.
+    public static func contains(_ kind: SmartAlbum.Kind, _ f: SmartAlbumFacts, now: Int64) -> Bool {
+        if kind == .recentlyDeleted { return f.deletedAt != nil }
+        if f.deletedAt != nil { return false }
+        if kind == .hidden { return f.isHidden }
+        if f.isHidden { return false }
+        switch kind {
+        case .allPhotos: return true
+        case .favorites: return f.isFavorite
+        case .videos: return f.mediaType == .video
+        case .recentlyAdded: return f.addedAt >= now - recentlyAddedWindowMilliseconds
+        case .screenshots: return f.subtypes.contains(.screenshot)
+        case .panoramas: return f.subtypes.contains(.panorama)
+        case .selfies: return f.subtypes.contains(.selfie)
+        case .livePhotos: return f.subtypes.contains(.live)
+        case .raw: return f.subtypes.contains(.raw)
+        case .hidden, .recentlyDeleted: return false  // decided above
+        }
+    }
+
+    /// Every smart album an asset belongs to at `now`, in display order.
+    public static func albums(containing f: SmartAlbumFacts, now: Int64) -> [SmartAlbum] {
+        all.filter { contains($0.kind, f, now: now) }
+    }
+}
+
+/// What the subtype rules read from an asset's primary file and its pairing.
+public struct SubtypeInputs: Sendable, Hashable {
+    public var mediaType: MediaType
+    /// `Asset.format` (`png`, `heic`, `jpeg`, ...), from the content.
+    public var format: String
+    /// EXIF Make, as read.
+    public var make: String?
+    /// EXIF LensModel, as read.
+    public var lensModel: String?
+    /// Pixel size as stored (before orientation); the rules accept either orientation.
+    public var pixelWidth: Int?
+    /// See `pixelWidth`.
+    public var pixelHeight: Int?
+    /// EXIF UserComment, decoded to text without its 8-byte character-code prefix.
+    public var userComment: String?
+    /// The primary file's name (a full path works too: only the last component is read).
+    public var fileName: [UInt8]
+    /// Whether a resource is camera RAW (from pairing).
+    public var isRaw: Bool
+    /// Whether a motion video is paired (from pairing).
+    public var hasPairedVideo: Bool
+
+    public init(mediaType: MediaType, format: String, make: String? = nil, lensModel: String? = nil,
+                pixelWidth: Int? = nil, pixelHeight: Int? = nil, userComment: String? = nil, fileName: [UInt8] = [],
+                isRaw: Bool = false, hasPairedVideo: Bool = false) {
+        self.mediaType = mediaType
+        self.format = format
+        self.make = make
+        self.lensModel = lensModel
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.userComment = userComment
+        self.fileName = fileName
+        self.isRaw = isRaw
+        self.hasPairedVideo = hasPairedVideo
+    }
+}
+
+/// The rules that give an asset its subtypes (PhotoKit's `PHAssetMediaSubtype`). Videos
+/// have none: screen recordings, slow-motion and time-lapse are not detected.
+public enum SubtypeRules {
+    /// All the subtypes of an asset.
+    public static func subtypes(_ i: SubtypeInputs) -> Set<AssetSubtype> {
+        guard i.mediaType == .image else { return [] }
+        var s = Set<AssetSubtype>()
+        if i.isRaw { s.insert(.raw) }
+        if i.hasPairedVideo { s.insert(.live) }
+        if isScreenshot(i) { s.insert(.screenshot) }
+        if isPanorama(i) { s.insert(.panorama) }
+        if isSelfie(i) { s.insert(.selfie) }
+        return s
+    }
+
+    /// A screenshot is a non-RAW image with any of:
+    /// - a file name that starts with a screenshot tool's prefix (`screenshotNamePrefixes`,
+    ///   ASCII letters compared case-insensitively): Android, GNOME, KDE, Windows' Snipping Tool
+    ///   and macOS in several languages name their files so;
+    /// - an EXIF UserComment of `Screenshot` (what iOS writes), case-insensitively, ignoring
+    ///   surrounding spaces and NULs;
+    /// - format PNG or HEIC/HEIF (what phones save screenshots as), no camera make, and a pixel
+    ///   size (either orientation) in `screenSizes`. JPEG is left out of this rule: a make-less
+    ///   1920×1080 JPEG is as likely an export or a wallpaper as a screenshot.
+    public static func isScreenshot(_ i: SubtypeInputs) -> Bool {
+        guard i.mediaType == .image, !i.isRaw else { return false }
+        if hasScreenshotName(i.fileName) { return true }
+        if let c = i.userComment, asciiLowercased(trimmed(c)) == "screenshot" { return true }
+        guard ["png", "apng", "heic", "heif"].contains(i.format), !hasMake(i),
+              let w = i.pixelWidth, let h = i.pixelHeight else { return false }
+        return screenSizes.contains(ScreenSize(min(w, h), max(w, h)))
+    }
+
+    /// A panorama is an image from a camera (a non-blank EXIF Make: phones write theirs into
+    /// stitched panoramas too), not a screenshot (tall phone screens are 2.2:1), whose longer
+    /// side is at least twice the shorter (`panoramaMinimumAspect`), either way round.
+    public static func isPanorama(_ i: SubtypeInputs) -> Bool {
+        guard i.mediaType == .image, hasMake(i), !isScreenshot(i),
+              let w = i.pixelWidth, let h = i.pixelHeight, w > 0, h > 0 else { return false }
+        return max(w, h) >= panoramaMinimumAspect * min(w, h)
+    }
+
+    /// Longer side over shorter side from which an image is a panorama (2:1).
+    public static let panoramaMinimumAspect = 2
+
+    /// A selfie is an image whose EXIF LensModel contains `front` (ASCII, any case), as
+    /// iPhones write it (`iPhone 12 front camera 2.71mm f/2.2`, `iPhone X front TrueDepth camera
+    /// 2.87mm f/2.2`) and several Android phones too.
+    public static func isSelfie(_ i: SubtypeInputs) -> Bool {
+        guard i.mediaType == .image, let lens = i.lensModel else { return false }
+        return asciiLowercased(lens).contains("front")
+    }
+
+    /// File-name prefixes of screenshot tools: English (Android, GNOME, macOS ≥ 10.14 and
+    /// older `Screen Shot `, Windows), German, French, Spanish, Italian, Dutch, Swedish,
+    /// Polish, Japanese, Chinese and Korean macOS/phones.
+    public static let screenshotNamePrefixes: [String] = [
+        "screenshot", "screen shot ", "bildschirmfoto", "capture d\u{2019}\u{E9}cran", "capture d'\u{E9}cran",
+        "captura de pantalla", "schermata", "schermafbeelding", "sk\u{E4}rmavbild", "zrzut ekranu",
+        "\u{30B9}\u{30AF}\u{30EA}\u{30FC}\u{30F3}\u{30B7}\u{30E7}\u{30C3}\u{30C8}",  // スクリーンショット
+        "\u{622A}\u{5C4F}", "\u{5C4F}\u{5E55}\u{622A}\u{56FE}",  // 截屏, 屏幕截图
+        "\u{C2A4}\u{D06C}\u{B9B0}\u{C0F7}",  // 스크린샷
+    ]
+
+    /// A screen resolution, shorter side first.
+    public struct ScreenSize: Sendable, Hashable {
+        /// The shorter side in pixels.
+        public var short: Int
+        /// The longer side in pixels.
+        public var long: Int
+        /// A size, shorter side first.
+        public init(_ short: Int, _ long: Int) {
+            self.short = short
+            self.long = long
+        }
+    }
+
+    /// Screen resolutions (shorter side first) whose screenshots phones, tablets and desktops
+    /// save: every iPhone and iPad generation, common Android panels, and common desktop and
+    /// laptop panels.
+    public static let screenSizes: Set<ScreenSize> = Set([
+        // iPhone: 3GS, 4, 5/SE, 6–8/SE2–3, 6+–8+, X/XS/11 Pro, XR/11, XS Max/11 Pro Max, 12/13 mini,
+        // 12–14, 12–13 Pro Max/14 Plus, 14 Pro–16, 14 Pro Max–16 Plus, 16 Pro, 16 Pro Max.
+        (320, 480), (640, 960), (640, 1136), (750, 1334), (1242, 2208), (1125, 2436), (828, 1792), (1242, 2688),
+        (1080, 2340), (1170, 2532), (1284, 2778), (1179, 2556), (1290, 2796), (1206, 2622), (1320, 2868),
+        // iPad: 1/2/mini, Retina, 10.5", 11", 12.9", 10.2", 10.9"/Air, mini 6, 11" M4, 13" M4.
+        (768, 1024), (1536, 2048), (1668, 2224), (1668, 2388), (2048, 2732), (1620, 2160), (1640, 2360),
+        (1488, 2266), (1668, 2420), (2064, 2752),
+        // Android phones and tablets.
+        (480, 800), (540, 960), (720, 1280), (720, 1520), (720, 1600), (1080, 1920), (1080, 2160), (1080, 2220),
+        (1080, 2280), (1080, 2310), (1080, 2400), (1080, 2408), (1080, 2412), (1440, 2560), (1440, 2960),
+        (1440, 3040), (1440, 3088), (1440, 3120), (1440, 3200), (1344, 2992), (1280, 2856), (800, 1280),
+        (1200, 1920), (1600, 2560),
+        // Desktops and laptops (1920×1080 and 1080×1920 are the same entry).
+        (720, 1280), (800, 1280), (1024, 1280), (768, 1366), (900, 1440), (864, 1536), (900, 1600), (1050, 1680),
+        (1200, 1920), (1504, 2256), (1080, 2560), (1440, 2560), (1600, 2560), (1664, 2560), (1824, 2736),
+        (1800, 2880), (2000, 3000), (1964, 3024), (1440, 3440), (2234, 3456), (2160, 3840), (2880, 5120),
+        (3384, 6016),
+    ].map { ScreenSize($0.0, $0.1) })
+
+    static func hasMake(_ i: SubtypeInputs) -> Bool {
+        guard let make = i.make else { return false }
+        return !trimmed(make).isEmpty
+    }
+
+    static func hasScreenshotName(_ name: [UInt8]) -> Bool {
+        let base = name.lastIndex(of: UInt8(ascii: "/")).map { Array(name[($0 + 1)...]) } ?? name
+        let lower = asciiLowercased(base)
+        return screenshotNamePrefixes.contains { lower.starts(with: $0.utf8) }
+    }
+
+    static func trimmed(_ s: String) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\0" || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        var sub = s[...]
+        while let c = sub.first, isBlank(c) { sub = sub.dropFirst() }
+        while let c = sub.last, isBlank(c) { sub = sub.dropLast() }
+        return sub
+    }
+
+    static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+    }
+
+    static func asciiLowercased(_ s: some StringProtocol) -> String {
+        String(decoding: asciiLowercased(s.utf8), as: UTF8.self)
+    }
+}
