@@ -7,6 +7,7 @@ public struct FolderAlbumInput: Sendable, Hashable {
     /// The album's id (the store's).
     public var albumID: String
 
+    /// An album from its fields.
     public init(path: PathBytes, assetCount: Int, albumID: String) {
         self.path = path
         self.assetCount = assetCount
@@ -38,6 +39,7 @@ public struct CollectionList: Sendable, Hashable {
     /// Assets in those albums.
     public var assetCount: Int
 
+    /// A list from its fields.
     public init(id: String, title: String, path: PathBytes, root: PathBytes, parentID: String?, listIDs: [String],
                 albumIDs: [String], albumCount: Int, assetCount: Int) {
         self.id = id

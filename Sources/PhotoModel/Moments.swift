@@ -1,15 +1,20 @@
 /// What moments need to know about one asset. The caller passes only assets that count in
 /// collections (never hidden or recently deleted ones).
 public struct MomentMember: Sendable, Hashable {
+    /// The asset.
     public var id: AssetID
     /// The capture time on the capture clock; its calendar day is the moment.
     public var local: LocalDateTime
     /// The primary resource's path, the first tie-break of the display order.
     public var path: PathBytes
+    /// Photo or video, for the moment's counts.
     public var mediaType: MediaType
+    /// Degrees north, when the asset has a position.
     public var latitude: Double?
+    /// Degrees east, when the asset has a position.
     public var longitude: Double?
 
+    /// A member from its fields.
     public init(id: AssetID, local: LocalDateTime, path: PathBytes, mediaType: MediaType,
                 latitude: Double? = nil, longitude: Double? = nil) {
         self.id = id
@@ -46,16 +51,21 @@ public struct MomentMember: Sendable, Hashable {
 /// `LocalDateTime.description`, so a store that keeps that text, the path as a BLOB and the id
 /// as text gets the same order from `ORDER BY local, path, id`.
 public struct MomentMemberKey: Sendable, Hashable, Comparable {
+    /// The wall time on the capture clock.
     public var local: LocalDateTime
+    /// The primary resource's path.
     public var path: PathBytes
+    /// The asset.
     public var id: AssetID
 
+    /// A key from its fields.
     public init(local: LocalDateTime, path: PathBytes, id: AssetID) {
         self.local = local
         self.path = path
         self.id = id
     }
 
+    /// Display order: `local` (see above), then path bytes, then id.
     public static func < (a: MomentMemberKey, b: MomentMemberKey) -> Bool {
         if a.local != b.local { return MomentGrouping.precedes(a.local, b.local) }
         if a.path != b.path { return a.path < b.path }
@@ -78,8 +88,11 @@ public struct Moment: Sendable, Hashable {
     public var start: LocalDateTime
     /// The newest member's wall time.
     public var end: LocalDateTime
+    /// Members of any type.
     public var assetCount: Int
+    /// Members that are images.
     public var photoCount: Int
+    /// Members that are videos.
     public var videoCount: Int
     /// The representative location: the position of the oldest geotagged member (in display
     /// order), where the day began. `nil` when no member has one.
@@ -240,6 +253,7 @@ public struct MomentChange: Sendable, Hashable {
     /// New values of inserted and updated assets.
     public var added: [MomentMember]
 
+    /// A change from old and new values.
     public init(removed: [MomentMember] = [], added: [MomentMember] = []) {
         self.removed = removed
         self.added = added
@@ -314,6 +328,7 @@ public struct MomentDiff: Sendable, Hashable {
     /// diff them. May overlap with `updated`.
     public var contentChanged: [String]
 
+    /// A diff from its lists.
     public init(inserted: [String] = [], updated: [String] = [], deleted: [String] = [], contentChanged: [String] = []) {
         self.inserted = inserted
         self.updated = updated
@@ -407,22 +422,29 @@ public enum MomentMerge {
 public struct MomentList: Sendable, Hashable {
     /// Whether the list spans a year or a month.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        /// The moments of a calendar year.
         case year
+        /// The moments of a calendar month.
         case month
     }
 
     /// `y_2019` or `mo_2019-05`: derived from the period alone, so stable across rebuilds.
     public var id: String
+    /// Year or month.
     public var kind: Kind
     /// `2019` or `May 2019`.
     public var title: String
+    /// The calendar year.
     public var year: Int
     /// 1–12 for month lists; `nil` for year lists.
     public var month: Int?
     /// The moments in the period, newest first.
     public var momentIDs: [String]
+    /// Members of every moment in the period.
     public var assetCount: Int
+    /// Images among them.
     public var photoCount: Int
+    /// Videos among them.
     public var videoCount: Int
     /// The oldest moment's start.
     public var start: LocalDateTime

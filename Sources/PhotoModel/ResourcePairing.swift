@@ -14,6 +14,7 @@ public struct PairingFile: Sendable, Hashable {
 
     /// The file name inside its folder (no `/`), as bytes.
     public var name: [UInt8]
+    /// What the content is.
     public var kind: Kind
     /// Apple's ContentIdentifier (MakerNote tag 0x0011 in the still; the QuickTime key
     /// `com.apple.quicktime.content.identifier` in the video), when present.
@@ -23,6 +24,7 @@ public struct PairingFile: Sendable, Hashable {
     /// a file time, a file-name date or a wall time without offset.
     public var captureInstantMilliseconds: Int64?
 
+    /// A file from its fields.
     public init(name: [UInt8], kind: Kind, contentIdentifier: String? = nil, captureInstantMilliseconds: Int64? = nil) {
         self.name = name
         self.kind = kind
@@ -39,9 +41,12 @@ public struct PairingFile: Sendable, Hashable {
 
 /// One file of a paired asset and its role.
 public struct PairedMember: Sendable, Hashable {
+    /// The file name inside the folder.
     public var name: [UInt8]
+    /// What the file is to the asset.
     public var role: Resource.Role
 
+    /// A member from its fields.
     public init(name: [UInt8], role: Resource.Role) {
         self.name = name
         self.role = role
@@ -60,6 +65,7 @@ public struct PairedAsset: Sendable, Hashable {
     /// The other subtypes come from `SubtypeRules`.
     public var subtypes: Set<AssetSubtype>
 
+    /// An asset from its fields.
     public init(primary: [UInt8], mediaType: MediaType, members: [PairedMember], subtypes: Set<AssetSubtype>) {
         self.primary = primary
         self.mediaType = mediaType

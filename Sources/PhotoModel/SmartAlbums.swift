@@ -3,6 +3,8 @@
 public struct SmartAlbum: Sendable, Hashable {
     /// The smart albums photod has, in the order clients list them.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        /// All Photos, Favorites, Videos, Recently Added, Screenshots, Panoramas, Selfies, Live Photos,
+        /// RAW, Hidden, Recently Deleted: `SmartAlbums.all` documents each rule.
         case allPhotos, favorites, videos, recentlyAdded, screenshots, panoramas, selfies, livePhotos, raw, hidden,
              recentlyDeleted
     }
@@ -17,6 +19,7 @@ public struct SmartAlbum: Sendable, Hashable {
         case deletedNewestFirst
     }
 
+    /// Which album.
     public var kind: Kind
     /// `s_` and the kind (`s_allPhotos`, `s_favorites`, ...): fixed forever, part of the protocol.
     public var id: String
@@ -27,8 +30,10 @@ public struct SmartAlbum: Sendable, Hashable {
     public var subtype: String
     /// The membership rule in one sentence.
     public var rule: String
+    /// How `collections.assets` orders the album.
     public var order: Order
 
+    /// An album; the id is `s_` and the kind.
     public init(kind: Kind, title: String, subtype: String, rule: String, order: Order = .captureTime) {
         self.kind = kind
         self.id = "s_" + kind.rawValue
@@ -41,15 +46,20 @@ public struct SmartAlbum: Sendable, Hashable {
 
 /// What smart-album membership depends on, per asset.
 public struct SmartAlbumFacts: Sendable, Hashable {
+    /// Photo or video.
     public var mediaType: MediaType
+    /// The asset's subtypes (`SubtypeRules`).
     public var subtypes: Set<AssetSubtype>
+    /// Marked favorite by a user.
     public var isFavorite: Bool
+    /// Marked hidden by a user.
     public var isHidden: Bool
     /// When the asset's files disappeared (Unix milliseconds); `nil` while it exists.
     public var deletedAt: Int64?
     /// When the asset was first indexed (Unix milliseconds).
     public var addedAt: Int64
 
+    /// Facts from their fields.
     public init(mediaType: MediaType, subtypes: Set<AssetSubtype> = [], isFavorite: Bool = false, isHidden: Bool = false,
                 deletedAt: Int64? = nil, addedAt: Int64) {
         self.mediaType = mediaType
@@ -135,6 +145,7 @@ public enum SmartAlbums {
 
 /// What the subtype rules read from an asset's primary file and its pairing.
 public struct SubtypeInputs: Sendable, Hashable {
+    /// Photo or video: only images have subtypes.
     public var mediaType: MediaType
     /// `Asset.format` (`png`, `heic`, `jpeg`, ...), from the content.
     public var format: String
@@ -155,6 +166,7 @@ public struct SubtypeInputs: Sendable, Hashable {
     /// Whether a motion video is paired (from pairing).
     public var hasPairedVideo: Bool
 
+    /// Inputs from their fields.
     public init(mediaType: MediaType, format: String, make: String? = nil, lensModel: String? = nil,
                 pixelWidth: Int? = nil, pixelHeight: Int? = nil, userComment: String? = nil, fileName: [UInt8] = [],
                 isRaw: Bool = false, hasPairedVideo: Bool = false) {
