@@ -40,8 +40,7 @@ let package = Package(
         // Products.
         .target(name: "PhotoClient", dependencies: ["PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .target(name: "PhotoDaemon",
-                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoPipeline",
-                               "CSystemd"],
+                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoPipeline"],
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),

@@ -6,6 +6,8 @@ import PhotoWire
 public enum ClientError: Error, Sendable, CustomStringConvertible {
     /// No daemon answers at the socket (missing, refused, permission denied).
     case unreachable(socket: PathBytes, SystemError)
+    /// The daemon did not answer within the connection's timeout.
+    case timedOut(socket: PathBytes)
     /// The daemon answered with a JSON-RPC error.
     case rpc(RPCError)
     /// The connection broke or the daemon sent something that is not a response.
@@ -14,6 +16,7 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let socket, let e): return "cannot reach photod at \(socket): \(e.message)"
+        case .timedOut(let socket): return "photod at \(socket) did not answer in time"
         case .rpc(let e): return e.message
         case .connection(let m): return m
         }
@@ -31,22 +34,24 @@ public final class PhotoConnection {
     private var nextID: Int64 = 1
     private var closed = false
 
-    /// Connects to the daemon's socket.
-    public init(socket: PathBytes) throws(ClientError) {
+    /// Connects to the daemon's socket. With a `timeout`, every later call fails with
+    /// `timedOut` when the daemon does not answer within it (a stopped or wedged daemon).
+    public init(socket: PathBytes, timeout: Duration? = nil) throws(ClientError) {
         self.socket = socket
         do {
             fd = try UnixSocket.connect(socket)
         } catch {
             throw .unreachable(socket: socket, error)
         }
+        if let timeout { UnixSocket.setTimeout(fd, timeout) }
     }
 
     /// Connects to the first socket that answers, in order.
-    public static func connect(anyOf sockets: [PathBytes]) throws(ClientError) -> PhotoConnection {
+    public static func connect(anyOf sockets: [PathBytes], timeout: Duration? = nil) throws(ClientError) -> PhotoConnection {
         var firstError: ClientError?
         for socket in sockets {
             do {
-                return try PhotoConnection(socket: socket)
+                return try PhotoConnection(socket: socket, timeout: timeout)
             } catch {
                 if firstError == nil { firstError = error }
             }
@@ -101,7 +106,8 @@ public final class PhotoConnection {
             } catch {
                 throw .connection("cannot send to photod: \(error)")
             }
-            sent += n ?? 0
+            guard let n else { throw .timedOut(socket: socket) }  // EAGAIN after SO_SNDTIMEO
+            sent += n
         }
     }
 
@@ -114,7 +120,8 @@ public final class PhotoConnection {
             } catch {
                 throw .connection("cannot read from photod: \(error)")
             }
-            guard let n, n > 0 else { throw .connection("photod closed the connection") }
+            guard let n else { throw .timedOut(socket: socket) }  // EAGAIN after SO_RCVTIMEO
+            guard n > 0 else { throw .connection("photod closed the connection") }
             for event in framer.append(buffer[0..<n]) {
                 switch event {
                 case .line(let line): pending.append(line)

@@ -40,18 +40,27 @@ public final class Daemon: Sendable {
         }
         let listener: FileDescriptor
         do {
-            try Self.makeDirectory(options.socket.parent)
+            // A private directory (0700 when created here); an existing one must be trustworthy.
+            try Directory.makePath(options.socket.parent, mode: getuid() == 0 ? 0o755 : 0o700)
+            try Directory.checkTrusted(options.socket.parent)
             listener = try UnixSocket.listen(options.socket)
         } catch {
             throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
         }
 
         let reads = ReadCounter()
-        let indexer = Indexer(database: database, reader: MediaFileReader(zone: zone, reads: reads),
+        let sortQueue = SortQueue(database: database, logger: logger.facility("pipeline"))
+        let indexer = Indexer(database: database, sortQueue: sortQueue, reader: MediaFileReader(zone: zone, reads: reads),
                               logger: logger.facility("pipeline"), workers: options.workers)
         let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
                               timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
-        let methods = Methods(database: database, indexer: indexer, info: info)
+        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, reads: reads, info: info)
+        if let known = try? database.read({ try $0.roots() }) {
+            for (_, root) in known where !roots.contains(root) {
+                logger.warning("library root '\(root)' was indexed before but is not given with --library now; "
+                               + "its assets stay in the index", [("root", root.string)])
+            }
+        }
         let server = SocketServer(listener: listener, path: options.socket,
                                   handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
@@ -82,6 +91,7 @@ public final class Daemon: Sendable {
                 // What has been read is committed; the rest waits for the next start.
                 scanDone.wait()
                 scanDone.signal()
+                sortQueue.stop()
                 logger.notice("stopped")
                 exit(0)
             }
@@ -91,14 +101,4 @@ public final class Daemon: Sendable {
         withExtendedLifetime(sources) { dispatchMain() }
     }
 
-    static func makeDirectory(_ path: PathBytes) throws(SystemError) {
-        var prefix: [UInt8] = []
-        for component in path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            prefix += [UInt8(ascii: "/")] + component
-            let rc = PathBytes.withCString(prefix) { mkdir($0, 0o755) }
-            if rc != 0 && errno != EEXIST {
-                throw SystemError(call: "mkdir", errno: errno, context: String(decoding: prefix, as: UTF8.self))
-            }
-        }
-    }
 }

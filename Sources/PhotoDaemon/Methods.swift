@@ -9,6 +9,8 @@ import PhotoWire
 struct Methods: Sendable {
     let database: Database
     let indexer: Indexer
+    let sortQueue: SortQueue
+    let reads: ReadCounter
     let info: DaemonInfo
 
     var table: [String: MethodHandler] {
@@ -47,15 +49,17 @@ struct Methods: Sendable {
     func status(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
         let s = indexer.status
-        let counts = try query { try $0.counts() }
+        let (counts, byRoot) = try query { r in try r.consistent { (try r.counts(), try r.assetCountsByRoot()) } }
         var o = JSONObject()
-        o["state"] = .string(s.state.rawValue)
+        // Idle means: no scan running and nothing waiting in the sort queue.
+        let busy = s.state == .indexing || sortQueue.isBusy
+        o["state"] = .string(busy ? IndexerStatus.State.indexing.rawValue : IndexerStatus.State.idle.rawValue)
         o["version"] = .string(DaemonOptions.version)
         o["pid"] = .int(Int64(info.pid))
         o["uptimeSeconds"] = .int(Int64(info.uptimeSeconds()))
         o["database"] = .string(info.database.string)
         o["timeZone"] = .string(info.timeZone)
-        o["roots"] = .array(info.roots.map { root in
+        var roots: [JSONValue] = info.roots.map { root in
             var r = JSONObject()
             WireMapping.addPath(root, to: &r)
             if let reason = s.unavailableRoots[root] {
@@ -64,8 +68,21 @@ struct Methods: Sendable {
             } else {
                 r["state"] = .string("available")
             }
+            r["assets"] = .int(Int64(byRoot[root] ?? 0))
             return .object(r)
-        })
+        }
+        // Roots indexed before but not given this time: their assets stay in the index (and
+        // listed) so that ids survive a mistyped command line; the status says so.
+        for (root, n) in byRoot.sorted(by: { $0.key < $1.key }) where !info.roots.contains(root) {
+            var r = JSONObject()
+            WireMapping.addPath(root, to: &r)
+            r["state"] = .string("notConfigured")
+            r["reason"] = .string("indexed before, not given with --library now; its assets are kept")
+            r["assets"] = .int(Int64(n))
+            roots.append(.object(r))
+        }
+        o["roots"] = .array(roots)
+        o["metadataReads"] = .int(Int64(reads.value))
         o["counts"] = WireMapping.counts(counts)
         if let current = s.current {
             var c = JSONObject()
@@ -78,11 +95,14 @@ struct Methods: Sendable {
             o["currentScan"] = .null
         }
         o["lastScan"] = s.lastScan.map(WireMapping.scanReport) ?? .null
-        var pipeline = JSONObject()
-        pipeline["batchesCommitted"] = .int(Int64(s.batchesCommitted))
-        pipeline["batchesFailed"] = .int(Int64(s.batchesFailed))
-        pipeline["lastError"] = s.lastError.map { .string($0) } ?? .null
-        o["pipeline"] = .object(pipeline)
+        let q = sortQueue.stats
+        var queue = JSONObject()
+        queue["jobsRun"] = .int(Int64(q.ran))
+        queue["jobsCancelled"] = .int(Int64(q.cancelled))
+        queue["jobsFailed"] = .int(Int64(q.failed))
+        queue["pending"] = .int(Int64(q.pending))
+        queue["lastError"] = q.lastError.map { .string($0) } ?? .null
+        o["sortQueue"] = .object(queue)
         return .object(o)
     }
 
@@ -90,10 +110,14 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])
         let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
         let offset = try p.int("offset", default: 0, in: 0...Int.max)
-        let issues = try query { try $0.fileIssues(limit: limit, offset: offset) }
+        let (issues, total) = try query { r in
+            try r.consistent { (try r.fileIssues(limit: limit, offset: offset), try r.fileIssueCount()) }
+        }
         var o = JSONObject()
         o["errors"] = .array(issues.map(WireMapping.fileIssue))
-        o["nextOffset"] = issues.count == limit ? .int(Int64(offset + limit)) : .null
+        o["total"] = .int(Int64(total))
+        o["offset"] = .int(Int64(offset))
+        o["nextOffset"] = Self.nextOffset(offset: offset, count: issues.count, total: total)
         return .object(o)
     }
 
@@ -101,13 +125,20 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])
         let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
         let offset = try p.int("offset", default: 0, in: 0...Int.max)
-        let (assets, total) = try query { r in (try r.assets(limit: limit, offset: offset), try r.counts().assets) }
+        let (assets, total) = try query { r in
+            try r.consistent { (try r.assets(limit: limit, offset: offset), try r.assetCount()) }
+        }
         var o = JSONObject()
         o["assets"] = .array(assets.map(WireMapping.asset))
         o["total"] = .int(Int64(total))
         o["offset"] = .int(Int64(offset))
-        o["nextOffset"] = offset + assets.count < total && assets.count == limit ? .int(Int64(offset + limit)) : .null
+        o["nextOffset"] = Self.nextOffset(offset: offset, count: assets.count, total: total)
         return .object(o)
+    }
+
+    /// The offset of the next page, or null after the last one.
+    static func nextOffset(offset: Int, count: Int, total: Int) -> JSONValue {
+        offset + count < total && count > 0 ? .int(Int64(offset + count)) : .null
     }
 }
 

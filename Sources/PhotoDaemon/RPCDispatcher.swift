@@ -16,13 +16,32 @@ struct RPCDispatcher: LineHandler {
         case .request(let request):
             return answer(request, client: client).map { $0.encodedLine() } ?? []
         case .batch(let members):
-            let responses = members.compactMap { member -> RPCResponse? in
+            // Members are answered one at a time within a byte budget: a small batch of large
+            // fetches must not make the daemon build hundreds of megabytes at once.
+            var lines: [[UInt8]] = []
+            var bytes = 0
+            for member in members {
+                let response: RPCResponse?
                 switch member {
-                case .request(let request): return answer(request, client: client)
-                case .invalid(let response): return response
+                case .request(let request):
+                    if bytes > ServerLimits.maxBatchResponseBytes {
+                        response = request.id.map {
+                            .failure(id: $0, error: .overloaded("the batch's responses exceed \(ServerLimits.maxBatchResponseBytes) bytes; "
+                                                                + "send this request again, alone or in a smaller batch"))
+                        }
+                    } else {
+                        response = answer(request, client: client)
+                    }
+                case .invalid(let invalid):
+                    response = invalid
+                }
+                if let response {
+                    let line = response.encodedLine()
+                    bytes += line.count
+                    lines.append(line)
                 }
             }
-            return RPCResponse.batchLine(responses) ?? []
+            return RPCResponse.batchLine(joiningLines: lines) ?? []
         case .invalid(let response):
             return response.encodedLine()
         }

@@ -33,6 +33,8 @@ enum ServerLimits {
     /// Unsent bytes per client at most (well above two full pages of 1,000 assets): a client
     /// that does not read is cut off rather than allowed to grow the daemon's memory.
     static let maxOutboundBytes = 16 << 20
+    /// Bytes of responses one batch may produce; later members get `overloaded`.
+    static let maxBatchResponseBytes = 4 << 20
     /// Bytes read from a socket per `read` call.
     static let readChunk = 64 << 10
 }
@@ -48,6 +50,9 @@ final class SocketServer: Sendable {
     private let acceptSource: any DispatchSourceRead
     private let clients = Mutex<[Int: ClientConnection]>([:])
     private let nextID = Atomic<Int>(1)
+    private let cancelled = Mutex<DispatchSemaphore?>(nil)
+    /// Whether accepting is paused because the process ran out of descriptors (touched on `queue`).
+    private let paused = Mutex(false)
 
     /// `path` is unlinked at `stop()` (nil for an inherited, socket-activated listener).
     init(listener: FileDescriptor, path: PathBytes?, handler: any LineHandler, logger: Logger) {
@@ -60,6 +65,13 @@ final class SocketServer: Sendable {
 
     func start() {
         acceptSource.setEventHandler { [self] in acceptPending() }
+        // Dispatch may still watch the descriptor until the source is cancelled: close it only then.
+        let listenerDone = DispatchSemaphore(value: 0)
+        acceptSource.setCancelHandler { [listener] in
+            listener.close()
+            listenerDone.signal()
+        }
+        cancelled.withLock { $0 = listenerDone }
         acceptSource.resume()
     }
 
@@ -67,7 +79,7 @@ final class SocketServer: Sendable {
     func stop() {
         acceptSource.cancel()
         queue.sync {}
-        listener.close()
+        cancelled.withLock { $0 }?.wait()
         if let path { _ = path.withCString { unlink($0) } }
         let all = clients.withLock { c -> [ClientConnection] in
             defer { c.removeAll() }
@@ -85,8 +97,18 @@ final class SocketServer: Sendable {
                 guard let accepted = try UnixSocket.accept(listener) else { return }
                 fd = accepted
             } catch {
-                // EMFILE and friends: log and let the next readiness event retry.
-                logger.warning("cannot accept a client: \(error)")
+                // Out of descriptors (EMFILE, ENFILE) or memory: the pending connection stays
+                // queued and the level-triggered source would fire again at once. Pause
+                // accepting for a moment instead of spinning, and say so once.
+                logger.warning("cannot accept a client, pausing for 250 ms: \(error)")
+                let alreadyPaused = paused.withLock { p -> Bool in defer { p = true }; return p }
+                if !alreadyPaused {
+                    acceptSource.suspend()
+                    queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [self] in
+                        paused.withLock { $0 = false }
+                        acceptSource.resume()
+                    }
+                }
                 return
             }
             let cred = UnixSocket.peerCredentials(fd)
@@ -121,12 +143,15 @@ final class ClientConnection: Sendable {
     private let queue: DispatchQueue
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
+    /// Sources not yet cancelled; the descriptor is closed when both are done with it.
+    private let liveSources = Atomic<Int>(2)
 
     private struct State {
         var framer = LineFramer(maxLineBytes: WireLimits.maxLineBytes)
         var outbound: [UInt8] = []
         var sent = 0
         var writeArmed = false
+        var readClosed = false
         var closed = false
     }
 
@@ -147,7 +172,11 @@ final class ClientConnection: Sendable {
     func start() {
         readSource.setEventHandler { [self] in readAvailable() }
         writeSource.setEventHandler { [self] in flush() }
-        readSource.setCancelHandler { [fd] in fd.close() }
+        let release: @Sendable () -> Void = { [self] in
+            if liveSources.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 { fd.close() }
+        }
+        readSource.setCancelHandler(handler: release)
+        writeSource.setCancelHandler(handler: release)
         readSource.resume()
     }
 
@@ -184,30 +213,50 @@ final class ClientConnection: Sendable {
             }
             guard let n else { break }  // EAGAIN: wait for the next event
             if n == 0 {
-                closeOnQueue()
+                endOfInput()
                 return
             }
             let events = state.withLock { $0.framer.append(buffer[0..<n]) }
-            for event in events {
-                switch event {
-                case .line(let line):
-                    enqueue(handler.handle(line: line, client: context))
-                case .tooLong(let dropped):
-                    enqueue(handler.lineTooLong(droppedBytes: dropped, client: context))
-                }
-                if state.withLock({ $0.closed }) { return }
-            }
+            guard handle(events) else { return }
             if n < buffer.count { break }
         }
     }
 
-    /// Queues response bytes and writes what the socket takes now.
+    /// Answers the framed events in order; false once the connection is closed.
+    private func handle(_ events: [FramerEvent]) -> Bool {
+        for event in events {
+            switch event {
+            case .line(let line):
+                enqueue(handler.handle(line: line, client: context))
+            case .tooLong(let dropped):
+                enqueue(handler.lineTooLong(droppedBytes: dropped, client: context))
+            }
+            if state.withLock({ $0.closed }) { return false }
+        }
+        return true
+    }
+
+    /// The client shut down its sending side (`echo ... | socat`): answer what it sent, finish
+    /// writing, then close.
+    private func endOfInput() {
+        let events = state.withLock { s -> [FramerEvent] in
+            s.readClosed = true
+            return s.framer.finish()
+        }
+        readSource.cancel()
+        guard handle(events) else { return }
+        if state.withLock({ $0.sent >= $0.outbound.count }) { closeOnQueue() }
+    }
+
+    /// Queues response bytes and writes what the socket takes now. A client whose earlier
+    /// responses are still unread beyond the limit is cut off: it never slows the daemon.
     func enqueue(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         let overflow = state.withLock { s -> Bool in
             guard !s.closed else { return false }
+            if s.outbound.count - s.sent > ServerLimits.maxOutboundBytes { return true }
             s.outbound.append(contentsOf: bytes)
-            return s.outbound.count - s.sent > ServerLimits.maxOutboundBytes
+            return false
         }
         if overflow {
             logger.warning("client \(context.id) does not read its responses; disconnecting it",
@@ -237,6 +286,7 @@ final class ClientConnection: Sendable {
             }
             s.outbound.removeAll(keepingCapacity: s.outbound.count < 1 << 20)
             s.sent = 0
+            if s.readClosed { return .close }
             if s.writeArmed {
                 s.writeArmed = false
                 return .disarm

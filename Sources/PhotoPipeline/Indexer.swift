@@ -14,6 +14,7 @@ public final class Indexer: Sendable {
     public static let chunkSize = 50
 
     let database: Database
+    let sortQueue: SortQueue
     let reader: any FileReading
     let logger: Logger
     let workers: Int
@@ -26,9 +27,10 @@ public final class Indexer: Sendable {
     /// - Parameters:
     ///   - workers: reader threads (default: one per core).
     ///   - now: wall-clock Unix milliseconds (injected for tests).
-    public init(database: Database, reader: any FileReading, logger: Logger, workers: Int? = nil,
+    public init(database: Database, sortQueue: SortQueue, reader: any FileReading, logger: Logger, workers: Int? = nil,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.database = database
+        self.sortQueue = sortQueue
         self.reader = reader
         self.logger = logger
         self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
@@ -79,25 +81,29 @@ public final class Indexer: Sendable {
         let tally = Locked(Tally())
 
         var threads: [Thread] = []
+        let readersDone = DispatchGroup()
         for i in 0..<workers {
+            readersDone.enter()
             let t = Thread { [reader] in
                 while var job = jobs.receive() {
                     job.batch.files = job.candidates.map { reader.read($0) }
                     job.candidates = []
                     results.send(job)
                 }
+                readersDone.leave()
             }
             t.name = "photod-reader-\(i)"
             threads.append(t)
         }
-        let writerDone = DispatchSemaphore(value: 0)
-        let writerThread = Thread { [self] in
-            commitInOrder(results, tally: tally, committed: { inFlight.signal() })
-            writerDone.signal()
+        let ordered = DispatchSemaphore(value: 0)
+        let committed = DispatchGroup()
+        let orderThread = Thread { [self] in
+            submitInOrder(results, tally: tally, committed: committed, inFlight: inFlight)
+            ordered.signal()
         }
-        writerThread.name = "photod-writer"
+        orderThread.name = "photod-order"
         threads.forEach { $0.start() }
-        writerThread.start()
+        orderThread.start()
 
         var walker = Walk(database: database, logger: logger, status: statusBox, emit: { job in
                               inFlight.wait()
@@ -109,9 +115,10 @@ public final class Indexer: Sendable {
 
         jobs.close()
         // Workers exit when `jobs` drains; the writer then needs to know no more results come.
-        waitForReaders(threads: threads)
+        readersDone.wait()
         results.close()
-        writerDone.wait()
+        ordered.wait()
+        committed.wait()
 
         let t = tally.withLock { $0 }
         let elapsed = started.duration(to: .now)
@@ -134,52 +141,43 @@ public final class Indexer: Sendable {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
-    private func waitForReaders(threads: [Thread]) {
-        // Thread has no join; the workers finish right after `jobs` drains. Poll briefly.
-        while threads.contains(where: { !$0.isFinished }) { usleep(1_000) }
-    }
-
-    /// Commits results in sequence order, one transaction per job.
-    private func commitInOrder(_ results: Channel<Job>, tally: Locked<Tally>, committed: () -> Void) {
+    /// Hands results to the sort queue in walk order (readers finish out of order), so that a
+    /// directory's visit is never committed before its files.
+    private func submitInOrder(_ results: Channel<Job>, tally: Locked<Tally>, committed: DispatchGroup,
+                               inFlight: DispatchSemaphore) {
         var pending: [Int: Job] = [:]
         var next = 0
+        func submit(_ job: Job) {
+            guard !job.batch.isEmpty else {
+                inFlight.signal()
+                return
+            }
+            committed.enter()
+            let files = job.batch.files.count
+            sortQueue.submit(job.batch) { [self] result in
+                switch result {
+                case .success(let summary):
+                    tally.withLock {
+                        $0.errors += summary.errors
+                        $0.lastCommit = ContinuousClock.now
+                    }
+                    statusBox.withLock { $0.current?.committed += files }
+                case .failure:
+                    break  // logged by the queue; the files are read again by the next scan
+                }
+                inFlight.signal()
+                committed.leave()
+            }
+        }
         while let job = results.receive() {
             pending[job.sequence] = job
             while let ready = pending.removeValue(forKey: next) {
-                commit(ready, tally: tally)
-                committed()
+                submit(ready)
                 next += 1
             }
         }
         // Jobs are numbered without gaps, so nothing can be left; guard against a bug anyway.
-        for key in pending.keys.sorted() {
-            commit(pending[key]!, tally: tally)
-            committed()
-        }
-    }
-
-    private func commit(_ job: Job, tally: Locked<Tally>) {
-        guard !job.batch.isEmpty else { return }
-        do {
-            let summary = try database.write { try $0.apply(job.batch, now: now()) }
-            tally.withLock {
-                $0.errors += summary.errors
-                $0.lastCommit = ContinuousClock.now
-            }
-            statusBox.withLock {
-                $0.batchesCommitted += 1
-                $0.current?.committed += job.batch.files.count
-            }
-            logger.debug("committed batch", [("batch.id", String(job.sequence)), ("batch.files", String(job.batch.files.count)),
-                                            ("batch.inserted", String(summary.inserted.count))])
-        } catch {
-            // The files of this batch stay unindexed (or stale) and are read again by the next scan.
-            statusBox.withLock {
-                $0.batchesFailed += 1
-                $0.lastError = "\(error)"
-            }
-            logger.error("cannot commit batch \(job.sequence): \(error)")
-        }
+        for key in pending.keys.sorted() { submit(pending[key]!) }
     }
 }
 

@@ -16,12 +16,6 @@ public struct IndexerStatus: Sendable, Hashable {
     public var current: ScanProgress?
     /// The last finished scan.
     public var lastScan: ScanReport?
-    /// Batches committed since the daemon started.
-    public var batchesCommitted = 0
-    /// Batches that could not be committed (their files are read again by the next scan).
-    public var batchesFailed = 0
-    /// The last write error, if any.
-    public var lastError: String?
     /// Roots that could not be scanned (missing, unreadable), with the reason.
     public var unavailableRoots: [PathBytes: String] = [:]
 

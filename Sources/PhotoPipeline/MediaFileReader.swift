@@ -3,6 +3,9 @@ import PhotoModel
 import PhotoStore
 import PhotoSystem
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The live `FileReading`: opens the file, sniffs and parses it with `MetadataReader`, applies
 /// the capture-date rules in the daemon's zone, and fingerprints the content.
@@ -23,7 +26,9 @@ public struct MediaFileReader: FileReading {
         let path = c.path
         let fd: FileDescriptor
         do {
-            fd = try FileDescriptor.open(path)
+            // O_NOFOLLOW: a file swapped for a symbolic link since the walk is not followed out of
+            // the library; O_NONBLOCK: one swapped for a FIFO cannot block a reader thread forever.
+            fd = try FileDescriptor.open(path, flags: O_NOFOLLOW | O_NONBLOCK)
         } catch {
             return outcome(c, identity: c.identity, fingerprint: nil, format: nil,
                            .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)"))

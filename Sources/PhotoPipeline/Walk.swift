@@ -39,11 +39,7 @@ struct Walk {
     /// alone: nothing under it is removed (an unmounted disk must not empty the index).
     mutating func walk(root: PathBytes) {
         guard !shouldStop() else { return }
-        do {
-            let dir = try Directory(path: root)
-            _ = try dir.stat()
-        } catch {
-            let reason = error.message
+        if let reason = unavailability(of: root) {
             status.withLock { $0.unavailableRoots[root] = reason }
             logger.error("library root '\(root)' is unavailable (\(reason)); its assets are kept", [("root", root.string)])
             return
@@ -51,11 +47,31 @@ struct Walk {
         status.withLock { $0.unavailableRoots[root] = nil }
         var stack: [PathBytes] = [root]
         while !shouldStop(), let path = stack.popLast() {
-            visit(path, root: root, stack: &stack)
+            visit(path, stack: &stack)
         }
     }
 
-    private mutating func visit(_ path: PathBytes, root: PathBytes, stack: inout [PathBytes]) {
+    /// Why a root must not be scanned, if it must not: it cannot be opened, or it is empty while
+    /// the index holds files below it — what an unmounted disk or an offline share looks like
+    /// (the mount point is an empty directory). Scanning it would delete every asset and lose
+    /// every id; instead the root is reported unavailable until its content is back.
+    private func unavailability(of root: PathBytes) -> String? {
+        let entries: [DirectoryEntry]
+        do {
+            entries = try Directory(path: root).entries()
+        } catch {
+            return error.message
+        }
+        guard !entries.contains(where: { $0.name.first != UInt8(ascii: ".") }) else { return nil }
+        let known = try? database.read { try $0.snapshot(of: root) }
+        if let known, !known.isEmpty {
+            return "the directory is empty but the index holds \(known.files.count + known.subdirectories.count) entries "
+                + "there: is the disk or share mounted?"
+        }
+        return nil
+    }
+
+    private mutating func visit(_ path: PathBytes, stack: inout [PathBytes]) {
         let dir: Directory
         let dirStat: FileStat
         let entries: [DirectoryEntry]
@@ -85,6 +101,13 @@ struct Walk {
             return
         }
 
+        if let known = snapshot, let knownFS = known.fsid, knownFS != fsid, !known.isEmpty,
+           !entries.contains(where: { $0.name.first != UInt8(ascii: ".") }) {
+            // A nested mount point that lost its file system: keep what the index has.
+            logger.warning("directory '\(path)' is empty and on another file system than when indexed; "
+                           + "keeping its assets (an unmounted disk?)", [("path", path.string)])
+            return
+        }
         if entries.contains(where: { $0.name == Self.noMedia }) {
             // The user excluded this tree: forget what the index had of it.
             if snapshot != nil { removeDirectory(path) }
@@ -134,7 +157,7 @@ struct Walk {
         }
         // Record the visit only when the directory changed: an unchanged library commits nothing.
         if snapshot?.mtimeNanoseconds != dirStat.mtimeNanoseconds || snapshot?.inode != dirStat.inode {
-            pending.batch.directories.append(DirectoryVisit(path: path, root: root, fsid: fsid, inode: dirStat.inode,
+            pending.batch.directories.append(DirectoryVisit(path: path, fsid: fsid, inode: dirStat.inode,
                                                             mtimeNanoseconds: dirStat.mtimeNanoseconds))
             pendingExtras += 1
         }

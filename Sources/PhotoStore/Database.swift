@@ -28,7 +28,11 @@ public final class Database: Sendable {
     /// Opens or creates the database, takes its lock, and migrates it to the current schema.
     public init(path: String, options: Options = Options()) throws(StoreError) {
         self.path = path
-        try Database.createParentDirectory(of: path)
+        do {
+            try Directory.makePath(PathBytes(path).parent)
+        } catch {
+            throw StoreError(code: .cannotOpen, message: "cannot create the database's directory: \(error)")
+        }
         if options.exclusive {
             do throws(LockFile.Failure) {
                 lock = try LockFile(path: PathBytes(path + ".lock"))
@@ -46,6 +50,7 @@ public final class Database: Sendable {
         }
         let connection = try Connection(path: path)
         do throws(StoreError) {
+            try Schema.checkVersion(connection)
             // journal_mode=WAL answers with the mode in force; anything else means the file
             // system cannot do WAL (some network mounts), which we do not support silently.
             let mode = try connection.scalar("PRAGMA journal_mode=WAL").string
@@ -64,20 +69,6 @@ public final class Database: Sendable {
         }
         writer = Mutex(IndexWriter(connection))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
-    }
-
-    static func createParentDirectory(of path: String) throws(StoreError) {
-        let parent = PathBytes(path).parent
-        var prefix: [UInt8] = []
-        for component in parent.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            prefix += [UInt8(ascii: "/")] + component
-            let rc = PathBytes.withCString(prefix) { mkdir($0, 0o755) }
-            if rc != 0 && errno != EEXIST {
-                throw StoreError(code: .cannotOpen,
-                                 message: "cannot create directory '\(String(decoding: prefix, as: UTF8.self))': "
-                                     + String(cString: strerror(errno)))
-            }
-        }
     }
 
     /// Runs `body` on the writer connection (the one writer; callers are serialised).

@@ -11,12 +11,13 @@ public struct IndexReader {
 
     /// What the index holds for one directory, or `nil` when it has never been scanned.
     public func snapshot(of path: PathBytes) throws -> DirectorySnapshot? {
-        let dir = try db.statement("SELECT id, mtime_ns, inode FROM directories WHERE path = ?1")
+        let dir = try db.statement("SELECT id, mtime_ns, inode, fsid FROM directories WHERE path = ?1")
         dir.bind(path.bytes, at: 1)
         guard try dir.step() else { return nil }
         let id = dir.int64(0)
         let mtime = dir.isNull(1) ? nil : dir.int64(1)
         let inode = dir.isNull(2) ? nil : UInt64(bitPattern: dir.int64(2))
+        let fsid = dir.isNull(3) ? nil : UInt64(bitPattern: dir.int64(3))
         dir.reset()
         var files: [IndexedFile] = []
         let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status FROM files WHERE directory_id = ?1")
@@ -31,7 +32,20 @@ public struct IndexReader {
         let d = try db.statement("SELECT name FROM directories WHERE parent_id = ?1")
         d.bind(id, at: 1)
         while try d.step() { subdirectories.append(d.bytes(0)) }
-        return DirectorySnapshot(id: id, inode: inode, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
+        return DirectorySnapshot(id: id, fsid: fsid, inode: inode, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
+    }
+
+    /// Runs several queries on one snapshot of the index (a page and its total agree).
+    public func consistent<R>(_ body: () throws -> R) throws -> R {
+        try db.transaction(immediate: false, body)
+    }
+
+    /// The number of assets.
+    public func assetCount() throws -> Int { Int(try db.scalar("SELECT count(*) FROM assets").int64 ?? 0) }
+
+    /// The number of files with a per-file error.
+    public func fileIssueCount() throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM files WHERE status = 'error'").int64 ?? 0)
     }
 
     /// Counts for `library.status`.
@@ -70,7 +84,14 @@ public struct IndexReader {
         s.bind(offset, at: 2)
         var rows: [(pk: Int64, asset: Asset)] = []
         while try s.step() {
-            if let row = AssetColumns.decode(s) { rows.append(row) }
+            // A row this build cannot read is a bug or a damaged file, not something to skip:
+            // a short page would end the client's paging early.
+            guard let row = AssetColumns.decode(s) else {
+                let key = s.string(1)
+                s.reset()
+                throw StoreError.undecodable(table: "assets", key: key)
+            }
+            rows.append(row)
         }
         return try attachResources(rows)
     }
@@ -78,9 +99,10 @@ public struct IndexReader {
     /// One asset by id.
     public func asset(id: AssetID) throws -> Asset? {
         let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.id = ?1")
+        defer { s.reset() }
         s.bind(id.rawValue, at: 1)
-        guard try s.step(), let row = AssetColumns.decode(s) else { return nil }
-        s.reset()
+        guard try s.step() else { return nil }
+        guard let row = AssetColumns.decode(s) else { throw StoreError.undecodable(table: "assets", key: id.rawValue) }
         return try attachResources([row]).first
     }
 
@@ -120,6 +142,18 @@ public struct IndexReader {
                                     message: s.optionalString(3) ?? ""))
         }
         return issues
+    }
+
+    /// Assets per root, by root path (for roots the daemon is no longer configured with).
+    public func assetCountsByRoot() throws -> [PathBytes: Int] {
+        let s = try db.statement("""
+            SELECT r.path, count(DISTINCT f.asset_pk) FROM roots r
+            JOIN directories d ON d.root_id = r.id JOIN files f ON f.directory_id = d.id
+            WHERE f.asset_pk IS NOT NULL GROUP BY r.id
+            """)
+        var result: [PathBytes: Int] = [:]
+        while try s.step() { result[PathBytes(s.bytes(0))] = s.int(1) }
+        return result
     }
 
     /// The roots the database knows, with their ids.

@@ -44,18 +44,25 @@ public struct IndexedFile: Sendable, Hashable {
 /// comparison with the disk.
 public struct DirectorySnapshot: Sendable {
     public var id: Int64
+    /// The file system (`f_fsid`) the directory was on when last visited.
+    public var fsid: UInt64?
     public var inode: UInt64?
     public var mtimeNanoseconds: Int64?
     public var files: [IndexedFile]
     public var subdirectories: [[UInt8]]
 
-    public init(id: Int64, inode: UInt64?, mtimeNanoseconds: Int64?, files: [IndexedFile], subdirectories: [[UInt8]]) {
+    public init(id: Int64, fsid: UInt64? = nil, inode: UInt64?, mtimeNanoseconds: Int64?, files: [IndexedFile],
+                subdirectories: [[UInt8]]) {
         self.id = id
+        self.fsid = fsid
         self.inode = inode
         self.mtimeNanoseconds = mtimeNanoseconds
         self.files = files
         self.subdirectories = subdirectories
     }
+
+    /// Whether the index holds anything below this directory.
+    public var isEmpty: Bool { files.isEmpty && subdirectories.isEmpty }
 }
 
 /// The outcome of reading one file, ready to be written.
@@ -95,14 +102,12 @@ public struct FileOutcome: Sendable {
 /// unchanged directories).
 public struct DirectoryVisit: Sendable, Hashable {
     public var path: PathBytes
-    public var root: PathBytes
     public var fsid: UInt64
     public var inode: UInt64
     public var mtimeNanoseconds: Int64
 
-    public init(path: PathBytes, root: PathBytes, fsid: UInt64, inode: UInt64, mtimeNanoseconds: Int64) {
+    public init(path: PathBytes, fsid: UInt64, inode: UInt64, mtimeNanoseconds: Int64) {
         self.path = path
-        self.root = root
         self.fsid = fsid
         self.inode = inode
         self.mtimeNanoseconds = mtimeNanoseconds

@@ -37,6 +37,16 @@ public final class IndexWriter {
 
     /// Writes one batch in one transaction and says what changed.
     public func apply(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
+        do {
+            return try applyInTransaction(batch, now: now)
+        } catch {
+            // The rollback undid the rows the cache may name (SQLite reuses their rowids).
+            directoryCache.removeAll(keepingCapacity: true)
+            throw error
+        }
+    }
+
+    private func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
         try db.transaction {
             var summary = BatchSummary()
             var orphanCandidates: [Int64] = []
@@ -135,14 +145,12 @@ public final class IndexWriter {
 
     private func write(_ file: FileOutcome, now: Int64, summary: inout BatchSummary, orphans: inout [Int64]) throws {
         let dir = try directoryID(file.directory).id
-        let existing = try db.statement("SELECT pk, asset_pk FROM files WHERE directory_id = ?1 AND name = ?2")
+        let existing = try db.statement("SELECT asset_pk FROM files WHERE directory_id = ?1 AND name = ?2")
         existing.bind(dir, at: 1)
         existing.bind(file.name, at: 2)
-        var filePK: Int64?
         var previousAsset: Int64?
         if try existing.step() {
-            filePK = existing.int64(0)
-            previousAsset = existing.optionalInt(1).map(Int64.init)
+            previousAsset = existing.optionalInt(0).map(Int64.init)
         }
         existing.reset()
 
@@ -192,7 +200,6 @@ public final class IndexWriter {
                 fsid = excluded.fsid, inode = excluded.inode, size = excluded.size, mtime_ns = excluded.mtime_ns,
                 fingerprint = excluded.fingerprint, indexed_at = excluded.indexed_at
             """)
-        _ = filePK
         upsert.bind(dir, at: 1)
         upsert.bind(file.name, at: 2)
         upsert.bind(status.rawValue, at: 3)

@@ -97,15 +97,23 @@ public enum Schema {
     /// The `user_version` this build writes.
     public static var currentVersion: Int { migrations.count }
 
-    /// Brings a database up to `currentVersion`, one transaction per migration; refuses a
-    /// database made by a newer photod.
-    static func migrate(_ db: Connection) throws(StoreError) {
+    /// The database's schema version; refuses one made by a newer photod (before anything,
+    /// even the switch to WAL mode, touches the file).
+    @discardableResult
+    static func checkVersion(_ db: Connection) throws(StoreError) -> Int {
         let version = Int(try db.scalar("PRAGMA user_version").int64 ?? 0)
         if version > currentVersion {
             throw StoreError(code: .newerSchema,
                              message: "database '\(db.path)' has schema version \(version), made by a newer photod; "
                                  + "this photod knows versions up to \(currentVersion) and will not modify it")
         }
+        return version
+    }
+
+    /// Brings a database up to `currentVersion`, one transaction per migration; refuses a
+    /// database made by a newer photod.
+    static func migrate(_ db: Connection) throws(StoreError) {
+        let version = try checkVersion(db)
         for (index, migration) in migrations.enumerated() where index >= version {
             do {
                 try db.transaction {

@@ -37,6 +37,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         self.sqliteCode = sqliteCode
     }
 
+    /// A stored row that does not decode (a damaged database or a bug).
+    static func undecodable(table: String, key: String) -> StoreError {
+        StoreError(code: .corrupt, message: "a row of '\(table)' cannot be decoded (\(key))")
+    }
+
     public var description: String {
         var s = "\(code): \(message)"
         if let sql { s += " [\(sql.prefix(200))]" }

@@ -51,9 +51,11 @@ public struct DefaultPaths: Sendable {
         return PathBytes("/tmp/photod-\(uid)").appending(Self.databaseName)
     }
 
-    /// The sockets `photoctl` tries, in order: the default, then the system service's.
+    /// The sockets `photoctl` tries, in order: the default, then the system service's — unless
+    /// `PHOTOD_SOCKET` names one, which is then the only one (never someone else's daemon).
     public var clientSockets: [PathBytes] {
-        socket == Self.systemSocket ? [socket] : [socket, Self.systemSocket]
+        if let explicit = environment["PHOTOD_SOCKET"], !explicit.isEmpty { return [PathBytes(explicit)] }
+        return socket == Self.systemSocket ? [socket] : [socket, Self.systemSocket]
     }
 
     /// Makes a path absolute against the working directory, without resolving links.

@@ -110,3 +110,35 @@ public struct FileSystemInfo: Sendable, Hashable {
         }
     }
 }
+
+extension Directory {
+    /// `mkdir -p`: creates `path` and its missing parents with `mode` (existing ones are kept).
+    public static func makePath(_ path: PathBytes, mode: mode_t = 0o755) throws(SystemError) {
+        var prefix: [UInt8] = []
+        for component in path.bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            prefix += [UInt8(ascii: "/")] + component
+            let rc = PathBytes.withCString(prefix) { mkdir($0, mode) }
+            if rc != 0 && errno != EEXIST {
+                throw SystemError(call: "mkdir", errno: errno, context: String(decoding: prefix, as: UTF8.self))
+            }
+        }
+    }
+
+    /// Checks that a directory others could have prepared (`/tmp/photod-$UID`) is safe to put a
+    /// socket in: a real directory (not a symbolic link), owned by this user or root, and not
+    /// writable by others unless sticky. Throws `EPERM` with the reason otherwise.
+    public static func checkTrusted(_ path: PathBytes) throws(SystemError) {
+        let st = try FileStat.at(FileDescriptor(rawValue: AT_FDCWD), path.bytes, followLinks: false)
+        let uid = getuid()
+        guard st.isDirectory else {
+            throw SystemError(call: "lstat", errno: ENOTDIR, context: "\(path) is not a directory (a symbolic link?)")
+        }
+        guard st.uid == uid || st.uid == 0 else {
+            throw SystemError(call: "lstat", errno: EPERM, context: "\(path) belongs to uid \(st.uid), not to this user")
+        }
+        let sticky = st.mode & UInt32(S_ISVTX) != 0
+        guard st.mode & 0o002 == 0 || sticky else {
+            throw SystemError(call: "lstat", errno: EPERM, context: "\(path) is writable by every user")
+        }
+    }
+}

@@ -44,8 +44,8 @@ public protocol LogSink: Sendable {
 public struct StderrSink: LogSink {
     public init() {}
     public func emit(_ r: LogRecord) {
-        var line = "\(r.level.name): [\(r.facility)] \(r.message)"
-        for (k, v) in r.metadata { line += " \(k)=\(v.contains(" ") ? "\"\(v)\"" : v)" }
+        var line = "\(r.level.name): [\(r.facility)] \(Self.escaped(r.message, quoteSpaces: false))"
+        for (k, v) in r.metadata { line += " \(k)=\(Self.escaped(v, quoteSpaces: true))" }
         line += "\n"
         // One write(2) per record: lines from several threads never interleave.
         var bytes = Array(line.utf8)
@@ -94,6 +94,33 @@ public struct Logger: Sendable {
     }
     public func debug(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
         log(.debug, m(), md, file: file, line: line)
+    }
+}
+
+extension StderrSink {
+    /// One line per record, whatever a file name holds: control characters, quotes and
+    /// backslashes are escaped, so a crafted name cannot forge log lines.
+    static func escaped(_ text: String, quoteSpaces: Bool) -> String {
+        var out = ""
+        var needsQuotes = false
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"; needsQuotes = true
+            case "\r": out += "\\r"; needsQuotes = true
+            case "\t": out += "\\t"; needsQuotes = true
+            case "\"": out += "\\\""; needsQuotes = true
+            case "\\": out += "\\\\"
+            case " ": out += " "; needsQuotes = true
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\x" + String(scalar.value, radix: 16)
+                    needsQuotes = true
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return quoteSpaces && needsQuotes ? "\"" + out + "\"" : out
     }
 }
 

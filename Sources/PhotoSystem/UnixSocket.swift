@@ -97,6 +97,17 @@ public enum UnixSocket {
         }
     }
 
+    /// Sets `SO_RCVTIMEO` and `SO_SNDTIMEO`: a blocking read or write gives up after `timeout`
+    /// (and reports `EAGAIN`) instead of waiting forever on a stopped peer.
+    public static func setTimeout(_ fd: FileDescriptor, _ timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        var tv = timeval(tv_sec: max(0, Int(seconds)), tv_usec: max(0, Int(attoseconds / 1_000_000_000_000)))
+        if tv.tv_sec == 0 && tv.tv_usec == 0 { tv.tv_usec = 1 }  // 0 would mean "no timeout"
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            _ = setsockopt(fd.rawValue, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     /// The peer's pid, uid and gid (`SO_PEERCRED`).
     public static func peerCredentials(_ fd: FileDescriptor) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
         var cred = photo_ucred()

@@ -24,8 +24,9 @@ let overview = """
     USAGE: photoctl [--socket PATH] <subcommand> [options]
 
     OPTIONS:
-      --socket PATH     photod's socket (default: $PHOTOD_SOCKET, then $XDG_RUNTIME_DIR/photod.sock
-                        or /tmp/photod-$UID/photod.sock, then /run/photod/photod.sock).
+      --socket PATH     photod's socket (default: $PHOTOD_SOCKET; else $RUNTIME_DIRECTORY/photod.sock,
+                        $XDG_RUNTIME_DIR/photod.sock or /tmp/photod-$UID/photod.sock, then the
+                        system service's /run/photod/photod.sock). Allowed before or after the subcommand.
       --version         Print the version.
       -h, --help        Show help (also: photoctl help <subcommand>).
 
@@ -127,9 +128,12 @@ struct Arguments {
     }
 }
 
-func connect(_ sockets: [PathBytes]) throws(Failure) -> PhotoConnection {
+/// How long one call may wait for photod before photoctl gives up (exit 69).
+let callTimeout: Duration = .seconds(60)
+
+func connect(_ sockets: [PathBytes], timeout: Duration = callTimeout) throws(Failure) -> PhotoConnection {
     do {
-        return try PhotoConnection.connect(anyOf: sockets)
+        return try PhotoConnection.connect(anyOf: sockets, timeout: timeout)
     } catch {
         throw Failure(code: .unavailable, message: "\(error) (is photod running? see 'photod --help')")
     }
@@ -139,8 +143,10 @@ func call(_ connection: PhotoConnection, _ method: String, _ params: JSONObject 
     do {
         return try connection.call(method, params)
     } catch {
-        if case .connection = error { throw Failure(code: .unavailable, message: "\(error)") }
-        throw Failure(code: .failure, message: "\(method): \(error)")
+        switch error {
+        case .rpc: throw Failure(code: .failure, message: "\(method): \(error)")
+        default: throw Failure(code: .unavailable, message: "\(error)")
+        }
     }
 }
 
@@ -165,9 +171,14 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let wait = a.flags.contains("--wait")
     let deadline = ContinuousClock.now + .seconds(timeout)
     var result: JSONValue
+    // --wait waits for the daemon at the first socket only: the system service's socket must not
+    // stand in for a daemon that is still starting.
+    let candidates = wait ? [sockets[0]] : sockets
     while true {
         do {
-            let connection = try connect(sockets)
+            // Never wait past the deadline, even on a daemon that accepts but does not answer.
+            let remaining = max(.milliseconds(100), ContinuousClock.now.duration(to: deadline))
+            let connection = try connect(candidates, timeout: wait ? remaining : callTimeout)
             result = try call(connection, "library.status")
             if !wait || result["state"]?.stringValue == "idle" { break }
         } catch where wait && error.code == .unavailable {
@@ -187,9 +198,10 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         return
     }
     let counts = result["counts"]
-    out("photod \(result["version"]?.stringValue ?? "?") (pid \(number(result["pid"]))): \(result["state"]?.stringValue ?? "?")")
+    out("photod \(result["version"]?.stringValue ?? "?") (pid \(result["pid"]?.int64Value.map(String.init) ?? "?")): "
+        + (result["state"]?.stringValue ?? "?"))
     for root in result["roots"]?.arrayValue ?? [] {
-        var line = "  root        \(root["path"]?.stringValue ?? "?") (\(root["state"]?.stringValue ?? "?")"
+        var line = "  root        \(root["path"]?.stringValue ?? "?") (\(root["state"]?.stringValue ?? "?"), \(number(root["assets"])) assets"
         if let reason = root["reason"]?.stringValue { line += ": \(reason)" }
         out(line + ")")
     }
@@ -203,7 +215,11 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  last scan   \(number(last["files"])) files, \(number(last["readFiles"])) read, \(seconds), "
             + "finished \(last["finishedAt"]?.stringValue ?? "?")")
     }
-    if let lastError = result["pipeline"]?["lastError"]?.stringValue { out("  last error  \(lastError)") }
+    if let queue = result["sortQueue"] {
+        out("  sort queue  \(number(queue["jobsRun"])) jobs run, \(number(queue["jobsCancelled"])) merged into newer ones, "
+            + "\(number(queue["pending"])) pending")
+        if let lastError = queue["lastError"]?.stringValue { out("  last error  \(lastError)") }
+    }
     out("  database    \(result["database"]?.stringValue ?? "?")")
     out("  uptime      \(number(result["uptimeSeconds"])) s")
 }
@@ -263,9 +279,20 @@ func pad(_ s: String, _ width: Int) -> String {
 // MARK: - Main
 
 func run(_ argv: [String]) throws(Failure) {
-    var args = argv
+    var args: [String] = []
     var socketFlag: String?
-    // Global options come before the subcommand.
+    // --socket is global: accepted before or after the subcommand.
+    var i = 0
+    while i < argv.count {
+        if argv[i] == "--socket" {
+            guard i + 1 < argv.count else { throw Failure(code: .usage, message: "--socket needs a value") }
+            socketFlag = argv[i + 1]
+            i += 2
+            continue
+        }
+        if argv[i].hasPrefix("--socket=") { socketFlag = String(argv[i].dropFirst("--socket=".count)) } else { args.append(argv[i]) }
+        i += 1
+    }
     while let first = args.first, first.hasPrefix("-") {
         args.removeFirst()
         switch first {
@@ -275,16 +302,8 @@ func run(_ argv: [String]) throws(Failure) {
         case "--version":
             out("photoctl 0.1.0")
             return
-        case "--socket":
-            guard let v = args.first else { throw Failure(code: .usage, message: "--socket needs a value") }
-            socketFlag = v
-            args.removeFirst()
         default:
-            if first.hasPrefix("--socket=") {
-                socketFlag = String(first.dropFirst("--socket=".count))
-            } else {
-                throw Failure(code: .usage, message: "unknown option '\(first)'")
-            }
+            throw Failure(code: .usage, message: "unknown option '\(first)'")
         }
     }
     guard let command = args.first else {

@@ -92,10 +92,11 @@ struct LifecycleTests {
         #expect(table.stdout.contains("idle"))
         #expect(daemon.stop() == 0)
 
-        // Restart: nothing is read again, ids are kept.
+        // Restart: nothing is read again (not one metadata read), ids are kept.
         daemon = try DaemonProcess(libraries: [lib.path], state: state)
         status = try daemon.waitForIdle()
         #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
+        #expect(status["metadataReads"]?.intValue == 0)
         let before = try daemon.allAssets()
         #expect(daemon.stop() == 0)
 
@@ -117,6 +118,34 @@ struct LifecycleTests {
         #expect(newA["pixelWidth"]?.intValue == 800)
         #expect(newA["localDateTime"]?.stringValue == "2019-05-05T08:00:00")
         #expect(try daemon.call("library.status")["counts"]?["errors"]?.intValue == 0)
+        #expect(daemon.stop() == 0)
+
+        // The disk's content vanishes but the mount point stays (an unmounted disk): nothing is
+        // deleted, the root is unavailable; when the content is back, nothing is read again.
+        let aside = PathBytes(lib.path.string + "-aside")
+        #expect(rename(lib.path.string, aside.string) == 0)
+        try lib.makeDirectory("")  // the empty mount point
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "unavailable")
+        #expect(try daemon.allAssets().count == 3)
+        #expect(daemon.stop() == 0)
+        #expect(rmdir(lib.path.string) == 0)
+        #expect(rename(aside.string, lib.path.string) == 0)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "available")
+        #expect(status["metadataReads"]?.intValue == 0)
+        #expect(daemon.stop() == 0)
+
+        // A root indexed before but not given now: kept, and the status says so.
+        let other = try TemporaryDirectory("life-other")
+        defer { other.remove() }
+        daemon = try DaemonProcess(libraries: [other.path], state: state)
+        status = try daemon.waitForIdle()
+        let old = status["roots"]?.arrayValue?.first { $0["path"]?.stringValue == lib.path.string }
+        #expect(old?["state"]?.stringValue == "notConfigured")
+        #expect(old?["assets"]?.intValue == 3)
         #expect(daemon.stop() == 0)
 
         // The root vanishes (an unmounted disk): nothing is deleted, the root is unavailable.

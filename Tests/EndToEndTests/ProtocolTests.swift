@@ -139,3 +139,76 @@ struct ProtocolTests {
         #expect(!FileManager.default.fileExists(atPath: first.socket.string))
     }
 }
+
+@Suite("Protocol under load, end to end", .serialized)
+struct ProtocolLoadTests {
+    @Test("A client that half-closes still gets its whole answer; a huge batch is capped, not fatal")
+    func halfCloseAndBatches() throws {
+        let lib = try TemporaryDirectory("half-lib")
+        defer { lib.remove() }
+        try Library.generate(lib, count: 1200)
+        let state = try TemporaryDirectory("half")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+
+        // echo '...' | socat - UNIX-CONNECT:...: the request, then EOF on the client's side.
+        let c = try RawClient(daemon.socket)
+        try c.send(#"{"jsonrpc":"2.0","id":1,"method":"assets.fetch","params":{"limit":1000}}"# + "\n")
+        #expect(shutdown(c.fd.rawValue, Int32(SHUT_WR)) == 0)
+        let page = try c.readLine()
+        #expect(page["result"]?["assets"]?.arrayValue?.count == 1000)
+        #expect(page["result"]?["nextOffset"]?.intValue == 1000)
+        #expect(page["result"]?["total"]?.intValue == 1200)
+
+        // A batch of 100 full-page fetches: answered within a byte budget, the rest `overloaded`.
+        let batch = "[" + (1...100).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"assets.fetch","params":{"limit":1000}}"# }
+            .joined(separator: ",") + "]\n"
+        let b = try RawClient(daemon.socket)
+        try b.send(batch)
+        let answers = try #require(try b.readLine().arrayValue)
+        #expect(answers.count == 100)
+        #expect(answers.contains { $0["result"] != nil })
+        #expect(answers.contains { $0["error"]?["data"]?["name"]?.stringValue == "overloaded" })
+        // The connection is still fine.
+        try b.send(#"{"jsonrpc":"2.0","id":"x","method":"library.status"}"# + "\n")
+        #expect(try b.readLine()["id"]?.stringValue == "x")
+        let rss = try String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        print("daemon peak RSS after the batch: \(rss ?? "?")")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("photoctl status --wait started before the daemon; --timeout bounds a daemon that does not answer")
+    func waitAndTimeout() throws {
+        let lib = try TemporaryDirectory("wait-lib")
+        defer { lib.remove() }
+        try Library.generate(lib, count: 50)
+        let state = try TemporaryDirectory("wait")
+        defer { state.remove() }
+        let socket = state("photod.sock")
+        let waiter = Process()
+        waiter.executableURL = TestPaths.products.appendingPathComponent("photoctl")
+        waiter.arguments = ["status", "--wait", "--json", "--timeout", "60", "--socket", socket.string]
+        let out = Pipe()
+        waiter.standardOutput = out
+        try waiter.run()
+        usleep(300_000)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        waiter.waitUntilExit()
+        #expect(waiter.terminationStatus == 0)
+        let status = try JSONValue.parse(Array(data))
+        #expect(status["state"]?.stringValue == "idle")
+        #expect(status["counts"]?["assets"]?.intValue == 50)
+
+        // A stopped daemon accepts connections (the kernel does) but never answers.
+        kill(daemon.process.processIdentifier, SIGSTOP)
+        let started = ContinuousClock.now
+        let stuck = try run("photoctl", ["--socket", socket.string, "status", "--wait", "--timeout", "2"])
+        #expect(stuck.status == 69)
+        #expect(started.duration(to: .now) < .seconds(10))
+        kill(daemon.process.processIdentifier, SIGCONT)
+        #expect(daemon.stop() == 0)
+    }
+}

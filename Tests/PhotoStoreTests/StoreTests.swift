@@ -168,3 +168,30 @@ struct StoreTests {
         #expect(snap.files.contains { $0.name == invalid.lastComponent })
     }
 }
+
+@Suite("Index store, failures")
+struct StoreFailureTests {
+    @Test("A rolled-back batch leaves no stale directory ids behind")
+    func rollbackClearsCache() throws {
+        let dir = try TemporaryDirectory("rollback")
+        defer { dir.remove() }
+        let db = try Database(path: dir("r.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        func file(_ path: String, _ inode: UInt64) -> FileOutcome {
+            StoreTests.outcome(path, inode: inode, kind: .asset(StoreTests.asset(path)))
+        }
+        var bad = WriteBatch()
+        bad.files = [file("/lib/A/x.jpg", 1), file("/outside/y.jpg", 2)]
+        #expect(throws: StoreError.self) { _ = try db.write { try $0.apply(bad, now: 1) } }
+        var b = WriteBatch()
+        b.files = [file("/lib/B/z.jpg", 3)]
+        _ = try db.write { try $0.apply(b, now: 2) }
+        var a = WriteBatch()
+        a.files = [file("/lib/A/w.jpg", 4)]
+        _ = try db.write { try $0.apply(a, now: 3) }
+        let assets = try db.read { try $0.assets(limit: 10, offset: 0) }
+        for asset in assets { #expect(asset.resources.map(\.path) == [asset.path]) }
+        let snapA = try #require(try db.read { try $0.snapshot(of: PathBytes("/lib/A")) })
+        #expect(snapA.files.map(\.name) == [Array("w.jpg".utf8)])
+    }
+}

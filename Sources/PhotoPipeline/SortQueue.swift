@@ -1,0 +1,135 @@
+import Foundation
+import PhotoModel
+import PhotoStore
+import PhotoSystem
+
+/// The daemon's one writer: a serial queue of sort jobs, each committed in one transaction.
+///
+/// When jobs pile up (enumeration is faster than sorting), every pending job but the newest is
+/// cancelled and the newest takes over their work: they are merged, in order, into one batch
+/// and one transaction. Cancellation drops intermediate *work* (a transaction, a round of
+/// collection updates, a change set), never *data*: every job's completion handler runs with
+/// the result of the transaction that carried its files. The last job of a scan always runs,
+/// because nothing is ever dropped.
+public final class SortQueue: Sendable {
+    /// What the queue did since the daemon started.
+    public struct Stats: Sendable, Hashable {
+        /// Transactions run.
+        public var ran = 0
+        /// Jobs merged into a newer one instead of running alone.
+        public var cancelled = 0
+        /// Transactions that failed (their files are read again by the next scan).
+        public var failed = 0
+        /// Jobs waiting.
+        public var pending = 0
+        public var lastError: String?
+        public init() {}
+    }
+
+    /// How a job ended.
+    public typealias Completion = @Sendable (Result<BatchSummary, StoreError>) -> Void
+
+    struct Entry: Sendable {
+        var batch: WriteBatch
+        var done: Completion
+    }
+
+    private struct State: Sendable {
+        var pending: [Entry] = []
+        var stats = Stats()
+        var stopping = false
+        var busy = false
+    }
+
+    let database: Database
+    let logger: Logger
+    let now: @Sendable () -> Int64
+    private let state = Locked(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let idle = Locked<[DispatchSemaphore]>([])
+
+    public init(database: Database, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.database = database
+        self.logger = logger
+        self.now = now
+        let thread = Thread { [self] in run() }
+        thread.name = "photod-sort"
+        thread.start()
+    }
+
+    /// Queues a batch. `done` runs on the queue's thread after the transaction that carried it.
+    public func submit(_ batch: WriteBatch, done: @escaping Completion = { _ in }) {
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping else { return false }
+            s.pending.append(Entry(batch: batch, done: done))
+            s.stats.pending = s.pending.count
+            return true
+        }
+        if accepted {
+            wake.signal()
+        } else {
+            done(.failure(StoreError(code: .sqlite, message: "the sort queue is stopped")))
+        }
+    }
+
+    /// A copy of the statistics.
+    public var stats: Stats { state.withLock { $0.stats } }
+
+    /// Whether a job is waiting or running.
+    public var isBusy: Bool { state.withLock { $0.busy || !$0.pending.isEmpty } }
+
+    /// Runs what is queued, then stops the thread. Later submissions fail.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        finished.wait()
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            let (entries, stop) = state.withLock { s -> ([Entry], Bool) in
+                let taken = s.pending
+                s.pending = []
+                s.stats.pending = 0
+                s.busy = !taken.isEmpty
+                return (taken, s.stopping)
+            }
+            if !entries.isEmpty { runJob(entries) }
+            state.withLock { $0.busy = false }
+            if stop && state.withLock({ $0.pending.isEmpty }) {
+                finished.signal()
+                return
+            }
+        }
+    }
+
+    /// Merges the pending jobs into the newest and commits them as one.
+    private func runJob(_ entries: [Entry]) {
+        var merged = WriteBatch()
+        for e in entries { merged.absorb(e.batch) }
+        let result: Result<BatchSummary, StoreError>
+        do {
+            let summary = try database.write { try $0.apply(merged, now: now()) }
+            result = .success(summary)
+            state.withLock {
+                $0.stats.ran += 1
+                $0.stats.cancelled += entries.count - 1
+            }
+            logger.debug("sort job committed", [("job.files", String(merged.files.count)),
+                                                 ("job.merged", String(entries.count)),
+                                                 ("job.inserted", String(summary.inserted.count))])
+        } catch {
+            let storeError = (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
+            result = .failure(storeError)
+            state.withLock {
+                $0.stats.failed += 1
+                $0.stats.lastError = "\(storeError)"
+            }
+            logger.error("sort job failed, its \(merged.files.count) files will be read again by the next scan: \(storeError)")
+        }
+        for e in entries { e.done(result) }
+    }
+}

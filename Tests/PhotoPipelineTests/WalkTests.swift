@@ -1,0 +1,195 @@
+import Foundation
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoStore
+import PhotoSystem
+import PhotoTesting
+import Testing
+
+/// A `FileReading` that makes every file an asset without opening it, and counts the reads.
+struct FakeReader: FileReading {
+    let reads = ReadCounter()
+    func read(_ c: Candidate) -> FileOutcome {
+        reads.increment()
+        let asset = Asset(id: .random(), path: c.path, mediaType: .image, format: "jpeg",
+                          captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil, source: .fileModified),
+                          fileSize: c.identity.size, addedAt: 0)
+        return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil, format: "jpeg",
+                           kind: .asset(asset))
+    }
+}
+
+@Suite("Directory walk and scan")
+struct WalkTests {
+    let lib: TemporaryDirectory
+    let state: TemporaryDirectory
+    init() throws {
+        lib = try TemporaryDirectory("walk-lib")
+        state = try TemporaryDirectory("walk-state")
+    }
+
+    func cleanup() {
+        lib.remove()
+        state.remove()
+    }
+
+    /// Runs one walk and returns the jobs it emitted.
+    func walk(_ db: Database) -> [Job] {
+        var jobs: [Job] = []
+        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()), emit: { jobs.append($0) })
+        w.walk(root: lib.path)
+        w.flush()
+        return jobs
+    }
+
+    @Test("Chunks hold at most 50 files; dot-files, .nomedia trees and symbolic links are skipped")
+    func chunking() throws {
+        defer { cleanup() }
+        for i in 0..<137 { try lib.write("a/f\(i).jpg", [1]) }
+        for i in 0..<3 { try lib.write("b/g\(i).jpg", [1]) }
+        try lib.write(".cache/x.jpg", [1])
+        try lib.write("a/.hidden.jpg", [1])
+        try lib.write("excluded/.nomedia", [])
+        try lib.write("excluded/deep/y.jpg", [1])
+        #expect(symlink(lib("a/f0.jpg").string, lib("b/link.jpg").string) == 0)
+        #expect(symlink(lib("a").string, lib("linkdir").string) == 0)
+        let db = try Database(path: state("w.db").string)
+        _ = try db.write { try $0.registerRoots([lib.path]) }
+        let jobs = walk(db)
+        let sizes = jobs.map(\.candidates.count)
+        #expect(sizes.allSatisfy { $0 <= Indexer.chunkSize })
+        #expect(sizes.reduce(0, +) == 140)
+        #expect(jobs.map(\.sequence) == Array(0..<jobs.count))
+        let names = Set(jobs.flatMap(\.candidates).map { String(decoding: $0.name, as: UTF8.self) })
+        #expect(!names.contains(".hidden.jpg"))
+        #expect(!names.contains("x.jpg"))
+        #expect(!names.contains("y.jpg"))
+        #expect(!names.contains("link.jpg"))
+        // A directory's visit is emitted with or after its last file.
+        for (index, job) in jobs.enumerated() {
+            for visit in job.batch.directories {
+                let later = jobs[(index + 1)...].flatMap(\.candidates).filter { $0.directory == visit.path }
+                #expect(later.isEmpty, "visit of \(visit.path) before its files")
+            }
+        }
+    }
+
+    @Test("A rescan reads nothing unchanged, reads what changed, removes what vanished")
+    func rescan() throws {
+        defer { cleanup() }
+        for i in 0..<10 { try lib.write("a/f\(i).jpg", [UInt8(i)]) }
+        try lib.write("b/c/g.jpg", [1])
+        let db = try Database(path: state("w.db").string)
+        let reader = FakeReader()
+        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+        var report = indexer.scan(roots: [lib.path])
+        #expect(report.readFiles == 11)
+        #expect(reader.reads.value == 11)
+        report = indexer.scan(roots: [lib.path])
+        #expect(report.readFiles == 0)
+        #expect(reader.reads.value == 11)
+
+        try lib.write("a/f3.jpg", [9, 9])  // size changes
+        try FileManager.default.removeItem(atPath: lib("a/f4.jpg").string)
+        try FileManager.default.removeItem(atPath: lib("b").string)
+        report = indexer.scan(roots: [lib.path])
+        #expect(report.readFiles == 1)
+        #expect(report.removedFiles == 1)
+        #expect(report.removedDirectories == 1)
+        #expect(try db.read { try $0.counts() }.assets == 9)
+    }
+
+    @Test("An emptied root (an unmounted disk) is unavailable and nothing is removed")
+    func emptiedRoot() throws {
+        defer { cleanup() }
+        for i in 0..<5 { try lib.write("d/f\(i).jpg", [1]) }
+        let db = try Database(path: state("w.db").string)
+        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: FakeReader(), logger: .silent)
+        indexer.scan(roots: [lib.path])
+        try FileManager.default.removeItem(atPath: lib("d").string)
+        let report = indexer.scan(roots: [lib.path])
+        #expect(report.removedDirectories == 0)
+        #expect(indexer.status.unavailableRoots[lib.path]?.contains("mounted") == true)
+        #expect(try db.read { try $0.counts() }.assets == 5)
+    }
+
+    @Test("Many directories without new files still commit in bounded jobs")
+    func boundedExtras() throws {
+        defer { cleanup() }
+        for i in 0..<1200 { try lib.makeDirectory("d\(i)") }
+        let db = try Database(path: state("w.db").string)
+        _ = try db.write { try $0.registerRoots([lib.path]) }
+        let jobs = walk(db)
+        #expect(jobs.allSatisfy { $0.batch.directories.count <= Walk.extrasPerJob })
+        #expect(jobs.map(\.batch.directories.count).reduce(0, +) == 1201)
+    }
+}
+
+@Suite("Bounded channel")
+struct ChannelTests {
+    @Test("Delivers everything in order to one receiver, then nil after close")
+    func drains() {
+        let c = Channel<Int>(capacity: 3)
+        let received = Locked<[Int]>([])
+        let done = DispatchSemaphore(value: 0)
+        let t = Thread {
+            while let v = c.receive() { received.withLock { $0.append(v) } }
+            done.signal()
+        }
+        t.start()
+        for i in 0..<1000 { c.send(i) }
+        c.close()
+        done.wait()
+        #expect(received.withLock { $0 } == Array(0..<1000))
+        #expect(c.receive() == nil)
+    }
+
+    @Test("Several receivers all stop at close")
+    func manyReceivers() {
+        let c = Channel<Int>(capacity: 2)
+        let total = Locked(0)
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread {
+                while let v = c.receive() { total.withLock { $0 += v } }
+                group.leave()
+            }.start()
+        }
+        for i in 1...500 { c.send(i) }
+        c.close()
+        group.wait()
+        #expect(total.withLock { $0 } == 500 * 501 / 2)
+    }
+}
+
+@Suite("Default paths")
+struct DefaultPathsTests {
+    @Test("Precedence: PHOTOD_SOCKET, RUNTIME_DIRECTORY, XDG_RUNTIME_DIR, then /run or /tmp")
+    func socket() {
+        #expect(DefaultPaths(environment: ["PHOTOD_SOCKET": "/x/s", "RUNTIME_DIRECTORY": "/r"], uid: 5).socket == "/x/s")
+        #expect(DefaultPaths(environment: ["RUNTIME_DIRECTORY": "/r:/other", "XDG_RUNTIME_DIR": "/u"], uid: 5).socket == "/r/photod.sock")
+        #expect(DefaultPaths(environment: ["XDG_RUNTIME_DIR": "/run/user/5"], uid: 5).socket == "/run/user/5/photod.sock")
+        #expect(DefaultPaths(environment: [:], uid: 0).socket == "/run/photod/photod.sock")
+        #expect(DefaultPaths(environment: [:], uid: 5).socket == "/tmp/photod-5/photod.sock")
+        #expect(DefaultPaths(environment: ["XDG_RUNTIME_DIR": "/u"], uid: 5).clientSockets == ["/u/photod.sock", "/run/photod/photod.sock"])
+        #expect(DefaultPaths(environment: ["PHOTOD_SOCKET": "/x/s"], uid: 5).clientSockets == ["/x/s"])
+        #expect(DefaultPaths(environment: [:], uid: 0).clientSockets == ["/run/photod/photod.sock"])
+    }
+
+    @Test("Precedence: PHOTOD_DATABASE, STATE_DIRECTORY, XDG_STATE_HOME, then /var/lib or ~/.local/state")
+    func database() {
+        #expect(DefaultPaths(environment: ["PHOTOD_DATABASE": "/d.db", "STATE_DIRECTORY": "/s"], uid: 5).database == "/d.db")
+        #expect(DefaultPaths(environment: ["STATE_DIRECTORY": "/s", "XDG_STATE_HOME": "/x"], uid: 5).database == "/s/photod.db")
+        #expect(DefaultPaths(environment: ["XDG_STATE_HOME": "/x", "HOME": "/h"], uid: 5).database == "/x/photod/photod.db")
+        #expect(DefaultPaths(environment: ["HOME": "/h"], uid: 5).database == "/h/.local/state/photod/photod.db")
+        #expect(DefaultPaths(environment: ["HOME": "/root"], uid: 0).database == "/var/lib/photod/photod.db")
+    }
+
+    @Test("Paths are made absolute and normalised without resolving links")
+    func normalise() {
+        #expect(DefaultPaths.normalized("/a//b/./c/../d/") == "/a/b/d")
+        #expect(DefaultPaths.absolute("/x/../y") == "/y")
+        #expect(DefaultPaths.absolute("rel").string.hasSuffix("/rel"))
+    }
+}
