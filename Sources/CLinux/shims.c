@@ -79,3 +79,14 @@ int photo_fstat(int fd, photo_stat *out) {
 #include <sys/file.h>
 int photo_lock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 int photo_errno_would_block(int e) { return e == EWOULDBLOCK || e == EAGAIN; }
+
+#include <pthread.h>
+void photo_set_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, 15);
+    truncated[15] = 0;
+    pthread_setname_np(pthread_self(), truncated);
+}
+
+#include <sqlite3.h>
+int photo_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }

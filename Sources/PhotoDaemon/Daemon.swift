@@ -71,6 +71,7 @@ public final class Daemon: Sendable {
 
         let scanDone = DispatchSemaphore(value: 0)
         let scanThread = Thread {
+            setThreadName("photod-scan")
             indexer.scan(roots: roots)
             scanDone.signal()
         }
@@ -92,6 +93,11 @@ public final class Daemon: Sendable {
                 scanDone.wait()
                 scanDone.signal()
                 sortQueue.stop()
+                do {
+                    try database.checkpoint()
+                } catch {
+                    logger.warning("cannot checkpoint the database at shutdown (the WAL keeps everything): \(error)")
+                }
                 logger.notice("stopped")
                 exit(0)
             }

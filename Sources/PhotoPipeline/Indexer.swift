@@ -85,6 +85,7 @@ public final class Indexer: Sendable {
         for i in 0..<workers {
             readersDone.enter()
             let t = Thread { [reader] in
+                setThreadName("photod-read-\(i)")
                 while var job = jobs.receive() {
                     job.batch.files = job.candidates.map { reader.read($0) }
                     job.candidates = []
@@ -98,6 +99,7 @@ public final class Indexer: Sendable {
         let ordered = DispatchSemaphore(value: 0)
         let committed = DispatchGroup()
         let orderThread = Thread { [self] in
+            setThreadName("photod-order")
             submitInOrder(results, tally: tally, committed: committed, inFlight: inFlight)
             ordered.signal()
         }

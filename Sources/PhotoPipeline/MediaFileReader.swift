@@ -1,3 +1,4 @@
+import Foundation
 import PhotoMetadata
 import PhotoModel
 import PhotoStore
@@ -87,7 +88,7 @@ public struct MediaFileReader: FileReading {
         var subtypes: Set<AssetSubtype> = []
         if meta.format.isRaw { subtypes.insert(.raw) }
         let orientation = meta.orientation.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
-        return Asset(id: AssetID.random(), path: path, mediaType: meta.mediaType, format: meta.format.rawValue,
+        return Asset(id: AssetID.random(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)), path: path, mediaType: meta.mediaType, format: meta.format.rawValue,
                      subtypes: subtypes, captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
                      orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
                      altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,

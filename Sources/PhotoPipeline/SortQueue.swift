@@ -54,7 +54,10 @@ public final class SortQueue: Sendable {
         self.database = database
         self.logger = logger
         self.now = now
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            setThreadName("photod-sort")
+            run()
+        }
         thread.name = "photod-sort"
         thread.start()
     }

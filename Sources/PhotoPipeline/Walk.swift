@@ -2,6 +2,9 @@ import PhotoModel
 import PhotoStore
 import PhotoSystem
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The directory walk of one scan: compares each directory with what the index holds and
 /// emits jobs of at most `Indexer.chunkSize` files to read, together with the directory
@@ -78,7 +81,7 @@ struct Walk {
         do {
             dir = try Directory(path: path)
             dirStat = try dir.stat()
-            entries = try dir.entries().sorted { $0.name.lexicographicallyPrecedes($1.name) }
+            entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
         } catch {
             // Unreadable (permissions) or vanished while walking: keep what the index has;
             // a vanished directory is removed through its parent's listing next time.
@@ -114,10 +117,10 @@ struct Walk {
             return
         }
 
-        var known: [[UInt8]: IndexedFile] = [:]
-        known.reserveCapacity(snapshot?.files.count ?? 0)
-        for f in snapshot?.files ?? [] { known[f.name] = f }
-        var seenFiles = Set<[UInt8]>()
+        // Both lists are in byte order (the entries sorted above, the index's by `ORDER BY name`):
+        // one merge pass pairs each file with what the index knows of it, without hashing names.
+        let known = snapshot?.files ?? []
+        var k = 0
         var seenDirectories = Set<[UInt8]>()
         var subdirectories: [PathBytes] = []
 
@@ -136,9 +139,18 @@ struct Walk {
             case .file:
                 guard let s = stat else { continue }
                 filesSeen += 1
-                seenFiles.insert(entry.name)
+                // Indexed files that sort before this one are gone from the disk.
+                while k < known.count, Self.precedes(known[k].name, entry.name) {
+                    removeFile(path, known[k].name)
+                    k += 1
+                }
+                var old: IndexedFile?
+                if k < known.count, known[k].name == entry.name {
+                    old = known[k]
+                    k += 1
+                }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
-                if let old = known[entry.name], old.identity == identity { continue }
+                if let old, old.identity == identity { continue }
                 candidates += 1
                 pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity))
                 if pending.candidates.count >= Indexer.chunkSize { flush() }
@@ -146,11 +158,9 @@ struct Walk {
                 continue  // symbolic links are not followed; devices, sockets and FIFOs are not media
             }
         }
-
-        for f in snapshot?.files ?? [] where !seenFiles.contains(f.name) {
-            pending.batch.removedFiles.append((path, f.name))
-            removedFiles += 1
-            pendingExtras += 1
+        while k < known.count {
+            removeFile(path, known[k].name)
+            k += 1
         }
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(d) {
             removeDirectory(path.appending(d))
@@ -169,6 +179,24 @@ struct Walk {
             $0.current?.directories += 1
         }
         stack.append(contentsOf: subdirectories.reversed())
+    }
+
+    private mutating func removeFile(_ directory: PathBytes, _ name: [UInt8]) {
+        pending.batch.removedFiles.append((directory, name))
+        removedFiles += 1
+        pendingExtras += 1
+    }
+
+    /// Byte order of names (what SQLite's BLOB comparison and the sorted listing use).
+    @inline(__always)
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { pa in
+            b.withUnsafeBufferPointer { pb in
+                let n = min(pa.count, pb.count)
+                let c = n == 0 ? 0 : memcmp(pa.baseAddress!, pb.baseAddress!, n)
+                return c != 0 ? c < 0 : pa.count < pb.count
+            }
+        }
     }
 
     private mutating func removeDirectory(_ path: PathBytes) {

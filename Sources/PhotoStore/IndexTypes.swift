@@ -48,7 +48,9 @@ public struct DirectorySnapshot: Sendable {
     public var fsid: UInt64?
     public var inode: UInt64?
     public var mtimeNanoseconds: Int64?
+    /// In byte order of their names.
     public var files: [IndexedFile]
+    /// Names, in byte order.
     public var subdirectories: [[UInt8]]
 
     public init(id: Int64, fsid: UInt64? = nil, inode: UInt64?, mtimeNanoseconds: Int64?, files: [IndexedFile],

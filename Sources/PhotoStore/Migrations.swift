@@ -89,8 +89,46 @@ public enum Schema {
             ) STRICT;
             CREATE INDEX files_asset ON files(asset_pk);
             CREATE INDEX files_identity ON files(fsid, inode);
-            CREATE INDEX files_fingerprint ON files(fingerprint);
             CREATE INDEX files_status ON files(status) WHERE status != 'asset';
+            -- No index on the fingerprint: it is random, so every insert would touch a random page;
+            -- it is only compared among the few files a move or copy may concern.
+
+            -- Counts kept by triggers, so that library.status costs O(1) however large the library.
+            CREATE TABLE counters (
+                name TEXT PRIMARY KEY,
+                value INTEGER NOT NULL
+            ) STRICT;
+            INSERT INTO counters (name, value) VALUES
+                ('assets.image', 0), ('assets.video', 0),
+                ('files.asset', 0), ('files.ignored', 0), ('files.error', 0), ('directories', 0);
+            CREATE TRIGGER assets_counted_insert AFTER INSERT ON assets BEGIN
+                UPDATE counters SET value = value + 1 WHERE name = 'assets.' || NEW.media_type;
+            END;
+            CREATE TRIGGER assets_counted_delete AFTER DELETE ON assets BEGIN
+                UPDATE counters SET value = value - 1 WHERE name = 'assets.' || OLD.media_type;
+            END;
+            CREATE TRIGGER assets_counted_update AFTER UPDATE OF media_type ON assets
+            WHEN OLD.media_type != NEW.media_type BEGIN
+                UPDATE counters SET value = value - 1 WHERE name = 'assets.' || OLD.media_type;
+                UPDATE counters SET value = value + 1 WHERE name = 'assets.' || NEW.media_type;
+            END;
+            CREATE TRIGGER files_counted_insert AFTER INSERT ON files BEGIN
+                UPDATE counters SET value = value + 1 WHERE name = 'files.' || NEW.status;
+            END;
+            CREATE TRIGGER files_counted_delete AFTER DELETE ON files BEGIN
+                UPDATE counters SET value = value - 1 WHERE name = 'files.' || OLD.status;
+            END;
+            CREATE TRIGGER files_counted_update AFTER UPDATE OF status ON files
+            WHEN OLD.status != NEW.status BEGIN
+                UPDATE counters SET value = value - 1 WHERE name = 'files.' || OLD.status;
+                UPDATE counters SET value = value + 1 WHERE name = 'files.' || NEW.status;
+            END;
+            CREATE TRIGGER directories_counted_insert AFTER INSERT ON directories BEGIN
+                UPDATE counters SET value = value + 1 WHERE name = 'directories';
+            END;
+            CREATE TRIGGER directories_counted_delete AFTER DELETE ON directories BEGIN
+                UPDATE counters SET value = value - 1 WHERE name = 'directories';
+            END;
             """),
     ]
 

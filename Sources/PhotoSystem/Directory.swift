@@ -142,3 +142,8 @@ extension Directory {
         }
     }
 }
+
+/// Names the calling thread (what `top -H`, `perf` and `/proc/PID/task/*/comm` show).
+public func setThreadName(_ name: String) {
+    name.withCString { photo_set_thread_name($0) }
+}

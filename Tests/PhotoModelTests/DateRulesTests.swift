@@ -168,8 +168,12 @@ struct FileNameDateTests {
 struct AssetIDTests {
     @Test func shape() {
         var seen = Set<AssetID>()
-        for _ in 0..<2000 {
-            let id = AssetID.random()
+        var previous: AssetID?
+        for i in 0..<2000 {
+            let id = AssetID.random(milliseconds: 1_764_000_000_000 + Int64(i))
+            // Later ids sort after earlier ones (the index on ids grows at its end).
+            if let previous { #expect(previous < id) }
+            previous = id
             #expect(id.rawValue.count == 22)
             #expect(id.rawValue.hasPrefix("a_"))
             #expect(!id.rawValue.contains(" "))
@@ -177,6 +181,7 @@ struct AssetIDTests {
             seen.insert(id)
         }
         #expect(seen.count == 2000)
+        #expect(AssetID.random(milliseconds: 5) != AssetID.random(milliseconds: 5))
         #expect(AssetID(rawValue: "-a_aaaaaaaaaaaaaaaaaaaa") == nil)
         #expect(AssetID(rawValue: "a_AAAAAAAAAAAAAAAAAAAA") == nil)
     }

@@ -41,7 +41,7 @@ struct FolderTreeTests {
     }
 
     static func base32(_ h: UInt64) -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        let alphabet = Array("234567abcdefghijklmnopqrstuvwxyz")  // AssetID's, in ASCII order
         return String((0..<13).reversed().map { alphabet[Int((h >> UInt64($0 * 5)) & 31)] })
     }
 

@@ -20,7 +20,7 @@ enum MomentFixtures {
 
     static func id(_ n: Int) -> AssetID {
         var g = SplitMix64(seed: UInt64(n))
-        return AssetID.random(using: &g)
+        return AssetID.random(milliseconds: 0, using: &g)
     }
 
     static func member(_ n: Int, _ local: String, _ path: String = "", video: Bool = false,
@@ -346,7 +346,7 @@ struct MomentMergePropertyTests {
         let initial = Int.random(in: 0...400, using: &g)
         let edits = Int.random(in: 0...150, using: &g)
         for _ in 0..<initial {
-            let m = w.member(id: AssetID.random(using: &g))
+            let m = w.member(id: AssetID.random(milliseconds: 0, using: &g))
             live[m.id] = m
             liveIDs.append(m.id)
             ops.append(MomentChange(added: [m]))
@@ -355,7 +355,7 @@ struct MomentMergePropertyTests {
             let kind = Int.random(in: 0..<10, using: &g)
             if liveIDs.isEmpty || kind < 2 {
                 // A new asset, or a deleted one coming back (restored from Recently Deleted).
-                var m = w.member(id: AssetID.random(using: &g))
+                var m = w.member(id: AssetID.random(milliseconds: 0, using: &g))
                 if !gone.isEmpty, Bool.random(using: &g) { m = gone.remove(at: Int.random(in: 0..<gone.count, using: &g)) }
                 live[m.id] = m
                 liveIDs.append(m.id)
@@ -463,7 +463,7 @@ struct MomentMergePropertyTests {
             let seed = 0xC0DE_0000 + UInt64(k)
             var w = World(seed: seed)
             var g = SplitMix64(seed: seed)
-            let ids = (0..<12).map { _ in AssetID.random(using: &g) }
+            let ids = (0..<12).map { _ in AssetID.random(milliseconds: 0, using: &g) }
             var state: [AssetID: MomentMember] = [:]
             for id in ids where Bool.random(using: &g) { state[id] = w.member(id: id) }
             let initial = state

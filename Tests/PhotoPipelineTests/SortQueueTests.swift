@@ -11,7 +11,7 @@ import Testing
 struct SortQueueTests {
     static func outcome(_ dir: PathBytes, _ name: String, inode: UInt64) -> FileOutcome {
         let path = dir.appending(name)
-        let asset = Asset(id: .random(), path: path, mediaType: .image, format: "jpeg",
+        let asset = Asset(id: .random(milliseconds: 0), path: path, mediaType: .image, format: "jpeg",
                           captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil, source: .fileName),
                           fileSize: 10, addedAt: 0)
         return FileOutcome(directory: dir, name: Array(name.utf8),

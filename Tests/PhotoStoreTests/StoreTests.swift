@@ -14,7 +14,7 @@ struct StoreTests {
 
     static let root = PathBytes("/lib")
 
-    static func asset(_ path: String, date: String = "2020-01-02T03:04:05", id: AssetID = .random()) -> Asset {
+    static func asset(_ path: String, date: String = "2020-01-02T03:04:05", id: AssetID = .random(milliseconds: 0)) -> Asset {
         Asset(id: id, path: PathBytes(path), mediaType: .image, format: "jpeg",
               captureDate: CaptureDate(local: LocalDateTime(iso: date)!, offset: UTCOffset(seconds: 3600), source: .exifOriginal),
               pixelWidth: 640, pixelHeight: 480, orientation: 6, latitude: -33.5, longitude: 151.25, altitude: nil,
@@ -85,6 +85,7 @@ struct StoreTests {
         #expect(s1.errors == 1)
 
         let counts = try db.read { try $0.counts() }
+        #expect(counts == (try db.read { try $0.recount() }))
         #expect(counts.assets == 2)
         #expect(counts.files == 4)
         #expect(counts.errors == 1)
@@ -125,6 +126,7 @@ struct StoreTests {
         let s4 = try db.write { try $0.apply(removal, now: 4000) }
         #expect(s4.deleted.count == 1)
         let after = try db.read { try $0.counts() }
+        #expect(after == (try db.read { try $0.recount() }), "trigger-kept counters equal a recount, cascades included")
         #expect(after.assets == 0)
         #expect(after.files == 0)
         #expect(after.directories == 1)

@@ -61,3 +61,12 @@ int photo_lock_exclusive_nonblocking(int fd);
 
 /// `errno == EWOULDBLOCK`.
 int photo_errno_would_block(int e);
+
+/// `pthread_setname_np(pthread_self(), name)` (15 characters at most): names show in `top -H`,
+/// `perf` and `/proc/PID/task/TID/comm`.
+void photo_set_thread_name(const char *name);
+
+/// `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)` (variadic, so not callable from Swift): no
+/// global mutex around every SQLite allocation. Must run before SQLite initialises; returns
+/// SQLite's result code.
+int photo_sqlite_disable_memstatus(void);
