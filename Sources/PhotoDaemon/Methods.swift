@@ -126,7 +126,7 @@ struct Methods: Sendable {
         let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
         let offset = try p.int("offset", default: 0, in: 0...Int.max)
         let (assets, total) = try query { r in
-            try r.consistent { (try r.assets(limit: limit, offset: offset), try r.assetCount()) }
+            try r.consistent { (try r.assets(limit: limit, offset: offset), try r.visibleAssetCount()) }
         }
         var o = JSONObject()
         o["assets"] = .array(assets.map(WireMapping.asset))

@@ -21,6 +21,13 @@ public struct Asset: Sendable, Hashable {
     public var lensModel: String?
     /// Seconds, for videos.
     public var duration: Double?
+    /// XMP rating 0–5 (a sidecar's, else the file's own), when present.
+    public var rating: Int?
+    /// XMP `dc:subject` keywords (a sidecar's, else the file's own).
+    public var keywords: [String]
+    /// User state (never derived from files).
+    public var isFavorite: Bool
+    public var isHidden: Bool
     /// Bytes of the primary resource.
     public var fileSize: Int64
     /// When the asset was first indexed, in Unix milliseconds.
@@ -31,7 +38,8 @@ public struct Asset: Sendable, Hashable {
     public init(id: AssetID, path: PathBytes, mediaType: MediaType, format: String, subtypes: Set<AssetSubtype> = [],
                 captureDate: CaptureDate, pixelWidth: Int? = nil, pixelHeight: Int? = nil, orientation: Int = 1,
                 latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil, make: String? = nil,
-                model: String? = nil, lensModel: String? = nil, duration: Double? = nil, fileSize: Int64,
+                model: String? = nil, lensModel: String? = nil, duration: Double? = nil, rating: Int? = nil,
+                keywords: [String] = [], isFavorite: Bool = false, isHidden: Bool = false, fileSize: Int64,
                 addedAt: Int64, resources: [Resource] = []) {
         self.id = id
         self.path = path
@@ -49,6 +57,10 @@ public struct Asset: Sendable, Hashable {
         self.model = model
         self.lensModel = lensModel
         self.duration = duration
+        self.rating = rating
+        self.keywords = keywords
+        self.isFavorite = isFavorite
+        self.isHidden = isHidden
         self.fileSize = fileSize
         self.addedAt = addedAt
         self.resources = resources

@@ -1,4 +1,3 @@
-import Foundation
 import PhotoMetadata
 import PhotoModel
 import PhotoStore
@@ -31,7 +30,7 @@ public struct MediaFileReader: FileReading {
             // the library; O_NONBLOCK: one swapped for a FIFO cannot block a reader thread forever.
             fd = try FileDescriptor.open(path, flags: O_NOFOLLOW | O_NONBLOCK)
         } catch {
-            return outcome(c, identity: c.identity, fingerprint: nil, format: nil,
+            return outcome(c, identity: c.identity, fingerprint: nil,
                            .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)"))
         }
         defer { fd.close() }
@@ -41,37 +40,45 @@ public struct MediaFileReader: FileReading {
         do {
             let st = try fd.stat()
             guard st.isRegularFile else {
-                return outcome(c, identity: c.identity, fingerprint: nil, format: nil, .ignored(reason: "not a regular file"))
+                return outcome(c, identity: c.identity, fingerprint: nil, .ignored(reason: "not a regular file"))
             }
             identity = FileIdentity(fsid: c.identity.fsid, inode: st.inode, size: st.size, mtimeNanoseconds: st.mtimeNanoseconds)
         } catch {
-            return outcome(c, identity: c.identity, fingerprint: nil, format: nil,
+            return outcome(c, identity: c.identity, fingerprint: nil,
                            .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot stat: \(error.message)"))
         }
         if identity.size > ContentFingerprint.span { fd.adviseRandomAccess() }
         var source = FileSource(descriptor: fd, size: identity.size)
         let fingerprint = Self.fingerprint(&source, size: identity.size)
+        if ResourcePairing.isSidecarName(c.name) {
+            do {
+                let x = try reader.readSidecar(&source)
+                return outcome(c, identity: identity, fingerprint: fingerprint,
+                               .sidecar(SidecarRecord(date: x.date, rating: x.rating, keywords: x.keywords)))
+            } catch {
+                return outcome(c, identity: identity, fingerprint: fingerprint,
+                               .error(code: error.code.rawValue, message: "XMP sidecar: \(error.message)"))
+            }
+        }
         do {
             let meta = try reader.read(&source, fileName: c.name)
-            let asset = Self.asset(meta, path: path, name: c.name, identity: identity, zone: zone)
-            return outcome(c, identity: identity, fingerprint: fingerprint, format: meta.format.rawValue, .asset(asset))
+            return outcome(c, identity: identity, fingerprint: fingerprint,
+                           .media(Self.record(meta, name: c.name, identity: identity, zone: zone)))
         } catch {
             switch error.code {
             // Audio in a video container (an `.mp4` with only sound) is a valid file, just not
             // a photo or video: remembered, not reported.
             case .notMedia where !claims || error.detectedKind == "audio", .emptyFile where !claims:
-                return outcome(c, identity: identity, fingerprint: fingerprint, format: nil, .ignored(reason: error.message))
+                return outcome(c, identity: identity, fingerprint: fingerprint, .ignored(reason: error.message))
             default:
-                return outcome(c, identity: identity, fingerprint: fingerprint, format: nil,
+                return outcome(c, identity: identity, fingerprint: fingerprint,
                                .error(code: error.code.rawValue, message: error.message))
             }
         }
     }
 
-    private func outcome(_ c: Candidate, identity: FileIdentity, fingerprint: UInt64?, format: String?,
-                         _ kind: FileOutcome.Kind) -> FileOutcome {
-        FileOutcome(directory: c.directory, name: c.name, identity: identity, fingerprint: fingerprint, format: format,
-                    kind: kind)
+    private func outcome(_ c: Candidate, identity: FileIdentity, fingerprint: UInt64?, _ kind: FileOutcome.Kind) -> FileOutcome {
+        FileOutcome(directory: c.directory, name: c.name, identity: identity, fingerprint: fingerprint, kind: kind)
     }
 
     static func fingerprint(_ source: inout FileSource, size: Int64) -> UInt64? {
@@ -81,19 +88,17 @@ public struct MediaFileReader: FileReading {
         return ContentFingerprint.compute(size: size, head: head, tail: tail)
     }
 
-    /// Builds the asset record from what the reader found.
-    static func asset(_ meta: MediaMetadata, path: PathBytes, name: [UInt8], identity: FileIdentity,
-                      zone: any ZoneRules) -> Asset {
+    /// The file's own record from what the reader found, with the capture-date rules applied
+    /// in the daemon's zone.
+    static func record(_ meta: MediaMetadata, name: [UInt8], identity: FileIdentity, zone: any ZoneRules) -> FileMetadata {
         let date = CaptureDate.resolve(meta.dates, fileName: name, mtimeNanoseconds: identity.mtimeNanoseconds, zone: zone)
-        var subtypes: Set<AssetSubtype> = []
-        if meta.format.isRaw { subtypes.insert(.raw) }
         let orientation = meta.orientation.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
-        return Asset(id: AssetID.random(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)), path: path, mediaType: meta.mediaType, format: meta.format.rawValue,
-                     subtypes: subtypes, captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
-                     orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
-                     altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
-                     duration: meta.duration, fileSize: identity.size, addedAt: 0,
-                     resources: [Resource(path: path, role: .primary)])
+        return FileMetadata(mediaType: meta.mediaType, format: meta.format.rawValue, isRaw: meta.format.isRaw,
+                            captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
+                            orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
+                            altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
+                            duration: meta.duration, rating: meta.rating, keywords: meta.keywords,
+                            userComment: meta.userComment, contentIdentifier: meta.contentIdentifier)
     }
 }
 

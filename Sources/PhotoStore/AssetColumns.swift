@@ -2,11 +2,11 @@ import PhotoModel
 
 /// The mapping between `Asset` and the `assets` table, in one place.
 enum AssetColumns {
-    /// The columns `decode` reads, in order.
+    /// The columns `decode` reads, in order (the table is aliased `a`).
     static let select = """
         a.pk, a.id, a.media_type, a.format, a.subtypes, a.local_datetime, a.utc_offset, a.date_source,
         a.pixel_width, a.pixel_height, a.orientation, a.latitude, a.longitude, a.altitude, a.make, a.model,
-        a.lens_model, a.duration, a.file_size, a.path, a.added_at
+        a.lens_model, a.duration, a.file_size, a.path, a.added_at, a.rating, a.keywords, a.is_favorite, a.is_hidden
         """
 
     /// Bit positions of `AssetSubtype` in the `subtypes` column (stable: stored on disk).
@@ -40,47 +40,10 @@ enum AssetColumns {
             pixelWidth: s.optionalInt(8), pixelHeight: s.optionalInt(9), orientation: s.int(10),
             latitude: s.optionalDouble(11), longitude: s.optionalDouble(12), altitude: s.optionalDouble(13),
             make: s.optionalString(14), model: s.optionalString(15), lensModel: s.optionalString(16),
-            duration: s.optionalDouble(17), fileSize: s.int64(18), addedAt: s.int64(20))
+            duration: s.optionalDouble(17), rating: s.optionalInt(21), keywords: Keywords.decode(s.optionalString(22)),
+            isFavorite: s.int(23) != 0, isHidden: s.int(24) != 0, fileSize: s.int64(18), addedAt: s.int64(20))
         return (s.int64(0), asset)
     }
-
-    /// Binds an asset's derived fields to parameters 1...18 of `insert`/`update`
-    /// (everything but the id, the pk and `added_at`).
-    static func bindFields(_ a: Asset, _ s: Statement) {
-        s.bind(a.mediaType.rawValue, at: 1)
-        s.bind(a.format, at: 2)
-        s.bind(mask(a.subtypes), at: 3)
-        s.bind(a.captureDate.local.description, at: 4)
-        s.bind(a.captureDate.offset?.seconds, at: 5)
-        s.bind(a.captureDate.source.rawValue, at: 6)
-        s.bind(a.pixelWidth, at: 7)
-        s.bind(a.pixelHeight, at: 8)
-        s.bind(a.orientation, at: 9)
-        s.bind(a.latitude, at: 10)
-        s.bind(a.longitude, at: 11)
-        s.bind(a.altitude, at: 12)
-        s.bind(a.make, at: 13)
-        s.bind(a.model, at: 14)
-        s.bind(a.lensModel, at: 15)
-        s.bind(a.duration, at: 16)
-        s.bind(a.fileSize, at: 17)
-        s.bind(a.path.bytes, at: 18)
-    }
-
-    static let fieldNames = """
-        media_type, format, subtypes, local_datetime, utc_offset, date_source, pixel_width, pixel_height,
-        orientation, latitude, longitude, altitude, make, model, lens_model, duration, file_size, path
-        """
-
-    static let insert = "INSERT INTO assets (\(fieldNames), id, added_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
-
-    static let update = """
-        UPDATE assets SET media_type = ?1, format = ?2, subtypes = ?3, local_datetime = ?4, utc_offset = ?5,
-            date_source = ?6, pixel_width = ?7, pixel_height = ?8, orientation = ?9, latitude = ?10,
-            longitude = ?11, altitude = ?12, make = ?13, model = ?14, lens_model = ?15, duration = ?16,
-            file_size = ?17, path = ?18
-        WHERE pk = ?19
-        """
 }
 
 extension Statement {

@@ -51,7 +51,8 @@ public struct IndexReader {
         c.assets = c.images + c.videos
         c.errors = values["files.error"] ?? 0
         c.ignored = values["files.ignored"] ?? 0
-        c.files = (values["files.asset"] ?? 0) + c.errors + c.ignored
+        c.sidecars = values["files.sidecar"] ?? 0
+        c.files = (values["files.media"] ?? 0) + c.sidecars + c.errors + c.ignored
         c.directories = values["directories"] ?? 0
         return c
     }
@@ -75,6 +76,7 @@ public struct IndexReader {
             switch f.string(0) {
             case FileStatus.error.rawValue: c.errors = f.int(1)
             case FileStatus.ignored.rawValue: c.ignored = f.int(1)
+            case FileStatus.sidecar.rawValue: c.sidecars = f.int(1)
             default: break
             }
         }
@@ -85,14 +87,21 @@ public struct IndexReader {
     /// The number of assets (O(1)).
     public func assetCount() throws -> Int { try counts().assets }
 
+    /// The number of visible assets (neither hidden nor in Recently Deleted): all of them
+    /// minus the few the partial index `assets_invisible` holds.
+    public func visibleAssetCount() throws -> Int {
+        let invisible = Int(try db.scalar("SELECT count(*) FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL").int64 ?? 0)
+        return try assetCount() - invisible
+    }
+
     /// The number of files with a per-file error (O(1)).
     public func fileIssueCount() throws -> Int { try counts().errors }
 
-    /// A page of assets in the default order: capture time on the capture clock, then path
-    /// bytes, then id. Each asset carries its resources.
+    /// A page of visible assets (neither hidden nor in Recently Deleted) in the default order:
+    /// capture time on the capture clock, then path bytes, then id. Each carries its resources.
     public func assets(limit: Int, offset: Int) throws -> [Asset] {
         let s = try db.statement("""
-            SELECT \(AssetColumns.select) FROM assets a
+            SELECT \(AssetColumns.select) FROM assets a WHERE a.is_hidden = 0 AND a.deleted_at IS NULL
             ORDER BY a.local_datetime, a.path, a.id LIMIT ?1 OFFSET ?2
             """)
         s.bind(limit, at: 1)
@@ -121,7 +130,7 @@ public struct IndexReader {
         return try attachResources([row]).first
     }
 
-    private func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws -> [Asset] {
+    func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws -> [Asset] {
         guard !rows.isEmpty else { return [] }
         var byPK: [Int64: [Resource]] = [:]
         let s = try db.statement("""

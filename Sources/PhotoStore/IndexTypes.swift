@@ -19,8 +19,10 @@ public struct FileIdentity: Sendable, Hashable {
 
 /// How the index classified a file.
 public enum FileStatus: String, Sendable, Hashable {
-    /// A resource of an asset.
-    case asset
+    /// An image or video: a resource of an asset.
+    case media
+    /// An XMP sidecar (a resource of the asset of the same base name, when there is one).
+    case sidecar
     /// Not media, and not claiming to be (a `.txt`, a `.pdf`): remembered, not reported.
     case ignored
     /// Claims to be media (by extension) or is damaged media: reported with its reason.
@@ -67,12 +69,89 @@ public struct DirectorySnapshot: Sendable {
     public var isEmpty: Bool { files.isEmpty && subdirectories.isEmpty }
 }
 
+/// What the reader found in one media file: the file's own record, from which assets are
+/// composed (a RAW+JPEG pair takes the JPEG's, a sidecar adds its date, rating and keywords).
+public struct FileMetadata: Sendable, Hashable {
+    public var mediaType: MediaType
+    /// The container or codec from the content (`jpeg`, `heic`, `mp4`, ...).
+    public var format: String
+    /// Whether the file is camera RAW.
+    public var isRaw: Bool
+    public var captureDate: CaptureDate
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+    /// EXIF orientation 1–8.
+    public var orientation: Int
+    public var latitude: Double?
+    public var longitude: Double?
+    public var altitude: Double?
+    public var make: String?
+    public var model: String?
+    public var lensModel: String?
+    public var duration: Double?
+    public var rating: Int?
+    public var keywords: [String]
+    /// EXIF UserComment (the screenshot rule reads it).
+    public var userComment: String?
+    /// Apple's ContentIdentifier (pairs a Live Photo's image and video).
+    public var contentIdentifier: String?
+
+    /// A file's record.
+    public init(mediaType: MediaType, format: String, isRaw: Bool = false, captureDate: CaptureDate,
+                pixelWidth: Int? = nil, pixelHeight: Int? = nil, orientation: Int = 1, latitude: Double? = nil,
+                longitude: Double? = nil, altitude: Double? = nil, make: String? = nil, model: String? = nil,
+                lensModel: String? = nil, duration: Double? = nil, rating: Int? = nil, keywords: [String] = [],
+                userComment: String? = nil, contentIdentifier: String? = nil) {
+        self.mediaType = mediaType
+        self.format = format
+        self.isRaw = isRaw
+        self.captureDate = captureDate
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.orientation = orientation
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.make = make
+        self.model = model
+        self.lensModel = lensModel
+        self.duration = duration
+        self.rating = rating
+        self.keywords = keywords
+        self.userComment = userComment
+        self.contentIdentifier = contentIdentifier
+    }
+
+    /// The capture instant in Unix milliseconds, when the capture time came from real metadata
+    /// with a zone (never from a file name or the file's mtime): what Live Photo pairing compares.
+    public var captureInstantMilliseconds: Int64? {
+        guard let offset = captureDate.offset, captureDate.source != .fileName, captureDate.source != .fileModified
+        else { return nil }
+        return captureDate.local.unixSeconds(offsetSeconds: offset.seconds) * 1000 + Int64(captureDate.local.millisecond ?? 0)
+    }
+}
+
+/// What an XMP sidecar adds to its asset.
+public struct SidecarRecord: Sendable, Hashable {
+    /// The capture date (used when the primary file has no EXIF date).
+    public var date: Timestamp?
+    public var rating: Int?
+    public var keywords: [String]
+
+    public init(date: Timestamp?, rating: Int?, keywords: [String]) {
+        self.date = date
+        self.rating = rating
+        self.keywords = keywords
+    }
+}
+
 /// The outcome of reading one file, ready to be written.
 public struct FileOutcome: Sendable {
     public enum Kind: Sendable {
-        /// The file is an asset's primary resource. The asset's `id` is a fresh one: the writer
-        /// keeps the existing id when the file already belonged to an asset.
-        case asset(Asset)
+        /// An image or a video, with what the reader found in it.
+        case media(FileMetadata)
+        /// An XMP sidecar.
+        case sidecar(SidecarRecord)
         /// Not media; remembered so that it is not read again.
         case ignored(reason: String)
         /// A per-file error with a stable code and a message.
@@ -84,16 +163,13 @@ public struct FileOutcome: Sendable {
     public var identity: FileIdentity
     /// A hash of the size and the first and last 64 KiB (recognises a copied file).
     public var fingerprint: UInt64?
-    public var format: String?
     public var kind: Kind
 
-    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, fingerprint: UInt64?, format: String?,
-                kind: Kind) {
+    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, fingerprint: UInt64?, kind: Kind) {
         self.directory = directory
         self.name = name
         self.identity = identity
         self.fingerprint = fingerprint
-        self.format = format
         self.kind = kind
     }
 
@@ -142,13 +218,26 @@ public struct WriteBatch: Sendable {
     }
 }
 
-/// What a committed batch changed, by asset id.
+/// What a committed batch changed: the change set recorded in the journal with its token.
 public struct BatchSummary: Sendable, Hashable {
+    /// The change token of the journal row (nil when nothing visible changed).
+    public var token: Int64?
     public var inserted: [AssetID] = []
     public var updated: [AssetID] = []
     public var deleted: [AssetID] = []
+    /// Collection ids (moments, folder albums, collection lists, smart albums).
+    public var collectionsInserted: [String] = []
+    public var collectionsUpdated: [String] = []
+    public var collectionsDeleted: [String] = []
+    /// Per-file errors recorded.
     public var errors = 0
     public init() {}
+
+    /// Whether the change set is empty (nothing a client could see changed).
+    public var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && collectionsInserted.isEmpty
+            && collectionsUpdated.isEmpty && collectionsDeleted.isEmpty
+    }
 }
 
 /// Counts for `library.status`.
@@ -157,6 +246,7 @@ public struct LibraryCounts: Sendable, Hashable {
     public var images = 0
     public var videos = 0
     public var files = 0
+    public var sidecars = 0
     public var errors = 0
     public var ignored = 0
     public var directories = 0

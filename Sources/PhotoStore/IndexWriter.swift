@@ -1,17 +1,26 @@
 import PhotoModel
 
 /// The writer side of the index: the only code that changes it. Owned by `Database`'s writer
-/// lock; every `apply` is one transaction.
+/// lock; every `apply` is one transaction that writes the files, recomposes the assets of the
+/// groups they touch (RAW+JPEG, Live Photos, sidecars), merges the changes into moments,
+/// folder albums, collection lists and smart albums, and records the change set in the journal.
 public final class IndexWriter {
     let db: Connection
-    /// Directory path → (id, root id). Bounded: cleared when it grows past `cacheLimit`.
-    private var directoryCache: [PathBytes: (id: Int64, root: Int64)] = [:]
+    /// Directory path → its row. Bounded: cleared when it grows past `cacheLimit`, and after a
+    /// rollback (SQLite reuses the rowids of rolled-back rows).
+    private var directoryCache: [PathBytes: DirectoryRow] = [:]
     private var roots: [(path: PathBytes, id: Int64)] = []
     private static let cacheLimit = 20_000
 
+    struct DirectoryRow {
+        var id: Int64
+        var root: Int64
+        var path: PathBytes
+    }
+
     init(_ db: Connection) { self.db = db }
 
-    /// The underlying connection, for migrations' tests and maintenance.
+    /// The underlying connection, for maintenance and tests.
     public var connection: Connection { db }
 
     /// Records the library roots (creates rows for new ones). Returns root ids by path.
@@ -35,10 +44,10 @@ public final class IndexWriter {
         return result
     }
 
-    /// Writes one batch in one transaction and says what changed.
+    /// Writes one batch in one transaction and returns its change set (with its token).
     public func apply(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
         do {
-            return try applyInTransaction(batch, now: now)
+            return try db.transaction { try applyInTransaction(batch, now: now) }
         } catch {
             // The rollback undid the rows the cache may name (SQLite reuses their rowids).
             directoryCache.removeAll(keepingCapacity: true)
@@ -47,18 +56,26 @@ public final class IndexWriter {
     }
 
     private func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
-        try db.transaction {
-            var summary = BatchSummary()
-            var orphanCandidates: [Int64] = []
-            for dir in batch.directories { try upsertDirectory(dir) }
-            for path in batch.removedDirectories { orphanCandidates += try removeSubtree(path) }
-            for (dir, name) in batch.removedFiles {
-                if let removed = try removeFile(directory: dir, name: name) { orphanCandidates.append(removed) }
-            }
-            for file in batch.files { try write(file, now: now, summary: &summary, orphans: &orphanCandidates) }
-            summary.deleted = try deleteOrphans(orphanCandidates)
-            return summary
+        var job = JobChanges()
+        for dir in batch.directories { try upsertDirectory(dir) }
+        for path in batch.removedDirectories { try removeSubtree(path, &job) }
+        for (dir, name) in batch.removedFiles { try removeFile(directory: dir, name: name, &job) }
+        for file in batch.files { try writeFile(file, now: now, &job) }
+        let groups = job.groups.sorted {
+            $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
         }
+        for group in groups { try recompose(group, now: now, &job) }
+        // Assets whose files were removed and which no remaining file took over.
+        for pk in job.orphanCandidates.sorted() { try deleteAssetIfOrphan(pk, &job) }
+        try job.loadAfterStates { try self.assetState(pk: $0) }
+        var summary = BatchSummary()
+        summary.errors = job.errors
+        job.assetEvents(into: &summary)
+        try updateMoments(job, &summary)
+        try updateAlbums(job, &summary)
+        updateSmartAlbums(job, now: now, &summary)
+        if !summary.isEmpty { summary.token = try journal(summary, now: now) }
+        return summary
     }
 
     // MARK: - Directories
@@ -67,40 +84,56 @@ public final class IndexWriter {
         roots.filter { path.isWithin($0.path) }.max { $0.path.bytes.count < $1.path.bytes.count }?.id
     }
 
-    /// The id of a directory row, creating it (and its parents up to the root) when missing.
-    func directoryID(_ path: PathBytes) throws -> (id: Int64, root: Int64) {
+    /// The row of a directory, creating it (and its parents up to the root) when missing.
+    func directory(_ path: PathBytes) throws -> DirectoryRow {
         if let hit = directoryCache[path] { return hit }
         let find = try db.statement("SELECT id, root_id FROM directories WHERE path = ?1")
+        defer { find.reset() }
         find.bind(path.bytes, at: 1)
         if try find.step() {
-            let found = (find.int64(0), find.int64(1))
-            find.reset()
-            remember(path, found)
+            let found = DirectoryRow(id: find.int64(0), root: find.int64(1), path: path)
+            remember(found)
             return found
         }
+        find.reset()
         guard let rootID = root(for: path) else {
             throw StoreError(code: .constraint, message: "directory '\(path)' is not inside any library root")
         }
         let isRoot = roots.contains { $0.path == path }
-        let parent: Int64? = isRoot ? nil : try directoryID(path.parent).id
-        let insert = try db.statement("INSERT INTO directories (root_id, parent_id, path, name) VALUES (?1, ?2, ?3, ?4)")
+        let parent: Int64? = isRoot ? nil : try directory(path.parent).id
+        let insert = try db.statement("""
+            INSERT INTO directories (root_id, parent_id, path, name, album_id) VALUES (?1, ?2, ?3, ?4, ?5)
+            """)
         insert.bind(rootID, at: 1)
         insert.bind(parent, at: 2)
         insert.bind(path.bytes, at: 3)
         insert.bind(path.lastComponent, at: 4)
+        insert.bind(try newAlbumID(for: path), at: 5)
         try insert.run()
-        let created = (db.lastInsertRowID, rootID)
-        remember(path, created)
+        let created = DirectoryRow(id: db.lastInsertRowID, root: rootID, path: path)
+        remember(created)
         return created
     }
 
-    private func remember(_ path: PathBytes, _ value: (id: Int64, root: Int64)) {
+    /// A folder album's id: `f_` and a hash of its path, so that a rebuilt index gives the same
+    /// folder the same id; a random one when a moved folder already carries that id.
+    private func newAlbumID(for path: PathBytes) throws -> String {
+        let derived = "f_" + FolderTree.listID(path: path).dropFirst(2)
+        let taken = try db.statement("SELECT 1 FROM directories WHERE album_id = ?1")
+        defer { taken.reset() }
+        taken.bind(derived, at: 1)
+        guard try taken.step() else { return derived }
+        var g = SystemRandomNumberGenerator()
+        return "f_" + String(UInt64.random(in: 0 ... .max, using: &g), radix: 32)
+    }
+
+    private func remember(_ row: DirectoryRow) {
         if directoryCache.count >= Self.cacheLimit { directoryCache.removeAll(keepingCapacity: true) }
-        directoryCache[path] = value
+        directoryCache[row.path] = row
     }
 
     private func upsertDirectory(_ visit: DirectoryVisit) throws {
-        let id = try directoryID(visit.path).id
+        let id = try directory(visit.path).id
         let s = try db.statement("UPDATE directories SET fsid = ?1, inode = ?2, mtime_ns = ?3 WHERE id = ?4")
         s.bind(Int64(bitPattern: visit.fsid), at: 1)
         s.bind(Int64(bitPattern: visit.inode), at: 2)
@@ -109,125 +142,644 @@ public final class IndexWriter {
         try s.run()
     }
 
-    /// Deletes a directory and everything below it; returns the assets that lost files.
-    private func removeSubtree(_ path: PathBytes) throws -> [Int64] {
+    /// Deletes a directory and everything below it: its assets first (recorded for the change
+    /// set), its folder albums, then the rows (files go with their directories).
+    private func removeSubtree(_ path: PathBytes, _ job: inout JobChanges) throws {
         let lower = path.bytes + [UInt8(ascii: "/")]
         let upper = path.bytes + [UInt8(ascii: "0")]  // '/' + 1: every "path/..." sorts below it
-        let assets = try db.statement("""
-            SELECT f.asset_pk FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE (d.path = ?1 OR (d.path >= ?2 AND d.path < ?3)) AND f.asset_pk IS NOT NULL
+        let dirs = try db.statement("""
+            SELECT id, path, album_id, asset_count FROM directories WHERE path = ?1 OR (path >= ?2 AND path < ?3)
             """)
-        assets.bind(path.bytes, at: 1)
-        assets.bind(lower, at: 2)
-        assets.bind(upper, at: 3)
+        dirs.bind(path.bytes, at: 1)
+        dirs.bind(lower, at: 2)
+        dirs.bind(upper, at: 3)
+        var ids: [Int64] = []
+        while try dirs.step() {
+            ids.append(dirs.int64(0))
+            if dirs.int(3) > 0 {
+                job.removedAlbums.append(RemovedAlbum(path: PathBytes(dirs.bytes(1)), albumID: dirs.string(2)))
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let assets = try db.statement("SELECT pk FROM assets WHERE directory_id IN (SELECT value FROM json_each(?1))")
+        assets.bind(list, at: 1)
         var pks: [Int64] = []
         while try assets.step() { pks.append(assets.int64(0)) }
-        let delete = try db.statement("DELETE FROM directories WHERE path = ?1 OR (path >= ?2 AND path < ?3)")
-        delete.bind(path.bytes, at: 1)
-        delete.bind(lower, at: 2)
-        delete.bind(upper, at: 3)
+        for pk in pks { try deleteAsset(pk, &job) }
+        let delete = try db.statement("DELETE FROM directories WHERE id IN (SELECT value FROM json_each(?1))")
+        delete.bind(list, at: 1)
         try delete.run()
         directoryCache.removeAll(keepingCapacity: true)
-        return pks
     }
 
-    // MARK: - Files and assets
+    // MARK: - Files
 
-    private func removeFile(directory: PathBytes, name: [UInt8]) throws -> Int64? {
-        let dir = try directoryID(directory).id
+    private func removeFile(directory dirPath: PathBytes, name: [UInt8], _ job: inout JobChanges) throws {
+        let dir = try directory(dirPath)
         let s = try db.statement("DELETE FROM files WHERE directory_id = ?1 AND name = ?2 RETURNING asset_pk")
-        s.bind(dir, at: 1)
+        s.bind(dir.id, at: 1)
         s.bind(name, at: 2)
-        defer { s.reset() }
-        guard try s.step() else { return nil }
-        return s.optionalInt(0).map(Int64.init)
+        if try s.step(), !s.isNull(0) { job.orphanCandidates.insert(s.int64(0)) }
+        s.reset()
+        job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: name), path: dirPath))
     }
 
-    private func write(_ file: FileOutcome, now: Int64, summary: inout BatchSummary, orphans: inout [Int64]) throws {
-        let dir = try directoryID(file.directory).id
-        let existing = try db.statement("SELECT asset_pk FROM files WHERE directory_id = ?1 AND name = ?2")
-        existing.bind(dir, at: 1)
-        existing.bind(file.name, at: 2)
-        var previousAsset: Int64?
-        if try existing.step() {
-            previousAsset = existing.optionalInt(0).map(Int64.init)
-        }
-        existing.reset()
-
-        var assetPK: Int64?
-        var status = FileStatus.asset
-        var errorCode: String?
-        var errorMessage: String?
-        switch file.kind {
-        case .asset(let asset):
-            if let pk = previousAsset {
-                let update = try db.statement(AssetColumns.update)
-                AssetColumns.bindFields(asset, update)
-                update.bind(pk, at: 19)
-                try update.run()
-                assetPK = pk
-                let id = try db.statement("SELECT id FROM assets WHERE pk = ?1")
-                id.bind(pk, at: 1)
-                if try id.step(), let assetID = AssetID(rawValue: id.string(0)) { summary.updated.append(assetID) }
-                id.reset()
-            } else {
-                let insert = try db.statement(AssetColumns.insert)
-                AssetColumns.bindFields(asset, insert)
-                insert.bind(asset.id.rawValue, at: 19)
-                insert.bind(now, at: 20)
-                try insert.run()
-                assetPK = db.lastInsertRowID
-                summary.inserted.append(asset.id)
-            }
-        case .ignored(let reason):
-            status = .ignored
-            errorMessage = reason
-        case .error(let code, let message):
-            status = .error
-            errorCode = code
-            errorMessage = message
-            summary.errors += 1
-        }
-        if let previousAsset, previousAsset != assetPK { orphans.append(previousAsset) }
-
-        let upsert = try db.statement("""
-            INSERT INTO files (directory_id, name, status, asset_pk, role, format, error_code, error_message,
-                               fsid, inode, size, mtime_ns, fingerprint, indexed_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-            ON CONFLICT (directory_id, name) DO UPDATE SET
-                status = excluded.status, asset_pk = excluded.asset_pk, role = excluded.role,
-                format = excluded.format, error_code = excluded.error_code, error_message = excluded.error_message,
-                fsid = excluded.fsid, inode = excluded.inode, size = excluded.size, mtime_ns = excluded.mtime_ns,
-                fingerprint = excluded.fingerprint, indexed_at = excluded.indexed_at
-            """)
-        upsert.bind(dir, at: 1)
-        upsert.bind(file.name, at: 2)
-        upsert.bind(status.rawValue, at: 3)
-        upsert.bind(assetPK, at: 4)
-        upsert.bind(assetPK == nil ? nil : Resource.Role.primary.rawValue, at: 5)
-        upsert.bind(file.format, at: 6)
-        upsert.bind(errorCode, at: 7)
-        upsert.bind(errorMessage, at: 8)
-        upsert.bind(Int64(bitPattern: file.identity.fsid), at: 9)
-        upsert.bind(Int64(bitPattern: file.identity.inode), at: 10)
-        upsert.bind(file.identity.size, at: 11)
-        upsert.bind(file.identity.mtimeNanoseconds, at: 12)
-        upsert.bind(file.fingerprint.map { Int64(bitPattern: $0) }, at: 13)
-        upsert.bind(now, at: 14)
-        try upsert.run()
-    }
-
-    /// Deletes the assets among `candidates` that no file refers to any more.
-    private func deleteOrphans(_ candidates: [Int64]) throws -> [AssetID] {
-        var deleted: [AssetID] = []
+    /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
+    /// with the rest of its group.
+    private func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
+        let dir = try directory(file.directory)
         let s = try db.statement("""
-            DELETE FROM assets WHERE pk = ?1 AND NOT EXISTS (SELECT 1 FROM files WHERE asset_pk = ?1) RETURNING id
+            INSERT INTO files (directory_id, name, group_key, status, error_code, error_message, fsid, inode, size,
+                               mtime_ns, fingerprint, indexed_at, media_type, format, is_raw, local_datetime, utc_offset,
+                               date_source, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make,
+                               model, lens_model, duration, rating, keywords, user_comment, content_identifier,
+                               capture_instant)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                    ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)
+            ON CONFLICT (directory_id, name) DO UPDATE SET
+                status = excluded.status, error_code = excluded.error_code, error_message = excluded.error_message,
+                fsid = excluded.fsid, inode = excluded.inode, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                fingerprint = excluded.fingerprint, indexed_at = excluded.indexed_at, media_type = excluded.media_type,
+                format = excluded.format, is_raw = excluded.is_raw, local_datetime = excluded.local_datetime,
+                utc_offset = excluded.utc_offset, date_source = excluded.date_source, pixel_width = excluded.pixel_width,
+                pixel_height = excluded.pixel_height, orientation = excluded.orientation, latitude = excluded.latitude,
+                longitude = excluded.longitude, altitude = excluded.altitude, make = excluded.make,
+                model = excluded.model, lens_model = excluded.lens_model, duration = excluded.duration,
+                rating = excluded.rating, keywords = excluded.keywords, user_comment = excluded.user_comment,
+                content_identifier = excluded.content_identifier, capture_instant = excluded.capture_instant
             """)
-        for pk in Set(candidates) {
-            s.bind(pk, at: 1)
-            if try s.step(), let id = AssetID(rawValue: s.string(0)) { deleted.append(id) }
-            s.reset()
+        s.bind(dir.id, at: 1)
+        s.bind(file.name, at: 2)
+        s.bind(ResourcePairing.groupKey(of: file.name), at: 3)
+        s.bind(Int64(bitPattern: file.identity.fsid), at: 7)
+        s.bind(Int64(bitPattern: file.identity.inode), at: 8)
+        s.bind(file.identity.size, at: 9)
+        s.bind(file.identity.mtimeNanoseconds, at: 10)
+        s.bind(file.fingerprint.map { Int64(bitPattern: $0) }, at: 11)
+        s.bind(now, at: 12)
+        s.bind(0, at: 15)
+        switch file.kind {
+        case .media(let m):
+            s.bind(FileStatus.media.rawValue, at: 4)
+            s.bind(m.mediaType.rawValue, at: 13)
+            s.bind(m.format, at: 14)
+            s.bind(m.isRaw ? 1 : 0, at: 15)
+            bindDate(m.captureDate, s, at: 16)
+            s.bind(m.pixelWidth, at: 19)
+            s.bind(m.pixelHeight, at: 20)
+            s.bind(m.orientation, at: 21)
+            s.bind(m.latitude, at: 22)
+            s.bind(m.longitude, at: 23)
+            s.bind(m.altitude, at: 24)
+            s.bind(m.make, at: 25)
+            s.bind(m.model, at: 26)
+            s.bind(m.lensModel, at: 27)
+            s.bind(m.duration, at: 28)
+            s.bind(m.rating, at: 29)
+            s.bind(Keywords.encode(m.keywords), at: 30)
+            s.bind(m.userComment, at: 31)
+            s.bind(m.contentIdentifier, at: 32)
+            s.bind(m.captureInstantMilliseconds, at: 33)
+        case .sidecar(let x):
+            s.bind(FileStatus.sidecar.rawValue, at: 4)
+            if let date = x.date { bindDate(CaptureDate(local: date.local, offset: date.offset, source: .xmp), s, at: 16) }
+            s.bind(x.rating, at: 29)
+            s.bind(Keywords.encode(x.keywords), at: 30)
+        case .ignored(let reason):
+            s.bind(FileStatus.ignored.rawValue, at: 4)
+            s.bind(reason, at: 6)
+        case .error(let code, let message):
+            s.bind(FileStatus.error.rawValue, at: 4)
+            s.bind(code, at: 5)
+            s.bind(message, at: 6)
+            job.errors += 1
         }
-        return deleted
+        try s.run()
+        job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: file.name), path: file.directory))
     }
+
+    private func bindDate(_ d: CaptureDate, _ s: Statement, at i: Int32) {
+        s.bind(d.local.description, at: i)
+        s.bind(d.offset?.seconds, at: i + 1)
+        s.bind(d.source.rawValue, at: i + 2)
+    }
+
+    // MARK: - Assets
+
+    /// Pairs the files of one group and writes the assets they make: an asset keeps its id
+    /// when its primary file, or else any of its files, still belongs to it.
+    private func recompose(_ group: GroupRef, now: Int64, _ job: inout JobChanges) throws {
+        let rows = try groupFiles(group)
+        var pairing: [PairingFile] = []
+        for row in rows {
+            switch row.status {
+            case .media:
+                pairing.append(PairingFile(name: row.name,
+                                           kind: ResourcePairing.kind(mediaType: row.mediaType ?? .image, format: row.format ?? "",
+                                                                      isRaw: row.isRaw),
+                                           contentIdentifier: row.contentIdentifier,
+                                           captureInstantMilliseconds: row.captureInstant))
+            case .sidecar:
+                pairing.append(PairingFile(name: row.name, kind: .sidecar))
+            case .ignored, .error:
+                continue
+            }
+        }
+        let byName = Dictionary(rows.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var claimed = Set<Int64>()
+        var linked = Set<[UInt8]>()
+        for paired in ResourcePairing.pair(pairing) {
+            guard let primary = byName[paired.primary] else { continue }
+            let members = paired.members.compactMap { m in byName[m.name].map { (row: $0, role: m.role) } }
+            // Keep the id of the asset the primary belonged to, else of any member's.
+            let candidates = [primary.assetPK] + members.map(\.row.assetPK)
+            let existing = candidates.compactMap { $0 }.first { !claimed.contains($0) }
+            let sidecar = members.first { $0.role == .sidecar }?.row
+            let pairedVideo = members.contains { $0.role == .pairedVideo }
+            let subtypes = paired.subtypes.union(SubtypeRules.subtypes(SubtypeInputs(
+                mediaType: primary.mediaType ?? .image, format: primary.format ?? "", make: primary.make,
+                lensModel: primary.lensModel, pixelWidth: primary.pixelWidth, pixelHeight: primary.pixelHeight,
+                userComment: primary.userComment, fileName: primary.name, isRaw: primary.isRaw,
+                hasPairedVideo: pairedVideo)))
+            let pk = try writeAsset(existing, primary: primary, sidecar: sidecar, subtypes: subtypes,
+                                    path: group.path.appending(primary.name), directory: group.directory, now: now, &job)
+            claimed.insert(pk)
+            for (row, role) in members {
+                linked.insert(row.name)
+                if row.assetPK != pk || row.role != role { try link(row.pk, asset: pk, role: role) }
+            }
+        }
+        for row in rows where !linked.contains(row.name) && row.assetPK != nil {
+            try link(row.pk, asset: nil, role: nil)
+        }
+        for pk in Set(rows.compactMap(\.assetPK)).subtracting(claimed) { try deleteAssetIfOrphan(pk, &job) }
+    }
+
+    private func link(_ file: Int64, asset: Int64?, role: Resource.Role?) throws {
+        let s = try db.statement("UPDATE files SET asset_pk = ?1, role = ?2 WHERE pk = ?3")
+        s.bind(asset, at: 1)
+        s.bind(role?.rawValue, at: 2)
+        s.bind(file, at: 3)
+        try s.run()
+    }
+
+    /// Inserts or updates an asset row from its primary file (and its sidecar); returns its pk.
+    private func writeAsset(_ existing: Int64?, primary: FileRow, sidecar: FileRow?, subtypes: Set<AssetSubtype>,
+                            path: PathBytes, directory: Int64, now: Int64, _ job: inout JobChanges) throws -> Int64 {
+        // A sidecar's date counts when the file itself has no EXIF date; its rating and
+        // keywords override the embedded ones.
+        var date = primary.date
+        if let side = sidecar?.date, !(date?.source.isEXIF ?? false) { date = side }
+        guard let date else {
+            throw StoreError(code: .corrupt, message: "file '\(path)' is media but has no capture date")
+        }
+        let rating = sidecar?.rating ?? primary.rating
+        let keywords = sidecar.flatMap { $0.keywords.isEmpty ? nil : $0.keywords } ?? primary.keywords
+        let s: Statement
+        let pk: Int64
+        if let existing {
+            try job.recordBefore(existing) { try self.assetState(pk: $0) }
+            s = try db.statement("""
+                UPDATE assets SET directory_id = ?1, media_type = ?2, format = ?3, subtypes = ?4, local_datetime = ?5,
+                    utc_offset = ?6, date_source = ?7, day = ?8, pixel_width = ?9, pixel_height = ?10, orientation = ?11,
+                    latitude = ?12, longitude = ?13, altitude = ?14, make = ?15, model = ?16, lens_model = ?17,
+                    duration = ?18, rating = ?19, keywords = ?20, file_size = ?21, path = ?22
+                WHERE pk = ?23
+                """)
+            s.bind(existing, at: 23)
+            pk = existing
+        } else {
+            s = try db.statement("""
+                INSERT INTO assets (directory_id, media_type, format, subtypes, local_datetime, utc_offset, date_source,
+                    day, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make, model, lens_model,
+                    duration, rating, keywords, file_size, path, id, added_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                        ?22, ?23, ?24)
+                """)
+            s.bind(AssetID.random(milliseconds: now).rawValue, at: 23)
+            s.bind(now, at: 24)
+            pk = 0
+        }
+        s.bind(directory, at: 1)
+        s.bind((primary.mediaType ?? .image).rawValue, at: 2)
+        s.bind(primary.format ?? "", at: 3)
+        s.bind(AssetColumns.mask(subtypes), at: 4)
+        s.bind(date.local.description, at: 5)
+        s.bind(date.offset?.seconds, at: 6)
+        s.bind(date.source.rawValue, at: 7)
+        s.bind(date.local.dayNumber, at: 8)
+        s.bind(primary.pixelWidth, at: 9)
+        s.bind(primary.pixelHeight, at: 10)
+        s.bind(primary.orientation ?? 1, at: 11)
+        s.bind(primary.latitude, at: 12)
+        s.bind(primary.longitude, at: 13)
+        s.bind(primary.altitude, at: 14)
+        s.bind(primary.make, at: 15)
+        s.bind(primary.model, at: 16)
+        s.bind(primary.lensModel, at: 17)
+        s.bind(primary.duration, at: 18)
+        s.bind(rating, at: 19)
+        s.bind(Keywords.encode(keywords), at: 20)
+        s.bind(primary.size, at: 21)
+        s.bind(path.bytes, at: 22)
+        try s.run()
+        if existing == nil {
+            let inserted = db.lastInsertRowID
+            job.touched.insert(inserted)
+            return inserted
+        }
+        return pk
+    }
+
+    private func deleteAssetIfOrphan(_ pk: Int64, _ job: inout JobChanges) throws {
+        let s = try db.statement("SELECT 1 FROM files WHERE asset_pk = ?1 LIMIT 1")
+        defer { s.reset() }
+        s.bind(pk, at: 1)
+        if try s.step() { return }
+        s.reset()
+        try deleteAsset(pk, &job)
+    }
+
+    private func deleteAsset(_ pk: Int64, _ job: inout JobChanges) throws {
+        try job.recordBefore(pk) { try self.assetState(pk: $0) }
+        let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = ?1")
+        unlink.bind(pk, at: 1)
+        try unlink.run()
+        let s = try db.statement("DELETE FROM assets WHERE pk = ?1")
+        s.bind(pk, at: 1)
+        try s.run()
+    }
+
+    /// The files of one group, with what pairing and composition need.
+    private func groupFiles(_ group: GroupRef) throws -> [FileRow] {
+        let s = try db.statement("""
+            SELECT pk, name, status, asset_pk, role, media_type, format, is_raw, local_datetime, utc_offset, date_source,
+                   pixel_width, pixel_height, orientation, latitude, longitude, altitude, make, model, lens_model,
+                   duration, rating, keywords, user_comment, content_identifier, capture_instant, size
+            FROM files WHERE directory_id = ?1 AND group_key = ?2
+            """)
+        s.bind(group.directory, at: 1)
+        s.bind(group.key, at: 2)
+        var rows: [FileRow] = []
+        while try s.step() {
+            var date: CaptureDate?
+            if let text = s.optionalString(8), let local = LocalDateTime(iso: text),
+               let source = s.optionalString(10).flatMap(DateSource.init(rawValue:)) {
+                date = CaptureDate(local: local, offset: s.optionalInt(9).flatMap { UTCOffset(seconds: $0) }, source: source)
+            }
+            rows.append(FileRow(
+                pk: s.int64(0), name: s.bytes(1), status: FileStatus(rawValue: s.string(2)) ?? .error,
+                assetPK: s.isNull(3) ? nil : s.int64(3), role: s.optionalString(4).flatMap(Resource.Role.init(rawValue:)),
+                mediaType: s.optionalString(5).flatMap(MediaType.init(rawValue:)), format: s.optionalString(6),
+                isRaw: s.int(7) != 0, date: date, pixelWidth: s.optionalInt(11), pixelHeight: s.optionalInt(12),
+                orientation: s.optionalInt(13), latitude: s.optionalDouble(14), longitude: s.optionalDouble(15),
+                altitude: s.optionalDouble(16), make: s.optionalString(17), model: s.optionalString(18),
+                lensModel: s.optionalString(19), duration: s.optionalDouble(20), rating: s.optionalInt(21),
+                keywords: Keywords.decode(s.optionalString(22)), userComment: s.optionalString(23),
+                contentIdentifier: s.optionalString(24), captureInstant: s.isNull(25) ? nil : s.int64(25), size: s.int64(26)))
+        }
+        return rows
+    }
+
+    /// What the collections need to know of an asset.
+    func assetState(pk: Int64) throws -> AssetState? {
+        let s = try db.statement("""
+            SELECT id, directory_id, local_datetime, path, media_type, latitude, longitude, subtypes, is_favorite,
+                   is_hidden, deleted_at, added_at
+            FROM assets WHERE pk = ?1
+            """)
+        defer { s.reset() }
+        s.bind(pk, at: 1)
+        guard try s.step() else { return nil }
+        guard let id = AssetID(rawValue: s.string(0)), let local = LocalDateTime(iso: s.string(2)),
+              let mediaType = MediaType(rawValue: s.string(4))
+        else { throw StoreError.undecodable(table: "assets", key: String(pk)) }
+        return AssetState(
+            pk: pk, directory: s.int64(1),
+            member: MomentMember(id: id, local: local, path: PathBytes(s.bytes(3)), mediaType: mediaType,
+                                 latitude: s.optionalDouble(5), longitude: s.optionalDouble(6)),
+            facts: SmartAlbumFacts(mediaType: mediaType, subtypes: AssetColumns.subtypes(s.int64(7)),
+                                   isFavorite: s.int(8) != 0, isHidden: s.int(9) != 0,
+                                   deletedAt: s.isNull(10) ? nil : s.int64(10), addedAt: s.int64(11)))
+    }
+
+    // MARK: - Collections
+
+    /// Merges the job's asset changes into the moments of the days they touch.
+    private func updateMoments(_ job: JobChanges, _ summary: inout BatchSummary) throws {
+        let change = job.momentChange()
+        guard !change.isEmpty else { return }
+        let days = MomentMerge.affectedDays(change)
+        var existing: [Int: Moment] = [:]
+        let load = try db.statement("""
+            SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
+                   location_local, location_path, location_asset
+            FROM moments WHERE day IN (SELECT value FROM json_each(?1))
+            """)
+        load.bind("[" + days.map(String.init).joined(separator: ",") + "]", at: 1)
+        while try load.step() {
+            guard let start = LocalDateTime(iso: load.string(1)), let end = LocalDateTime(iso: load.string(2)) else { continue }
+            var location: MomentMemberKey?
+            if let l = load.optionalString(8).flatMap(LocalDateTime.init(iso:)),
+               let id = load.optionalString(10).flatMap(AssetID.init(rawValue:)) {
+                location = MomentMemberKey(local: l, path: PathBytes(load.bytes(9)), id: id)
+            }
+            let day = load.int(0)
+            existing[day] = Moment(day: day, start: start, end: end, assetCount: load.int(3), photoCount: load.int(4),
+                                   videoCount: load.int(5), latitude: load.optionalDouble(6),
+                                   longitude: load.optionalDouble(7), locationMember: location)
+        }
+        var failure: (any Error)?
+        let (moments, diff) = MomentMerge.apply(change, existing: existing) { day in
+            do {
+                return try self.dayMembers(day)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+        for (day, moment) in moments {
+            if let m = moment {
+                let s = try db.statement("""
+                    INSERT INTO moments (day, start_local, end_local, asset_count, photo_count, video_count, latitude,
+                                         longitude, location_local, location_path, location_asset)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                    ON CONFLICT (day) DO UPDATE SET start_local = excluded.start_local, end_local = excluded.end_local,
+                        asset_count = excluded.asset_count, photo_count = excluded.photo_count,
+                        video_count = excluded.video_count, latitude = excluded.latitude, longitude = excluded.longitude,
+                        location_local = excluded.location_local, location_path = excluded.location_path,
+                        location_asset = excluded.location_asset
+                    """)
+                s.bind(day, at: 1)
+                s.bind(m.start.description, at: 2)
+                s.bind(m.end.description, at: 3)
+                s.bind(m.assetCount, at: 4)
+                s.bind(m.photoCount, at: 5)
+                s.bind(m.videoCount, at: 6)
+                s.bind(m.latitude, at: 7)
+                s.bind(m.longitude, at: 8)
+                s.bind(m.locationMember?.local.description, at: 9)
+                if let path = m.locationMember?.path { s.bind(path.bytes, at: 10) } else { try s.bind(.null, at: 10) }
+                s.bind(m.locationMember?.id.rawValue, at: 11)
+                try s.run()
+            } else {
+                let s = try db.statement("DELETE FROM moments WHERE day = ?1")
+                s.bind(day, at: 1)
+                try s.run()
+            }
+        }
+        summary.collectionsInserted += diff.inserted
+        summary.collectionsUpdated += Array(Set(diff.updated + diff.contentChanged)).sorted(by: >)
+        summary.collectionsDeleted += diff.deleted
+    }
+
+    /// The visible members of one day, for moments that lost a member.
+    func dayMembers(_ day: Int) throws -> [MomentMember] {
+        let s = try db.statement("""
+            SELECT id, local_datetime, path, media_type, latitude, longitude FROM assets
+            WHERE day = ?1 AND is_hidden = 0 AND deleted_at IS NULL
+            """)
+        s.bind(day, at: 1)
+        var members: [MomentMember] = []
+        while try s.step() {
+            guard let id = AssetID(rawValue: s.string(0)), let local = LocalDateTime(iso: s.string(1)),
+                  let type = MediaType(rawValue: s.string(3)) else { continue }
+            members.append(MomentMember(id: id, local: local, path: PathBytes(s.bytes(2)), mediaType: type,
+                                        latitude: s.optionalDouble(4), longitude: s.optionalDouble(5)))
+        }
+        return members
+    }
+
+    /// Recounts the folder albums the job touched; an album appears with its first visible
+    /// asset and disappears with its last. The collection lists above a changed album change
+    /// too, and a list appears or disappears with the first or last album below it.
+    private func updateAlbums(_ job: JobChanges, _ summary: inout BatchSummary) throws {
+        let rootPaths = roots.map(\.path)
+        var albums: [(id: Int64, albumID: String, path: PathBytes, before: Int)] = []
+        let load = try db.statement("SELECT album_id, path, asset_count FROM directories WHERE id = ?1")
+        for dir in job.albumDirectories.sorted() {
+            load.bind(dir, at: 1)
+            if try load.step() { albums.append((dir, load.string(0), PathBytes(load.bytes(1)), load.int(2))) }
+            load.reset()
+        }
+        var lists = Set<PathBytes>()
+        for path in albums.map(\.path) + job.removedAlbums.map(\.path) {
+            guard let root = FolderTree.root(of: path, roots: rootPaths) else { continue }
+            lists.formUnion(FolderTree.listPaths(ofAlbumAt: path, root: root))
+        }
+        // Removed directories are gone already: their albums count as "before" explicitly.
+        var existedBefore: [PathBytes: Bool] = [:]
+        for list in lists {
+            existedBefore[list] = try albumsBelow(list) || job.removedAlbums.contains { $0.path.isWithin(list) && $0.path != list }
+        }
+
+        let recount = try db.statement("""
+            UPDATE directories SET asset_count =
+                (SELECT count(*) FROM assets WHERE directory_id = ?1 AND is_hidden = 0 AND deleted_at IS NULL)
+            WHERE id = ?1 RETURNING asset_count
+            """)
+        for album in albums {
+            recount.bind(album.id, at: 1)
+            guard try recount.step() else { recount.reset(); continue }
+            let after = recount.int(0)
+            recount.reset()
+            switch (album.before > 0, after > 0) {
+            case (false, true): summary.collectionsInserted.append(album.albumID)
+            case (true, false): summary.collectionsDeleted.append(album.albumID)
+            case (true, true): summary.collectionsUpdated.append(album.albumID)
+            case (false, false): break
+            }
+        }
+        summary.collectionsDeleted += job.removedAlbums.map(\.albumID)
+
+        for list in lists.sorted() {
+            let id = FolderTree.listID(path: list)
+            if rootPaths.contains(list) {  // a root's list always exists
+                summary.collectionsUpdated.append(id)
+                continue
+            }
+            switch (existedBefore[list] ?? false, try albumsBelow(list)) {
+            case (false, true): summary.collectionsInserted.append(id)
+            case (true, false): summary.collectionsDeleted.append(id)
+            case (true, true): summary.collectionsUpdated.append(id)
+            case (false, false): break
+            }
+        }
+    }
+
+    /// Whether a folder album lies strictly below `path`.
+    private func albumsBelow(_ path: PathBytes) throws -> Bool {
+        let s = try db.statement("SELECT 1 FROM directories WHERE path >= ?1 AND path < ?2 AND asset_count > 0 LIMIT 1")
+        defer { s.reset() }
+        s.bind(path.bytes + [UInt8(ascii: "/")], at: 1)
+        s.bind(path.bytes + [UInt8(ascii: "0")], at: 2)
+        return try s.step()
+    }
+
+    /// The smart albums whose membership or content the job changed.
+    private func updateSmartAlbums(_ job: JobChanges, now: Int64, _ summary: inout BatchSummary) {
+        var ids = Set<String>()
+        for (pk, before) in job.before {
+            for album in SmartAlbums.albums(containing: before.facts, now: now) { ids.insert(album.id) }
+            if let after = job.after[pk] ?? nil {
+                for album in SmartAlbums.albums(containing: after.facts, now: now) { ids.insert(album.id) }
+            }
+        }
+        for pk in job.touched where job.before[pk] == nil {
+            if let after = job.after[pk] ?? nil {
+                for album in SmartAlbums.albums(containing: after.facts, now: now) { ids.insert(album.id) }
+            }
+        }
+        summary.collectionsUpdated += SmartAlbums.all.map(\.id).filter(ids.contains)
+    }
+
+    /// Records the change set; returns its token.
+    private func journal(_ s: BatchSummary, now: Int64) throws -> Int64 {
+        let insert = try db.statement("""
+            INSERT INTO changes (time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
+                                 collections_updated, collections_deleted)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        insert.bind(now, at: 1)
+        insert.bind(s.inserted.map(\.rawValue).joined(separator: ","), at: 2)
+        insert.bind(s.updated.map(\.rawValue).joined(separator: ","), at: 3)
+        insert.bind(s.deleted.map(\.rawValue).joined(separator: ","), at: 4)
+        insert.bind(s.collectionsInserted.joined(separator: ","), at: 5)
+        insert.bind(s.collectionsUpdated.joined(separator: ","), at: 6)
+        insert.bind(s.collectionsDeleted.joined(separator: ","), at: 7)
+        try insert.run()
+        return db.lastInsertRowID
+    }
+}
+
+// MARK: - Job bookkeeping
+
+/// A group of files of one directory that share a base name.
+struct GroupRef: Hashable {
+    var directory: Int64
+    var key: [UInt8]
+    var path: PathBytes
+}
+
+/// A file row as pairing and composition read it.
+struct FileRow {
+    var pk: Int64
+    var name: [UInt8]
+    var status: FileStatus
+    var assetPK: Int64?
+    var role: Resource.Role?
+    var mediaType: MediaType?
+    var format: String?
+    var isRaw: Bool
+    var date: CaptureDate?
+    var pixelWidth: Int?
+    var pixelHeight: Int?
+    var orientation: Int?
+    var latitude: Double?
+    var longitude: Double?
+    var altitude: Double?
+    var make: String?
+    var model: String?
+    var lensModel: String?
+    var duration: Double?
+    var rating: Int?
+    var keywords: [String]
+    var userComment: String?
+    var contentIdentifier: String?
+    var captureInstant: Int64?
+    var size: Int64
+}
+
+/// What collections need to know of an asset before and after a job.
+struct AssetState {
+    var pk: Int64
+    var directory: Int64
+    var member: MomentMember
+    var facts: SmartAlbumFacts
+
+    /// Whether the asset counts in moments and albums (not hidden, not in Recently Deleted).
+    var isVisible: Bool { !facts.isHidden && facts.deletedAt == nil }
+}
+
+/// A folder album removed with its directory.
+struct RemovedAlbum {
+    var path: PathBytes
+    var albumID: String
+}
+
+/// The assets one job touched, with their state before it and after it.
+struct JobChanges {
+    var groups = Set<GroupRef>()
+    /// State before the job, of every pre-existing asset the job changed or deleted.
+    var before: [Int64: AssetState] = [:]
+    /// Every asset pk the job wrote (inserted or updated) or deleted.
+    var touched = Set<Int64>()
+    /// State after the job (`nil`: deleted), filled by `loadAfterStates`.
+    var after: [Int64: AssetState?] = [:]
+    var removedAlbums: [RemovedAlbum] = []
+    /// Assets that lost a file; deleted at the end of the job unless another file holds them.
+    var orphanCandidates = Set<Int64>()
+    var errors = 0
+
+    mutating func recordBefore(_ pk: Int64, _ load: (Int64) throws -> AssetState?) throws {
+        touched.insert(pk)
+        guard before[pk] == nil, let state = try load(pk) else { return }
+        before[pk] = state
+    }
+
+    mutating func loadAfterStates(_ load: (Int64) throws -> AssetState?) throws {
+        for pk in touched { after[pk] = .some(try load(pk)) }
+    }
+
+    /// The directories whose folder album may have changed.
+    var albumDirectories: Set<Int64> {
+        var dirs = Set<Int64>()
+        for (_, b) in before { dirs.insert(b.directory) }
+        for (_, a) in after { if let a { dirs.insert(a.directory) } }
+        return dirs
+    }
+
+    /// The asset part of the change set.
+    func assetEvents(into summary: inout BatchSummary) {
+        for pk in touched.sorted() {
+            let b = before[pk]
+            let a = after[pk] ?? nil
+            switch (b, a) {
+            case (nil, let a?): summary.inserted.append(a.member.id)
+            case (_?, let a?): summary.updated.append(a.member.id)
+            case (let b?, nil): summary.deleted.append(b.member.id)
+            case (nil, nil): break
+            }
+        }
+    }
+
+    /// The moments part: old members of visible assets leave, new ones join.
+    func momentChange() -> MomentChange {
+        var change = MomentChange()
+        for pk in touched.sorted() {
+            if let b = before[pk], b.isVisible { change.removed.append(b.member) }
+            if let a = after[pk] ?? nil, a.isVisible { change.added.append(a.member) }
+        }
+        return change
+    }
+}
+
+/// Keywords as stored: one per line (a keyword never holds a line break).
+enum Keywords {
+    static func encode(_ keywords: [String]) -> String? {
+        let clean = keywords.map { String($0.map { $0 == "\n" ? " " : $0 }) }.filter { !$0.isEmpty }
+        return clean.isEmpty ? nil : clean.joined(separator: "\n")
+    }
+
+    static func decode(_ text: String?) -> [String] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+}
+
+extension DateSource {
+    /// Whether the date came from EXIF (which a sidecar's date does not override).
+    var isEXIF: Bool { self == .exifOriginal || self == .exifDigitized || self == .exifModified }
 }

@@ -1,13 +1,16 @@
 /// One schema step. Migrations are append-only: a shipped migration is never edited, so a
 /// database's `user_version` (the number of migrations applied) tells exactly what it holds.
 public struct Migration: Sendable {
+    /// A name for logs and errors (`001_index`).
     public var name: String
+    /// The SQL, run in one transaction.
     public var sql: String
 }
 
-/// The schema, in order. Derived data (assets, collections) may be rebuilt from the library;
-/// user state (favorites, hidden, user albums: later migrations) must always be migrated.
+/// The schema, in order. Derived data (assets, moments, albums) may be rebuilt from the
+/// library; user state (`user_state`; user albums later) must always be migrated.
 public enum Schema {
+    /// Every migration, oldest first.
     public static let migrations: [Migration] = [
         Migration(name: "001_index", sql: """
             CREATE TABLE meta (
@@ -15,40 +18,96 @@ public enum Schema {
                 value ANY
             ) STRICT;
 
-            -- A library root given with --library. Its state survives an unmounted disk.
+            -- A library root given with --library.
             CREATE TABLE roots (
                 id INTEGER PRIMARY KEY,
-                path BLOB NOT NULL UNIQUE,
-                fsid INTEGER,
-                state TEXT NOT NULL DEFAULT 'available'
+                path BLOB NOT NULL UNIQUE
             ) STRICT;
 
-            -- Every directory below a root that was scanned; folder albums and the collection
-            -- lists of the next issues are built on it. Paths are bytes, absolute.
+            -- Every directory below a root that was scanned. A directory that directly holds
+            -- visible assets is a folder album: `album_id` is given when the row is made and kept
+            -- for the row's life, `asset_count` is kept by the sort jobs. Paths are bytes, absolute.
             CREATE TABLE directories (
                 id INTEGER PRIMARY KEY,
                 root_id INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
                 parent_id INTEGER REFERENCES directories(id) ON DELETE CASCADE,
                 path BLOB NOT NULL UNIQUE,
                 name BLOB NOT NULL,
+                album_id TEXT NOT NULL UNIQUE,
+                asset_count INTEGER NOT NULL DEFAULT 0,
                 fsid INTEGER,
                 inode INTEGER,
                 mtime_ns INTEGER
             ) STRICT;
             CREATE INDEX directories_parent ON directories(parent_id);
-            CREATE INDEX directories_root ON directories(root_id);
+            CREATE INDEX directories_albums ON directories(asset_count) WHERE asset_count > 0;
 
-            -- One photo or video. `path` is the primary resource's path, kept here for the
-            -- default order (capture time, path bytes, id).
+            -- Every regular file seen below a root. Media files carry what the reader found in
+            -- them (so that an asset can be recomposed from its files, when pairing changes,
+            -- without reading them again); `group_key` groups the files of one directory that
+            -- share a base name (RAW+JPEG, Live Photo, sidecar). (fsid, inode, size, mtime) and
+            -- the fingerprint recognise a file after a move. No index on the fingerprint: it is
+            -- random, so every insert would touch a random page; it is only compared among the
+            -- few files a move or copy may concern.
+            CREATE TABLE files (
+                pk INTEGER PRIMARY KEY,
+                directory_id INTEGER NOT NULL REFERENCES directories(id) ON DELETE CASCADE,
+                name BLOB NOT NULL,
+                group_key BLOB NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('media', 'sidecar', 'ignored', 'error')),
+                asset_pk INTEGER,
+                role TEXT,
+                error_code TEXT,
+                error_message TEXT,
+                fsid INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                fingerprint INTEGER,
+                indexed_at INTEGER NOT NULL,
+                media_type TEXT,
+                format TEXT,
+                is_raw INTEGER NOT NULL DEFAULT 0,
+                local_datetime TEXT,
+                utc_offset INTEGER,
+                date_source TEXT,
+                pixel_width INTEGER,
+                pixel_height INTEGER,
+                orientation INTEGER,
+                latitude REAL,
+                longitude REAL,
+                altitude REAL,
+                make TEXT,
+                model TEXT,
+                lens_model TEXT,
+                duration REAL,
+                rating INTEGER,
+                keywords TEXT,
+                user_comment TEXT,
+                content_identifier TEXT,
+                capture_instant INTEGER,
+                UNIQUE (directory_id, name)
+            ) STRICT;
+            CREATE INDEX files_group ON files(directory_id, group_key);
+            CREATE INDEX files_asset ON files(asset_pk) WHERE asset_pk IS NOT NULL;
+            CREATE INDEX files_identity ON files(fsid, inode);
+            CREATE INDEX files_errors ON files(status) WHERE status = 'error';
+
+            -- One photo or video, composed from its files (the primary's metadata, a sidecar's
+            -- date, rating and keywords). `path` and `day` are kept for the default order and
+            -- for moments; `is_favorite` and `is_hidden` are copies of `user_state`, kept in
+            -- step by the writer; `deleted_at` is set while the asset is in Recently Deleted.
             CREATE TABLE assets (
                 pk INTEGER PRIMARY KEY,
                 id TEXT NOT NULL UNIQUE,
+                directory_id INTEGER NOT NULL REFERENCES directories(id),
                 media_type TEXT NOT NULL CHECK (media_type IN ('image', 'video')),
                 format TEXT NOT NULL,
                 subtypes INTEGER NOT NULL DEFAULT 0,
                 local_datetime TEXT NOT NULL,
                 utc_offset INTEGER,
                 date_source TEXT NOT NULL,
+                day INTEGER NOT NULL,
                 pixel_width INTEGER,
                 pixel_height INTEGER,
                 orientation INTEGER NOT NULL DEFAULT 1,
@@ -59,39 +118,61 @@ public enum Schema {
                 model TEXT,
                 lens_model TEXT,
                 duration REAL,
+                rating INTEGER,
+                keywords TEXT,
                 file_size INTEGER NOT NULL,
                 path BLOB NOT NULL,
-                added_at INTEGER NOT NULL
+                added_at INTEGER NOT NULL,
+                is_favorite INTEGER NOT NULL DEFAULT 0,
+                is_hidden INTEGER NOT NULL DEFAULT 0,
+                deleted_at INTEGER
             ) STRICT;
             CREATE INDEX assets_order ON assets(local_datetime, path, id);
+            CREATE INDEX assets_day ON assets(day, local_datetime, path, id);
+            CREATE INDEX assets_directory ON assets(directory_id);
+            CREATE INDEX assets_added ON assets(added_at);
+            -- The few assets that are hidden or in Recently Deleted: visible = all − these.
+            CREATE INDEX assets_invisible ON assets(pk) WHERE is_hidden != 0 OR deleted_at IS NOT NULL;
 
-            -- Every regular file seen below a root: the resources of assets, and the files that
-            -- are not assets (ignored, or an error with its reason), so that an unchanged file is
-            -- never read twice. (fsid, inode, size, mtime) and the fingerprint recognise a file
-            -- after a move.
-            CREATE TABLE files (
-                pk INTEGER PRIMARY KEY,
-                directory_id INTEGER NOT NULL REFERENCES directories(id) ON DELETE CASCADE,
-                name BLOB NOT NULL,
-                status TEXT NOT NULL CHECK (status IN ('asset', 'ignored', 'error')),
-                asset_pk INTEGER REFERENCES assets(pk) ON DELETE SET NULL,
-                role TEXT,
-                format TEXT,
-                error_code TEXT,
-                error_message TEXT,
-                fsid INTEGER NOT NULL,
-                inode INTEGER NOT NULL,
-                size INTEGER NOT NULL,
-                mtime_ns INTEGER NOT NULL,
-                fingerprint INTEGER,
-                indexed_at INTEGER NOT NULL,
-                UNIQUE (directory_id, name)
+            -- What users said about assets, keyed by asset id so that it outlives the asset row
+            -- (a rebuild, a file that is gone and comes back). Never derived from files.
+            CREATE TABLE user_state (
+                asset_id TEXT PRIMARY KEY,
+                is_favorite INTEGER NOT NULL DEFAULT 0,
+                is_hidden INTEGER NOT NULL DEFAULT 0,
+                updated_at INTEGER NOT NULL
             ) STRICT;
-            CREATE INDEX files_asset ON files(asset_pk);
-            CREATE INDEX files_identity ON files(fsid, inode);
-            CREATE INDEX files_status ON files(status) WHERE status != 'asset';
-            -- No index on the fingerprint: it is random, so every insert would touch a random page;
-            -- it is only compared among the few files a move or copy may concern.
+
+            -- One row per calendar day on the capture clock that has visible assets. The id,
+            -- local date and title are derived from `day`; the location member (the oldest
+            -- geotagged asset) lets a day that only gains assets be updated without reading it.
+            CREATE TABLE moments (
+                day INTEGER PRIMARY KEY,
+                start_local TEXT NOT NULL,
+                end_local TEXT NOT NULL,
+                asset_count INTEGER NOT NULL,
+                photo_count INTEGER NOT NULL,
+                video_count INTEGER NOT NULL,
+                latitude REAL,
+                longitude REAL,
+                location_local TEXT,
+                location_path BLOB,
+                location_asset TEXT
+            ) STRICT;
+
+            -- The change journal: one row per committed sort job, in the same transaction.
+            -- `token` is the change token clients resume from; ids are comma-separated (asset
+            -- and collection ids never contain commas).
+            CREATE TABLE changes (
+                token INTEGER PRIMARY KEY AUTOINCREMENT,
+                time INTEGER NOT NULL,
+                assets_inserted TEXT NOT NULL,
+                assets_updated TEXT NOT NULL,
+                assets_deleted TEXT NOT NULL,
+                collections_inserted TEXT NOT NULL,
+                collections_updated TEXT NOT NULL,
+                collections_deleted TEXT NOT NULL
+            ) STRICT;
 
             -- Counts kept by triggers, so that library.status costs O(1) however large the library.
             CREATE TABLE counters (
@@ -100,7 +181,8 @@ public enum Schema {
             ) STRICT;
             INSERT INTO counters (name, value) VALUES
                 ('assets.image', 0), ('assets.video', 0),
-                ('files.asset', 0), ('files.ignored', 0), ('files.error', 0), ('directories', 0);
+                ('files.media', 0), ('files.sidecar', 0), ('files.ignored', 0), ('files.error', 0),
+                ('directories', 0);
             CREATE TRIGGER assets_counted_insert AFTER INSERT ON assets BEGIN
                 UPDATE counters SET value = value + 1 WHERE name = 'assets.' || NEW.media_type;
             END;

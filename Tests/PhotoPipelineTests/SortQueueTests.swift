@@ -10,13 +10,12 @@ import Testing
 @Suite("Sort queue")
 struct SortQueueTests {
     static func outcome(_ dir: PathBytes, _ name: String, inode: UInt64) -> FileOutcome {
-        let path = dir.appending(name)
-        let asset = Asset(id: .random(milliseconds: 0), path: path, mediaType: .image, format: "jpeg",
-                          captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil, source: .fileName),
-                          fileSize: 10, addedAt: 0)
+        let media = FileMetadata(mediaType: .image, format: "jpeg",
+                                 captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil,
+                                                          source: .fileName))
         return FileOutcome(directory: dir, name: Array(name.utf8),
                            identity: FileIdentity(fsid: 1, inode: inode, size: 10, mtimeNanoseconds: 1),
-                           fingerprint: nil, format: "jpeg", kind: .asset(asset))
+                           fingerprint: nil, kind: .media(media))
     }
 
     @Test("Jobs that pile up are merged into the newest; no data is dropped, every completion runs")

@@ -11,11 +11,10 @@ struct FakeReader: FileReading {
     let reads = ReadCounter()
     func read(_ c: Candidate) -> FileOutcome {
         reads.increment()
-        let asset = Asset(id: .random(milliseconds: 0), path: c.path, mediaType: .image, format: "jpeg",
-                          captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil, source: .fileModified),
-                          fileSize: c.identity.size, addedAt: 0)
-        return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil, format: "jpeg",
-                           kind: .asset(asset))
+        let media = FileMetadata(mediaType: .image, format: "jpeg",
+                                 captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil,
+                                                          source: .fileModified))
+        return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil, kind: .media(media))
     }
 }
 

@@ -1,0 +1,243 @@
+import PhotoModel
+
+/// A folder album: a directory that directly holds visible assets.
+public struct FolderAlbum: Sendable, Hashable {
+    public var id: String
+    public var path: PathBytes
+    public var assetCount: Int
+    /// The oldest and newest capture times in it.
+    public var start: LocalDateTime?
+    public var end: LocalDateTime?
+
+    public init(id: String, path: PathBytes, assetCount: Int, start: LocalDateTime?, end: LocalDateTime?) {
+        self.id = id
+        self.path = path
+        self.assetCount = assetCount
+        self.start = start
+        self.end = end
+    }
+
+    /// The directory's name.
+    public var title: String { FolderTree.title(of: path) }
+}
+
+/// Which moments a fetch wants (all of them when every field is nil).
+public struct MomentFilter: Sendable, Hashable {
+    /// First and last day (CivilTime day numbers), inclusive.
+    public var firstDay: Int?
+    public var lastDay: Int?
+
+    public init(firstDay: Int? = nil, lastDay: Int? = nil) {
+        self.firstDay = firstDay
+        self.lastDay = lastDay
+    }
+}
+
+/// A collection whose assets can be listed.
+public enum CollectionRef: Sendable, Hashable {
+    case moment(day: Int)
+    case folderAlbum(id: String)
+    case smartAlbum(SmartAlbum)
+
+    /// Parses a collection id (`m_20190504`, `f_...`, `s_favorites`); `nil` for an unknown form.
+    public init?(id: String) {
+        if let day = MomentGrouping.day(ofMomentID: id) {
+            self = .moment(day: day)
+        } else if let album = SmartAlbums.album(id: id) {
+            self = .smartAlbum(album)
+        } else if id.hasPrefix("f_"), id.count > 2 {
+            self = .folderAlbum(id: id)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// One change set read back from the journal.
+public struct JournalEntry: Sendable, Hashable {
+    public var token: Int64
+    /// Unix milliseconds of the commit.
+    public var time: Int64
+    public var assetsInserted: [String]
+    public var assetsUpdated: [String]
+    public var assetsDeleted: [String]
+    public var collectionsInserted: [String]
+    public var collectionsUpdated: [String]
+    public var collectionsDeleted: [String]
+}
+
+extension IndexReader {
+    static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
+
+    /// Moments, newest first.
+    public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0) throws -> [Moment] {
+        let s = try db.statement("""
+            SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
+                   location_local, location_path, location_asset
+            FROM moments WHERE day BETWEEN ?1 AND ?2 ORDER BY day DESC LIMIT ?3 OFFSET ?4
+            """)
+        s.bind(filter.firstDay ?? Int.min, at: 1)
+        s.bind(filter.lastDay ?? Int.max, at: 2)
+        s.bind(min(limit, Int(Int32.max)), at: 3)
+        s.bind(offset, at: 4)
+        var result: [Moment] = []
+        while try s.step() {
+            guard let start = LocalDateTime(iso: s.string(1)), let end = LocalDateTime(iso: s.string(2)) else {
+                let key = String(s.int(0))
+                s.reset()
+                throw StoreError.undecodable(table: "moments", key: key)
+            }
+            var location: MomentMemberKey?
+            if let l = s.optionalString(8).flatMap(LocalDateTime.init(iso:)),
+               let id = s.optionalString(10).flatMap(AssetID.init(rawValue:)) {
+                location = MomentMemberKey(local: l, path: PathBytes(s.bytes(9)), id: id)
+            }
+            result.append(Moment(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
+                                 videoCount: s.int(5), latitude: s.optionalDouble(6), longitude: s.optionalDouble(7),
+                                 locationMember: location))
+        }
+        return result
+    }
+
+    /// How many moments match.
+    public func momentCount(_ filter: MomentFilter = MomentFilter()) throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM moments WHERE day BETWEEN ?1 AND ?2",
+                          .integer(Int64(filter.firstDay ?? Int.min)), .integer(Int64(filter.lastDay ?? Int.max))).int64 ?? 0)
+    }
+
+    /// Folder albums in path order.
+    public func folderAlbums(limit: Int = Int.max, offset: Int = 0) throws -> [FolderAlbum] {
+        let s = try db.statement("""
+            SELECT d.album_id, d.path, d.asset_count,
+                   (SELECT min(a.local_datetime) FROM assets a WHERE a.directory_id = d.id AND \(Self.visible)),
+                   (SELECT max(a.local_datetime) FROM assets a WHERE a.directory_id = d.id AND \(Self.visible))
+            FROM directories d WHERE d.asset_count > 0 ORDER BY d.path LIMIT ?1 OFFSET ?2
+            """)
+        s.bind(min(limit, Int(Int32.max)), at: 1)
+        s.bind(offset, at: 2)
+        var result: [FolderAlbum] = []
+        while try s.step() {
+            result.append(FolderAlbum(id: s.string(0), path: PathBytes(s.bytes(1)), assetCount: s.int(2),
+                                      start: s.optionalString(3).flatMap(LocalDateTime.init(iso:)),
+                                      end: s.optionalString(4).flatMap(LocalDateTime.init(iso:))))
+        }
+        return result
+    }
+
+    /// How many folder albums there are.
+    public func folderAlbumCount() throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM directories WHERE asset_count > 0").int64 ?? 0)
+    }
+
+    /// One folder album by id.
+    public func folderAlbum(id: String) throws -> FolderAlbum? {
+        let s = try db.statement("SELECT path, asset_count FROM directories WHERE album_id = ?1")
+        defer { s.reset() }
+        s.bind(id, at: 1)
+        guard try s.step() else { return nil }
+        return FolderAlbum(id: id, path: PathBytes(s.bytes(0)), assetCount: s.int(1), start: nil, end: nil)
+    }
+
+    /// The albums the folder tree is built from (every directory with visible assets).
+    public func folderAlbumInputs() throws -> [FolderAlbumInput] {
+        let s = try db.statement("SELECT path, asset_count, album_id FROM directories WHERE asset_count > 0")
+        var result: [FolderAlbumInput] = []
+        while try s.step() {
+            result.append(FolderAlbumInput(path: PathBytes(s.bytes(0)), assetCount: s.int(1), albumID: s.string(2)))
+        }
+        return result
+    }
+
+    /// The SQL condition for a smart album's members (on `assets a`) and the order of its assets.
+    static func smartAlbumSQL(_ album: SmartAlbum, now: Int64) -> (condition: String, order: String) {
+        let byCapture = "a.local_datetime, a.path, a.id"
+        switch album.kind {
+        case .allPhotos: return (visible, byCapture)
+        case .favorites: return ("\(visible) AND a.is_favorite = 1", byCapture)
+        case .videos: return ("\(visible) AND a.media_type = 'video'", byCapture)
+        case .recentlyAdded:
+            return ("\(visible) AND a.added_at >= \(now - SmartAlbums.recentlyAddedWindowMilliseconds)",
+                    "a.added_at DESC, a.local_datetime DESC, a.path, a.id")
+        case .screenshots: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.screenshot))) != 0", byCapture)
+        case .panoramas: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.panorama))) != 0", byCapture)
+        case .selfies: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.selfie))) != 0", byCapture)
+        case .livePhotos: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.live))) != 0", byCapture)
+        case .raw: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.raw))) != 0", byCapture)
+        case .hidden: return ("a.is_hidden = 1 AND a.deleted_at IS NULL", byCapture)
+        case .recentlyDeleted: return ("a.deleted_at IS NOT NULL", "a.deleted_at DESC, a.path, a.id")
+        }
+    }
+
+    /// Asset counts of every smart album, in one pass over the assets.
+    public func smartAlbumCounts(now: Int64) throws -> [String: Int] {
+        let sums = SmartAlbums.all.map { "sum(CASE WHEN \(Self.smartAlbumSQL($0, now: now).condition) THEN 1 ELSE 0 END)" }
+        let s = try db.statement("SELECT \(sums.joined(separator: ", ")) FROM assets a")
+        defer { s.reset() }
+        var result: [String: Int] = [:]
+        guard try s.step() else { return result }
+        for (i, album) in SmartAlbums.all.enumerated() { result[album.id] = s.optionalInt(Int32(i)) ?? 0 }
+        return result
+    }
+
+    /// The assets of a collection in its order, with their total.
+    public func assets(in collection: CollectionRef, limit: Int, offset: Int, now: Int64) throws -> (assets: [Asset], total: Int)? {
+        let condition: String
+        let order: String
+        var binding: SQLValue = .null
+        switch collection {
+        case .moment(let day):
+            condition = "a.day = ?3 AND \(Self.visible)"
+            order = "a.local_datetime, a.path, a.id"
+            binding = .integer(Int64(day))
+        case .folderAlbum(let id):
+            guard let dir = try db.scalar("SELECT id FROM directories WHERE album_id = ?1", .text(id)).int64 else { return nil }
+            condition = "a.directory_id = ?3 AND \(Self.visible)"
+            order = "a.local_datetime, a.path, a.id"
+            binding = .integer(dir)
+        case .smartAlbum(let album):
+            (condition, order) = Self.smartAlbumSQL(album, now: now)
+        }
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE \(condition) ORDER BY \(order) LIMIT ?1 OFFSET ?2")
+        s.bind(min(limit, Int(Int32.max)), at: 1)
+        s.bind(offset, at: 2)
+        if case .integer(let v) = binding { s.bind(v, at: 3) }
+        var rows: [(pk: Int64, asset: Asset)] = []
+        while try s.step() {
+            guard let row = AssetColumns.decode(s) else {
+                let key = s.string(1)
+                s.reset()
+                throw StoreError.undecodable(table: "assets", key: key)
+            }
+            rows.append(row)
+        }
+        let count = try db.statement("SELECT count(*) FROM assets a WHERE \(condition)")
+        defer { count.reset() }
+        if case .integer(let v) = binding { count.bind(v, at: 3) }
+        _ = try count.step()
+        return (try attachResources(rows), count.int(0))
+    }
+
+    /// Change sets after `token`, oldest first.
+    public func changes(since token: Int64, limit: Int) throws -> [JournalEntry] {
+        let s = try db.statement("""
+            SELECT token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
+                   collections_updated, collections_deleted
+            FROM changes WHERE token > ?1 ORDER BY token LIMIT ?2
+            """)
+        s.bind(token, at: 1)
+        s.bind(limit, at: 2)
+        func ids(_ col: Int32) -> [String] { s.string(col).split(separator: ",").map(String.init) }
+        var result: [JournalEntry] = []
+        while try s.step() {
+            result.append(JournalEntry(token: s.int64(0), time: s.int64(1), assetsInserted: ids(2), assetsUpdated: ids(3),
+                                       assetsDeleted: ids(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),
+                                       collectionsDeleted: ids(7)))
+        }
+        return result
+    }
+
+    /// The newest change token (0 before the first change).
+    public func currentToken() throws -> Int64 {
+        try db.scalar("SELECT coalesce(max(token), 0) FROM changes").int64 ?? 0
+    }
+}
