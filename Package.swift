@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
 
         // Test support and tests.
-        .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem"], swiftSettings: strict),
+        .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem", "PhotoStore"], swiftSettings: strict),
         .testTarget(name: "PhotoModelTests", dependencies: ["PhotoModel", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),

@@ -209,12 +209,27 @@ public struct WriteBatch: Sendable {
         directories.isEmpty && files.isEmpty && removedFiles.isEmpty && removedDirectories.isEmpty
     }
 
-    /// Appends another batch's work (the sort queue merges pending batches this way).
-    public mutating func absorb(_ other: WriteBatch) {
-        directories += other.directories
-        files += other.files
-        removedFiles += other.removedFiles
-        removedDirectories += other.removedDirectories
+    /// Merges a later batch into this one so that applying the result equals applying the two
+    /// in order (the sort queue merges pending batches this way). `apply` runs removals before
+    /// writes, so what a later batch removes must cancel what this one writes there.
+    public mutating func absorb(_ later: WriteBatch) {
+        if !later.removedDirectories.isEmpty {
+            let gone = later.removedDirectories
+            func inside(_ p: PathBytes) -> Bool { gone.contains { p.isWithin($0) } }
+            files.removeAll { inside($0.directory) }
+            removedFiles.removeAll { inside($0.directory) }
+            directories.removeAll { inside($0.path) }
+            removedDirectories += gone
+        }
+        if !later.removedFiles.isEmpty || !later.files.isEmpty {
+            var replaced = Set<PathBytes>()
+            for r in later.removedFiles { replaced.insert(r.directory.appending(r.name)) }
+            for f in later.files { replaced.insert(f.path) }
+            files.removeAll { replaced.contains($0.path) }
+        }
+        removedFiles += later.removedFiles
+        directories += later.directories
+        files += later.files
     }
 }
 

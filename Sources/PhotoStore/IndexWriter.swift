@@ -57,9 +57,10 @@ public final class IndexWriter {
 
     private func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
         var job = JobChanges()
-        for dir in batch.directories { try upsertDirectory(dir) }
+        // Removals first, then writes: `WriteBatch.absorb` relies on this order.
         for path in batch.removedDirectories { try removeSubtree(path, &job) }
         for (dir, name) in batch.removedFiles { try removeFile(directory: dir, name: name, &job) }
+        for dir in batch.directories { try upsertDirectory(dir) }
         for file in batch.files { try writeFile(file, now: now, &job) }
         let groups = job.groups.sorted {
             $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
