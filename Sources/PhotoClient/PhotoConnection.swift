@@ -17,7 +17,10 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable(let socket, let e): return "cannot reach photod at \(socket): \(e.message)"
         case .timedOut(let socket): return "photod at \(socket) did not answer in time"
-        case .rpc(let e): return e.message
+        case .rpc(let e):
+            // photod's own codes carry only their name as the message; the detail says what.
+            if let detail = e.detail, !e.message.contains(detail) { return "\(e.message): \(detail)" }
+            return e.message
         case .connection(let m): return m
         }
     }

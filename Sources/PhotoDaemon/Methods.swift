@@ -1,3 +1,4 @@
+import Foundation
 import PhotoModel
 import PhotoPipeline
 import PhotoStore
@@ -19,8 +20,19 @@ struct Methods: Sendable {
             "library.status": { p, _ throws(RPCError) in try status(p) },
             "library.errors": { p, _ throws(RPCError) in try errors(p) },
             "assets.fetch": { p, _ throws(RPCError) in try fetchAssets(p) },
+            "moments.fetch": { p, _ throws(RPCError) in try fetchMoments(p) },
+            "momentLists.fetch": { p, _ throws(RPCError) in try fetchMomentLists(p) },
+            "albums.fetch": { p, _ throws(RPCError) in try fetchAlbums(p) },
+            "smartAlbums.fetch": { p, _ throws(RPCError) in try fetchSmartAlbums(p) },
+            "collectionLists.fetch": { p, _ throws(RPCError) in try fetchCollectionLists(p) },
+            "collections.assets": { p, _ throws(RPCError) in try collectionAssets(p) },
         ]
     }
+
+    /// The method names, for `rpc.hello`'s capabilities.
+    static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
+                        "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
+                        "collections.assets"]
 
     /// Runs a store query, mapping its failure to `internalError` (the store is ours; a
     /// failure there is not the client's fault).
@@ -42,7 +54,7 @@ struct Methods: Sendable {
         o["protocolVersion"] = .int(Int64(WireLimits.protocolVersion))
         o["daemonVersion"] = .string(DaemonOptions.version)
         o["limits"] = .object(limits)
-        o["capabilities"] = .array(["library.status", "library.errors", "assets.fetch"].map { .string($0) })
+        o["capabilities"] = .array(Self.names.map { .string($0) })
         return .object(o)
     }
 
@@ -136,6 +148,106 @@ struct Methods: Sendable {
         return .object(o)
     }
 
+    /// `limit` (1–1000, default 100) and `offset` (≥ 0, default 0).
+    static func page(_ p: RPCParams) throws(RPCError) -> (limit: Int, offset: Int) {
+        (try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize), try p.int("offset", default: 0, in: 0...Int.max))
+    }
+
+    /// A paged result: `key` holds the records.
+    static func paged(_ key: String, _ records: [JSONValue], total: Int, offset: Int) -> JSONValue {
+        var o = JSONObject()
+        o[key] = .array(records)
+        o["total"] = .int(Int64(total))
+        o["offset"] = .int(Int64(offset))
+        o["nextOffset"] = nextOffset(offset: offset, count: records.count, total: total)
+        return .object(o)
+    }
+
+    /// `moments.fetch`: moments newest first, optionally of one `year` (and `month`), or
+    /// between `from` and `to` (`YYYY-MM-DD`, inclusive).
+    func fetchMoments(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["limit", "offset", "year", "month", "from", "to"])
+        let (limit, offset) = try Self.page(p)
+        var filter = MomentFilter()
+        if let year = try p.optionalInt("year", in: LocalDateTime.plausibleYears.lowerBound...LocalDateTime.plausibleYears.upperBound) {
+            let month = try p.optionalInt("month", in: 1...12)
+            filter.firstDay = CivilTime.daysFromCivil(year: year, month: month ?? 1, day: 1)
+            filter.lastDay = CivilTime.daysFromCivil(year: year, month: month ?? 12,
+                                                     day: CivilTime.daysInMonth(year: year, month: month ?? 12))
+        } else if p.contains("month") {
+            throw .invalidParams("'month' needs a 'year'", param: "month")
+        }
+        for key in ["from", "to"] {
+            guard let text = try p.optionalString(key) else { continue }
+            guard let day = MomentGrouping.day(ofLocalDate: text) else {
+                throw .invalidParams("'\(key)' must be a date YYYY-MM-DD (got \"\(text)\")", param: key)
+            }
+            if key == "from" { filter.firstDay = max(filter.firstDay ?? Int.min, day) } else { filter.lastDay = min(filter.lastDay ?? Int.max, day) }
+        }
+        let (moments, total) = try query { r in try r.consistent { (try r.moments(filter, limit: limit, offset: offset), try r.momentCount(filter)) } }
+        return Self.paged("moments", moments.map(WireMapping.moment), total: total, offset: offset)
+    }
+
+    /// `momentLists.fetch`: the moment lists by year and by month, newest first.
+    func fetchMomentLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["kind"])
+        let kind = try p.optionalString("kind", oneOf: ["year", "month"])
+        let moments = try query { try $0.moments() }
+        let (years, months) = MomentLists.build(moments)
+        var o = JSONObject()
+        if kind != "month" { o["years"] = .array(years.map(WireMapping.momentList)) }
+        if kind != "year" { o["months"] = .array(months.map(WireMapping.momentList)) }
+        return .object(o)
+    }
+
+    /// `albums.fetch`: folder albums in path order.
+    func fetchAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["limit", "offset"])
+        let (limit, offset) = try Self.page(p)
+        let (albums, total) = try query { r in try r.consistent { (try r.folderAlbums(limit: limit, offset: offset), try r.folderAlbumCount()) } }
+        return Self.paged("albums", albums.map(WireMapping.folderAlbum), total: total, offset: offset)
+    }
+
+    /// `smartAlbums.fetch`: every smart album with its count.
+    func fetchSmartAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: [])
+        let counts = try query { try $0.smartAlbumCounts(now: info.now()) }
+        var o = JSONObject()
+        o["smartAlbums"] = .array(SmartAlbums.all.map { WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0) })
+        return .object(o)
+    }
+
+    /// `collectionLists.fetch`: the folder tree above the folder albums, a list per root.
+    func fetchCollectionLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: [])
+        let inputs = try query { try $0.folderAlbumInputs() }
+        let lists = FolderTree.build(roots: info.roots, albums: inputs)
+        var o = JSONObject()
+        o["lists"] = .array(lists.map(WireMapping.collectionList))
+        return .object(o)
+    }
+
+    /// `collections.assets`: the assets of one moment, folder album or smart album, in its order.
+    func collectionAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["id", "limit", "offset"])
+        let id = try p.string("id")
+        let (limit, offset) = try Self.page(p)
+        if id.hasPrefix("l_") {
+            throw .invalidParams("'\(id)' is a collection list: it holds collections, not assets (see collectionLists.fetch)", param: "id")
+        }
+        guard let ref = CollectionRef(id: id) else {
+            throw .notFound("no collection '\(id)'", extra: ["id": .string(id)])
+        }
+        let now = info.now()
+        let found = try query { r in try r.consistent { try r.assets(in: ref, limit: limit, offset: offset, now: now) } }
+        guard let (assets, total) = found else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
+        guard case .object(var o) = Self.paged("assets", assets.map(WireMapping.asset), total: total, offset: offset) else {
+            return .null
+        }
+        o["id"] = .string(id)
+        return .object(o)
+    }
+
     /// The offset of the next page, or null after the last one.
     static func nextOffset(offset: Int, count: Int, total: Int) -> JSONValue {
         offset + count < total && count > 0 ? .int(Int64(offset + count)) : .null
@@ -151,4 +263,7 @@ struct DaemonInfo: Sendable {
     var timeZone: String
 
     func uptimeSeconds() -> Int { Int(started.duration(to: .now).components.seconds) }
+
+    /// Wall-clock Unix milliseconds (Recently Added looks back from it).
+    func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

@@ -33,6 +33,10 @@ enum WireMapping {
         o["model"] = a.model.map { .string($0) } ?? .null
         o["lensModel"] = a.lensModel.map { .string($0) } ?? .null
         o["duration"] = a.duration.map { .double($0) } ?? .null
+        o["rating"] = a.rating.map { .int(Int64($0)) } ?? .null
+        o["keywords"] = .array(a.keywords.map { .string($0) })
+        o["isFavorite"] = .bool(a.isFavorite)
+        o["isHidden"] = .bool(a.isHidden)
         o["fileSize"] = .int(a.fileSize)
         o["addedDate"] = .string(Timestamps.utcString(milliseconds: a.addedAt))
         o["resources"] = .array(a.resources.map { r in
@@ -41,6 +45,73 @@ enum WireMapping {
             ro["role"] = .string(r.role.rawValue)
             return .object(ro)
         })
+        return .object(o)
+    }
+
+    static func moment(_ m: Moment) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(m.id)
+        o["localDate"] = .string(m.localDate)
+        o["title"] = .string(m.title)
+        o["startDate"] = .string(m.start.description)
+        o["endDate"] = .string(m.end.description)
+        o["assetCount"] = .int(Int64(m.assetCount))
+        o["photoCount"] = .int(Int64(m.photoCount))
+        o["videoCount"] = .int(Int64(m.videoCount))
+        o["latitude"] = m.latitude.map { .double($0) } ?? .null
+        o["longitude"] = m.longitude.map { .double($0) } ?? .null
+        return .object(o)
+    }
+
+    static func momentList(_ l: MomentList) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(l.id)
+        o["kind"] = .string(l.kind.rawValue)
+        o["title"] = .string(l.title)
+        o["year"] = .int(Int64(l.year))
+        o["month"] = l.month.map { .int(Int64($0)) } ?? .null
+        o["startDate"] = .string(l.start.description)
+        o["endDate"] = .string(l.end.description)
+        o["assetCount"] = .int(Int64(l.assetCount))
+        o["photoCount"] = .int(Int64(l.photoCount))
+        o["videoCount"] = .int(Int64(l.videoCount))
+        o["momentCount"] = .int(Int64(l.momentIDs.count))
+        o["momentIDs"] = .array(l.momentIDs.map { .string($0) })
+        return .object(o)
+    }
+
+    static func folderAlbum(_ a: FolderAlbum) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(a.id)
+        o["title"] = .string(a.title)
+        o["kind"] = .string("folder")
+        addPath(a.path, to: &o)
+        o["assetCount"] = .int(Int64(a.assetCount))
+        o["startDate"] = a.start.map { .string($0.description) } ?? .null
+        o["endDate"] = a.end.map { .string($0.description) } ?? .null
+        return .object(o)
+    }
+
+    static func smartAlbum(_ a: SmartAlbum, count: Int) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(a.id)
+        o["title"] = .string(a.title)
+        o["subtype"] = .string(a.subtype)
+        o["assetCount"] = .int(Int64(count))
+        o["rule"] = .string(a.rule)
+        return .object(o)
+    }
+
+    static func collectionList(_ l: CollectionList) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(l.id)
+        o["title"] = .string(l.title)
+        addPath(l.path, to: &o)
+        o["parentID"] = l.parentID.map { .string($0) } ?? .null
+        o["listIDs"] = .array(l.listIDs.map { .string($0) })
+        o["albumIDs"] = .array(l.albumIDs.map { .string($0) })
+        o["albumCount"] = .int(Int64(l.albumCount))
+        o["assetCount"] = .int(Int64(l.assetCount))
         return .object(o)
     }
 

@@ -32,7 +32,11 @@ let overview = """
 
     SUBCOMMANDS:
       status            The daemon's state, counts and last scan.
-      assets            List every asset (paged through the whole library).
+      assets            List assets (the whole library, or one collection with --in ID).
+      moments           Moments: the days with photos, newest first.
+      albums            Folder albums: the folders that hold photos.
+      smart-albums      Smart albums (Favorites, Videos, Screenshots, ...) and their counts.
+      folders           The folder tree (collection lists) above the albums.
       errors            Files that could not be indexed, with the reason.
 
     Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
@@ -52,13 +56,44 @@ let helps: [String: String] = [
           --json              One JSON object (library.status's result) instead of a table.
         """,
     "assets": """
-        OVERVIEW: List assets in the default order (capture time, then path, then id).
+        OVERVIEW: List assets in the default order (capture time, then path, then id), or the
+        assets of one collection (a moment, a folder album or a smart album) in its order.
 
-        USAGE: photoctl assets [--limit N] [--json]
+        USAGE: photoctl assets [--in COLLECTION_ID] [--limit N] [--json]
 
         OPTIONS:
+          --in ID             A collection id: m_20190504 (moment), f_... (album), s_favorites (smart album).
           --limit N           At most N assets (default: all, fetched a page at a time).
           --json              One JSON object per asset per line (the asset record).
+        """,
+    "moments": """
+        OVERVIEW: List moments (one per calendar day on the capture clock), newest first.
+
+        USAGE: photoctl moments [--year YYYY [--month M]] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--limit N] [--json]
+
+        OPTIONS:
+          --year YYYY         Only this year (with --month: only this month).
+          --from, --to        Only days in this range (inclusive).
+          --limit N           At most N moments.
+          --json              One JSON object per moment per line.
+        """,
+    "albums": """
+        OVERVIEW: List folder albums (every folder that directly holds photos or videos), in path order.
+
+        USAGE: photoctl albums [--limit N] [--json]
+        """,
+    "smart-albums": """
+        OVERVIEW: List the smart albums with their counts and rules.
+
+        USAGE: photoctl smart-albums [--json]
+        """,
+    "folders": """
+        OVERVIEW: Show the folder tree (collection lists) with the albums in it.
+
+        USAGE: photoctl folders [--json]
+
+        OPTIONS:
+          --json              One JSON object per collection list per line.
         """,
     "errors": """
         OVERVIEW: List files that could not be indexed, with the reason.
@@ -225,13 +260,16 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
 }
 
 /// Pages through a paged method, calling `each` for every record.
-func page(_ connection: PhotoConnection, _ method: String, key: String, limit: Int?,
+func page(_ connection: PhotoConnection, _ method: String, key: String, limit: Int?, extra: JSONObject = [:],
           _ each: (JSONValue) -> Void) throws(Failure) {
     var offset = 0
     var remaining = limit ?? Int.max
     while remaining > 0 {
         let pageSize = min(remaining, WireLimits.maxPageSize)
-        let result = try call(connection, method, ["limit": .int(Int64(pageSize)), "offset": .int(Int64(offset))])
+        var params = extra
+        params["limit"] = .int(Int64(pageSize))
+        params["offset"] = .int(Int64(offset))
+        let result = try call(connection, method, params)
         let records = result[key]?.arrayValue ?? []
         records.forEach(each)
         remaining -= records.count
@@ -241,19 +279,25 @@ func page(_ connection: PhotoConnection, _ method: String, key: String, limit: I
 }
 
 func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
-    let a = try Arguments(args, flags: ["--json"], values: ["--limit"], command: "assets")
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit", "--in"], command: "assets")
     guard a.positional.isEmpty else { throw Failure(code: .usage, message: "assets takes no arguments") }
     let limit = try a.int("--limit", default: nil, range: 0...Int.max)
     let json = a.flags.contains("--json")
     let connection = try connect(sockets)
-    if !json { out("ID                      DATE                     TYPE   SIZE         PATH") }
-    try page(connection, "assets.fetch", key: "assets", limit: limit) { asset in
+    var method = "assets.fetch"
+    var extra: JSONObject = [:]
+    if let collection = a.values["--in"] {
+        method = "collections.assets"
+        extra["id"] = .string(collection)
+    }
+    if !json { out("ID                      DATE                          TYPE   SIZE         PATH") }
+    try page(connection, method, key: "assets", limit: limit, extra: extra) { asset in
         if json {
             out(asset.jsonString)
         } else {
             let size = "\(asset["pixelWidth"]?.int64Value.map(String.init) ?? "?")x\(asset["pixelHeight"]?.int64Value.map(String.init) ?? "?")"
             let date = (asset["localDateTime"]?.stringValue ?? "") + (asset["utcOffset"]?.stringValue ?? "")
-            out([pad(asset["id"]?.stringValue ?? "", 23), pad(date, 24), pad(asset["mediaType"]?.stringValue ?? "", 6),
+            out([pad(asset["id"]?.stringValue ?? "", 23), pad(date, 29), pad(asset["mediaType"]?.stringValue ?? "", 6),
                  pad(size, 12), asset["path"]?.stringValue ?? ""].joined(separator: " "))
         }
     }
@@ -270,6 +314,81 @@ func errors(_ args: [String], sockets: [PathBytes]) throws(Failure) {
             out("\(e["path"]?.stringValue ?? "?"): \(e["code"]?.stringValue ?? "?"): \(e["message"]?.stringValue ?? "")")
         }
     }
+}
+
+func moments(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit", "--year", "--month", "--from", "--to"], command: "moments")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "moments takes no arguments") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    var extra: JSONObject = [:]
+    if let y = try a.int("--year", default: nil, range: 1...9999) { extra["year"] = .int(Int64(y)) }
+    if let m = try a.int("--month", default: nil, range: 1...12) { extra["month"] = .int(Int64(m)) }
+    if let f = a.values["--from"] { extra["from"] = .string(f) }
+    if let t = a.values["--to"] { extra["to"] = .string(t) }
+    let json = a.flags.contains("--json")
+    let connection = try connect(sockets)
+    if !json { out("ID           ASSETS PHOTOS VIDEOS  TITLE") }
+    try page(connection, "moments.fetch", key: "moments", limit: limit, extra: extra) { m in
+        if json { return out(m.jsonString) }
+        out([pad(m["id"]?.stringValue ?? "", 12), lpad(number(m["assetCount"]), 6), lpad(number(m["photoCount"]), 6),
+             lpad(number(m["videoCount"]), 6), " " + (m["title"]?.stringValue ?? "")].joined(separator: " "))
+    }
+}
+
+func albums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit"], command: "albums")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "albums takes no arguments") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    let json = a.flags.contains("--json")
+    let connection = try connect(sockets)
+    if !json { out("ID                 ASSETS  TITLE                PATH") }
+    try page(connection, "albums.fetch", key: "albums", limit: limit) { album in
+        if json { return out(album.jsonString) }
+        out([pad(album["id"]?.stringValue ?? "", 18), lpad(number(album["assetCount"]), 6), " " + pad(album["title"]?.stringValue ?? "", 20),
+             album["path"]?.stringValue ?? ""].joined(separator: " "))
+    }
+}
+
+func smartAlbums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "smart-albums")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "smart-albums takes no arguments") }
+    let result = try call(try connect(sockets), "smartAlbums.fetch")
+    if !a.flags.contains("--json") { out("ID                  ASSETS  TITLE") }
+    for album in result["smartAlbums"]?.arrayValue ?? [] {
+        if a.flags.contains("--json") { out(album.jsonString); continue }
+        out([pad(album["id"]?.stringValue ?? "", 19), lpad(number(album["assetCount"]), 6), " " + (album["title"]?.stringValue ?? "")]
+            .joined(separator: " "))
+    }
+}
+
+func folders(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "folders")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "folders takes no arguments") }
+    let connection = try connect(sockets)
+    let lists = try call(connection, "collectionLists.fetch")["lists"]?.arrayValue ?? []
+    if a.flags.contains("--json") {
+        lists.forEach { out($0.jsonString) }
+        return
+    }
+    var albums: [String: JSONValue] = [:]
+    try page(connection, "albums.fetch", key: "albums", limit: nil) { albums[$0["id"]?.stringValue ?? ""] = $0 }
+    let byID = Dictionary(lists.map { ($0["id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+    func show(_ list: JSONValue, depth: Int) {
+        let indent = String(repeating: "  ", count: depth)
+        out("\(indent)\(list["title"]?.stringValue ?? "?")/  (\(number(list["assetCount"])) assets in \(number(list["albumCount"])) albums)  \(list["id"]?.stringValue ?? "")")
+        for id in list["albumIDs"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            let album = albums[id]
+            out("\(indent)  [\(album?["title"]?.stringValue ?? "?")]  \(number(album?["assetCount"])) assets  \(id)")
+        }
+        for id in list["listIDs"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            if let child = byID[id] { show(child, depth: depth + 1) }
+        }
+    }
+    for list in lists where list["parentID"]?.isNull ?? true { show(list, depth: 0) }
+}
+
+func lpad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s : String(repeating: " ", count: width - s.count) + s
 }
 
 func pad(_ s: String, _ width: Int) -> String {
@@ -307,7 +426,7 @@ func run(_ argv: [String]) throws(Failure) {
         }
     }
     guard let command = args.first else {
-        throw Failure(code: .usage, message: "missing subcommand (status, assets, errors); see 'photoctl --help'")
+        throw Failure(code: .usage, message: "missing subcommand (status, assets, moments, albums, smart-albums, folders, errors); see 'photoctl --help'")
     }
     let rest = Array(args.dropFirst())
     if command == "help" {
@@ -330,6 +449,10 @@ func run(_ argv: [String]) throws(Failure) {
     case "status": try status(rest, sockets: sockets)
     case "assets": try assets(rest, sockets: sockets)
     case "errors": try errors(rest, sockets: sockets)
+    case "moments": try moments(rest, sockets: sockets)
+    case "albums": try albums(rest, sockets: sockets)
+    case "smart-albums": try smartAlbums(rest, sockets: sockets)
+    case "folders": try folders(rest, sockets: sockets)
     default: throw Failure(code: .usage, message: "unknown subcommand '\(command)'; see 'photoctl --help'")
     }
 }

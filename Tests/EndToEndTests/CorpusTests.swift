@@ -71,6 +71,48 @@ struct CorpusTests {
         #expect(gps["latitude"]?.doubleValue.map { $0 < 0 } == true)
         let nfc = try #require(asset("tiff/Cr\u{E9}mieux11.tiff"))
         #expect(nfc["pixelWidth"]?.intValue == 199)
+
+        // Moments: one per distinct capture day, on the capture clock; where exiftool read a
+        // DateTimeOriginal, the asset sits in that day's moment.
+        var moments: [JSONValue] = []
+        var offset = 0
+        while true {
+            let page = try daemon.call("moments.fetch", ["limit": 1000, "offset": .int(Int64(offset))])
+            moments += page["moments"]?.arrayValue ?? []
+            guard let next = page["nextOffset"]?.intValue else { break }
+            offset = next
+        }
+        var assetsPerDay: [String: Int] = [:]
+        for a in assets { assetsPerDay[String(a["localDateTime"]!.stringValue!.prefix(10)), default: 0] += 1 }
+        #expect(Dictionary(uniqueKeysWithValues: moments.map { ($0["localDate"]!.stringValue!, $0["assetCount"]!.intValue!) }) == assetsPerDay)
+        let days = moments.compactMap { $0["localDate"]?.stringValue }
+        #expect(days == days.sorted(by: >), "moments newest first")
+        var checkedDays = 0
+        for entry in oracle.arrayValue ?? [] {
+            guard let original = entry["EXIF:DateTimeOriginal"]?.stringValue, let source = entry["SourceFile"]?.stringValue,
+                  let a = asset("/" + source) else { continue }
+            let day = original.prefix(10).replacingOccurrences(of: ":", with: "-")
+            #expect(a["localDateTime"]?.stringValue?.hasPrefix(day) == true, "\(source): not in the moment of \(day)")
+            let members = try daemon.call("collections.assets", ["id": .string("m_" + day.replacingOccurrences(of: "-", with: "")),
+                                                                 "limit": 1000])
+            #expect(members["assets"]?.arrayValue?.contains { $0["id"] == a["id"] } == true)
+            checkedDays += 1
+        }
+        #expect(checkedDays >= 95)
+
+        // Folder albums: every folder with media is an album with the right count.
+        var perFolder: [String: Int] = [:]
+        for path in expected { perFolder[URL(fileURLWithPath: path).deletingLastPathComponent().path, default: 0] += 1 }
+        let albums = try daemon.call("albums.fetch", ["limit": 1000])["albums"]?.arrayValue ?? []
+        #expect(Dictionary(uniqueKeysWithValues: albums.map { ($0["path"]!.stringValue!, $0["assetCount"]!.intValue!) }) == perFolder)
+        #expect(albums.allSatisfy { $0["kind"]?.stringValue == "folder" && $0["title"]?.stringValue == URL(fileURLWithPath: $0["path"]!.stringValue!).lastPathComponent })
+        let smart = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue ?? []
+        #expect(smart.first { $0["id"]?.stringValue == "s_allPhotos" }?["assetCount"]?.intValue == assets.count)
+        #expect(smart.first { $0["id"]?.stringValue == "s_videos" }?["assetCount"]?.intValue == expectedVideos.count)
+        let lists = try daemon.call("collectionLists.fetch")["lists"]?.arrayValue ?? []
+        let top = try #require(lists.first { $0["parentID"]?.isNull == true })
+        #expect(top["assetCount"]?.intValue == assets.count)
+        #expect(top["albumCount"]?.intValue == albums.count)
         #expect(daemon.stop() == 0)
 
         // A restart over the unchanged library reads no file and keeps every id.
