@@ -56,15 +56,29 @@ public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvert
     }
 
     /// `YYYY-MM-DD`.
-    public var dateString: String {
-        pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-    }
+    public var dateString: String { format(includeTime: false) }
 
     /// `YYYY-MM-DDTHH:MM:SS`, with `.fff` when milliseconds are known.
-    public var description: String {
-        var s = dateString + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
-        if let ms = millisecond { s += "." + pad(ms, 3) }
-        return s
+    public var description: String { format(includeTime: true) }
+
+    /// Formats into one small buffer (this runs for every asset written and sent).
+    private func format(includeTime: Bool) -> String {
+        let count = includeTime ? (millisecond == nil ? 19 : 23) : 10
+        return String(unsafeUninitializedCapacity: count) { b in
+            @inline(__always) func put(_ v: Int, _ at: Int, _ width: Int) {
+                var v = v
+                for k in stride(from: at + width - 1, through: at, by: -1) {
+                    b[k] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                    v /= 10
+                }
+            }
+            put(year, 0, 4); b[4] = 0x2D; put(month, 5, 2); b[7] = 0x2D; put(day, 8, 2)
+            if includeTime {
+                b[10] = 0x54; put(hour, 11, 2); b[13] = 0x3A; put(minute, 14, 2); b[16] = 0x3A; put(second, 17, 2)
+                if let ms = millisecond { b[19] = 0x2E; put(ms, 20, 3) }
+            }
+            return count
+        }
     }
 
     /// Parses the form `description` produces (the store's and the wire's form).

@@ -192,8 +192,10 @@ public enum SubtypeRules {
         var s = Set<AssetSubtype>()
         if i.isRaw { s.insert(.raw) }
         if i.hasPairedVideo { s.insert(.live) }
-        if isScreenshot(i) { s.insert(.screenshot) }
-        if isPanorama(i) { s.insert(.panorama) }
+        // Runs once per indexed image: the screenshot test is done once, not again for panoramas.
+        let screenshot = isScreenshot(i)
+        if screenshot { s.insert(.screenshot) }
+        if !screenshot, isPanoramaShape(i) { s.insert(.panorama) }
         if isSelfie(i) { s.insert(.selfie) }
         return s
     }
@@ -220,9 +222,14 @@ public enum SubtypeRules {
     /// stitched panoramas too), not a screenshot (tall phone screens are 2.2:1), whose longer
     /// side is at least twice the shorter (`panoramaMinimumAspect`), either way round.
     public static func isPanorama(_ i: SubtypeInputs) -> Bool {
-        guard i.mediaType == .image, hasMake(i), !isScreenshot(i),
-              let w = i.pixelWidth, let h = i.pixelHeight, w > 0, h > 0 else { return false }
-        return max(w, h) >= panoramaMinimumAspect * min(w, h)
+        !isScreenshot(i) && isPanoramaShape(i)
+    }
+
+    /// A camera image at least twice as long as it is high (either way round).
+    static func isPanoramaShape(_ i: SubtypeInputs) -> Bool {
+        guard i.mediaType == .image, let w = i.pixelWidth, let h = i.pixelHeight, w > 0, h > 0,
+              max(w, h) >= panoramaMinimumAspect * min(w, h) else { return false }
+        return hasMake(i)
     }
 
     /// Longer side over shorter side from which an image is a panorama (2:1).
@@ -289,10 +296,16 @@ public enum SubtypeRules {
     }
 
     static func hasScreenshotName(_ name: [UInt8]) -> Bool {
-        let base = name.lastIndex(of: UInt8(ascii: "/")).map { Array(name[($0 + 1)...]) } ?? name
-        let lower = asciiLowercased(base)
-        return screenshotNamePrefixes.contains { lower.starts(with: $0.utf8) }
+        let start = name.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        let base = name[start...]
+        return screenshotPrefixBytes.contains { prefix in
+            guard base.count >= prefix.count else { return false }
+            return zip(base, prefix).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+        }
     }
+
+    /// `screenshotNamePrefixes` as UTF-8 bytes (they are lower case already).
+    static let screenshotPrefixBytes: [[UInt8]] = screenshotNamePrefixes.map { Array($0.utf8) }
 
     static func trimmed(_ s: String) -> Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\0" || $0 == "\t" || $0 == "\n" || $0 == "\r" }

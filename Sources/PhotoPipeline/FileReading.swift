@@ -7,11 +7,15 @@ public struct Candidate: Sendable, Hashable {
     public var directory: PathBytes
     public var name: [UInt8]
     public var identity: FileIdentity
+    /// The walk saw no index row for the file and no other file of its group (base name) in
+    /// its directory: the writer may take the fast path for it.
+    public var isSoleNewMember: Bool
 
-    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity) {
+    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, isSoleNewMember: Bool = false) {
         self.directory = directory
         self.name = name
         self.identity = identity
+        self.isSoleNewMember = isSoleNewMember
     }
 
     public var path: PathBytes { directory.appending(name) }

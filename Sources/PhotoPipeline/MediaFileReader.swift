@@ -78,7 +78,8 @@ public struct MediaFileReader: FileReading {
     }
 
     private func outcome(_ c: Candidate, identity: FileIdentity, fingerprint: UInt64?, _ kind: FileOutcome.Kind) -> FileOutcome {
-        FileOutcome(directory: c.directory, name: c.name, identity: identity, fingerprint: fingerprint, kind: kind)
+        FileOutcome(directory: c.directory, name: c.name, identity: identity, fingerprint: fingerprint, kind: kind,
+                    isSoleNewMember: c.isSoleNewMember)
     }
 
     static func fingerprint(_ source: inout FileSource, size: Int64) -> UInt64? {

@@ -111,8 +111,7 @@ public final class SortQueue: Sendable {
 
     /// Merges the pending jobs into the newest and commits them as one.
     private func runJob(_ entries: [Entry]) {
-        var merged = WriteBatch()
-        for e in entries { merged.absorb(e.batch) }
+        let merged = WriteBatch.merged(entries.map(\.batch))
         let result: Result<BatchSummary, StoreError>
         do {
             let summary = try database.write { try $0.apply(merged, now: now()) }

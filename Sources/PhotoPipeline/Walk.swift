@@ -121,6 +121,12 @@ struct Walk {
         // one merge pass pairs each file with what the index knows of it, without hashing names.
         let known = snapshot?.files ?? []
         var k = 0
+        // How many entries share each group key (base name): a file alone in its group, and new,
+        // can be written without looking for partners.
+        var groupSizes: [[UInt8]: Int] = [:]
+        for entry in entries where entry.name.first != UInt8(ascii: ".") {
+            groupSizes[ResourcePairing.groupKey(of: entry.name), default: 0] += 1
+        }
         var seenDirectories = Set<[UInt8]>()
         var subdirectories: [PathBytes] = []
 
@@ -152,7 +158,8 @@ struct Walk {
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
                 if let old, old.identity == identity { continue }
                 candidates += 1
-                pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity))
+                let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1
+                pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole))
                 if pending.candidates.count >= Indexer.chunkSize { flush() }
             default:
                 continue  // symbolic links are not followed; devices, sockets and FIFOs are not media

@@ -164,13 +164,19 @@ public struct FileOutcome: Sendable {
     /// A hash of the size and the first and last 64 KiB (recognises a copied file).
     public var fingerprint: UInt64?
     public var kind: Kind
+    /// The file had no index row and no file of its group (base name) existed beside it when it
+    /// was found: the writer inserts its asset directly instead of pairing its group. A wrong
+    /// hint costs nothing but speed (a conflicting row sends the file down the general path).
+    public var isSoleNewMember: Bool
 
-    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, fingerprint: UInt64?, kind: Kind) {
+    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, fingerprint: UInt64?, kind: Kind,
+                isSoleNewMember: Bool = false) {
         self.directory = directory
         self.name = name
         self.identity = identity
         self.fingerprint = fingerprint
         self.kind = kind
+        self.isSoleNewMember = isSoleNewMember
     }
 
     public var path: PathBytes { directory.appending(name) }
@@ -210,26 +216,37 @@ public struct WriteBatch: Sendable {
     }
 
     /// Merges a later batch into this one so that applying the result equals applying the two
-    /// in order (the sort queue merges pending batches this way). `apply` runs removals before
-    /// writes, so what a later batch removes must cancel what this one writes there.
+    /// in order.
     public mutating func absorb(_ later: WriteBatch) {
-        if !later.removedDirectories.isEmpty {
-            let gone = later.removedDirectories
-            func inside(_ p: PathBytes) -> Bool { gone.contains { p.isWithin($0) } }
-            files.removeAll { inside($0.directory) }
-            removedFiles.removeAll { inside($0.directory) }
-            directories.removeAll { inside($0.path) }
-            removedDirectories += gone
+        self = WriteBatch.merged([self, later])
+    }
+
+    /// One batch whose application equals applying `batches` in order (the sort queue merges
+    /// pending jobs this way). `apply` runs removals before writes, so what a later batch
+    /// removes or rewrites cancels what an earlier one wrote there. O(total work): one pass
+    /// from the newest batch back.
+    public static func merged(_ batches: [WriteBatch]) -> WriteBatch {
+        guard batches.count > 1 else { return batches.first ?? WriteBatch() }
+        var result = WriteBatch()
+        var laterPaths = Set<PathBytes>()       // files written or removed by a later batch
+        var laterGone: [PathBytes] = []         // directories removed by a later batch
+        func goneLater(_ p: PathBytes) -> Bool { !laterGone.isEmpty && laterGone.contains { p.isWithin($0) } }
+        var files: [[FileOutcome]] = []
+        var removedFiles: [[(directory: PathBytes, name: [UInt8])]] = []
+        var directories: [[DirectoryVisit]] = []
+        for batch in batches.reversed() {
+            files.append(batch.files.filter { !laterPaths.contains($0.path) && !goneLater($0.directory) })
+            removedFiles.append(batch.removedFiles.filter { !goneLater($0.directory) })
+            directories.append(batch.directories.filter { !goneLater($0.path) })
+            for f in batch.files { laterPaths.insert(f.path) }
+            for r in batch.removedFiles { laterPaths.insert(r.directory.appending(r.name)) }
+            laterGone += batch.removedDirectories
         }
-        if !later.removedFiles.isEmpty || !later.files.isEmpty {
-            var replaced = Set<PathBytes>()
-            for r in later.removedFiles { replaced.insert(r.directory.appending(r.name)) }
-            for f in later.files { replaced.insert(f.path) }
-            files.removeAll { replaced.contains($0.path) }
-        }
-        removedFiles += later.removedFiles
-        directories += later.directories
-        files += later.files
+        for batch in batches { result.removedDirectories += batch.removedDirectories }
+        for part in removedFiles.reversed() { result.removedFiles += part }
+        for part in directories.reversed() { result.directories += part }
+        for part in files.reversed() { result.files += part }
+        return result
     }
 }
 

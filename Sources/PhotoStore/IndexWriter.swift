@@ -11,6 +11,8 @@ public final class IndexWriter {
     private var directoryCache: [PathBytes: DirectoryRow] = [:]
     private var roots: [(path: PathBytes, id: Int64)] = []
     private static let cacheLimit = 20_000
+    /// Noise for new asset ids: seeded once from the system, then no system call per asset.
+    private var random = IDNoise()
 
     struct DirectoryRow {
         var id: Int64
@@ -186,18 +188,27 @@ public final class IndexWriter {
         job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: name), path: dirPath))
     }
 
+    static let fileColumns = """
+        directory_id, name, group_key, status, error_code, error_message, fsid, inode, size,
+        mtime_ns, fingerprint, indexed_at, media_type, format, is_raw, local_datetime, utc_offset,
+        date_source, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make,
+        model, lens_model, duration, rating, keywords, user_comment, content_identifier,
+        capture_instant, asset_pk, role
+        """
+    static let fileValues = """
+        ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+        ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35
+        """
+
     /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
-    /// with the rest of its group.
+    /// with the rest of its group — or, for a new file alone in its group, inserted at once.
     private func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
         let dir = try directory(file.directory)
+        if file.isSoleNewMember, case .media(let m) = file.kind, try writeSoleNewFile(file, m, dir: dir, now: now, &job) {
+            return
+        }
         let s = try db.statement("""
-            INSERT INTO files (directory_id, name, group_key, status, error_code, error_message, fsid, inode, size,
-                               mtime_ns, fingerprint, indexed_at, media_type, format, is_raw, local_datetime, utc_offset,
-                               date_source, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make,
-                               model, lens_model, duration, rating, keywords, user_comment, content_identifier,
-                               capture_instant)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                    ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)
+            INSERT INTO files (\(Self.fileColumns)) VALUES (\(Self.fileValues))
             ON CONFLICT (directory_id, name) DO UPDATE SET
                 status = excluded.status, error_code = excluded.error_code, error_message = excluded.error_message,
                 fsid = excluded.fsid, inode = excluded.inode, size = excluded.size, mtime_ns = excluded.mtime_ns,
@@ -210,7 +221,41 @@ public final class IndexWriter {
                 rating = excluded.rating, keywords = excluded.keywords, user_comment = excluded.user_comment,
                 content_identifier = excluded.content_identifier, capture_instant = excluded.capture_instant
             """)
-        s.bind(dir.id, at: 1)
+        bindFile(file, directory: dir.id, now: now, s, &job)
+        try s.run()
+        job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: file.name), path: file.directory))
+    }
+
+    /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no
+    /// sidecar of its base name) is its own asset; the asset row and the file row are inserted
+    /// at once, without reading the group back. Returns false, having written nothing, when the
+    /// file has a row after all (the hint was stale): the caller takes the general path.
+    private func writeSoleNewFile(_ file: FileOutcome, _ m: FileMetadata, dir: DirectoryRow, now: Int64,
+                                  _ job: inout JobChanges) throws -> Bool {
+        let primary = FileRow(file, m)
+        let subtypes = (m.isRaw ? Set([AssetSubtype.raw]) : []).union(SubtypeRules.subtypes(SubtypeInputs(
+            mediaType: m.mediaType, format: m.format, make: m.make, lensModel: m.lensModel, pixelWidth: m.pixelWidth,
+            pixelHeight: m.pixelHeight, userComment: m.userComment, fileName: file.name, isRaw: m.isRaw,
+            hasPairedVideo: false)))
+        let pk = try writeAsset(nil, primary: primary, sidecar: nil, subtypes: subtypes, path: file.path,
+                                directory: dir.id, now: now, &job)
+        let s = try db.statement("INSERT INTO files (\(Self.fileColumns)) VALUES (\(Self.fileValues)) ON CONFLICT DO NOTHING")
+        bindFile(file, directory: dir.id, now: now, s, &job)
+        s.bind(pk, at: 34)
+        s.bind(Resource.Role.primary.rawValue, at: 35)
+        try s.run()
+        if db.changes == 1 { return true }
+        // The file had a row: undo the asset (nothing else refers to it yet).
+        let undo = try db.statement("DELETE FROM assets WHERE pk = ?1")
+        undo.bind(pk, at: 1)
+        try undo.run()
+        job.touched.remove(pk)
+        job.after[pk] = nil
+        return false
+    }
+
+    private func bindFile(_ file: FileOutcome, directory: Int64, now: Int64, _ s: Statement, _ job: inout JobChanges) {
+        s.bind(directory, at: 1)
         s.bind(file.name, at: 2)
         s.bind(ResourcePairing.groupKey(of: file.name), at: 3)
         s.bind(Int64(bitPattern: file.identity.fsid), at: 7)
@@ -256,8 +301,6 @@ public final class IndexWriter {
             s.bind(message, at: 6)
             job.errors += 1
         }
-        try s.run()
-        job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: file.name), path: file.directory))
     }
 
     private func bindDate(_ d: CaptureDate, _ s: Statement, at i: Int32) {
@@ -338,7 +381,7 @@ public final class IndexWriter {
         let rating = sidecar?.rating ?? primary.rating
         let keywords = sidecar.flatMap { $0.keywords.isEmpty ? nil : $0.keywords } ?? primary.keywords
         let s: Statement
-        let pk: Int64
+        var newID: AssetID?
         if let existing {
             try job.recordBefore(existing) { try self.assetState(pk: $0) }
             s = try db.statement("""
@@ -349,7 +392,6 @@ public final class IndexWriter {
                 WHERE pk = ?23
                 """)
             s.bind(existing, at: 23)
-            pk = existing
         } else {
             s = try db.statement("""
                 INSERT INTO assets (directory_id, media_type, format, subtypes, local_datetime, utc_offset, date_source,
@@ -358,9 +400,9 @@ public final class IndexWriter {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
                         ?22, ?23, ?24)
                 """)
-            s.bind(AssetID.random(milliseconds: now).rawValue, at: 23)
+            newID = AssetID.random(milliseconds: now, using: &random)
+            s.bind(newID!.rawValue, at: 23)
             s.bind(now, at: 24)
-            pk = 0
         }
         s.bind(directory, at: 1)
         s.bind((primary.mediaType ?? .image).rawValue, at: 2)
@@ -385,12 +427,20 @@ public final class IndexWriter {
         s.bind(primary.size, at: 21)
         s.bind(path.bytes, at: 22)
         try s.run()
-        if existing == nil {
-            let inserted = db.lastInsertRowID
-            job.touched.insert(inserted)
-            return inserted
+        let written = existing ?? db.lastInsertRowID
+        job.touched.insert(written)
+        // The state after the job, from what was just written (no read back).
+        let previous = job.before[written]?.facts
+        if let id = existing == nil ? newID : job.before[written]?.member.id {
+            job.after[written] = .some(AssetState(
+                pk: written, directory: directory,
+                member: MomentMember(id: id, local: date.local, path: path, mediaType: primary.mediaType ?? .image,
+                                     latitude: primary.latitude, longitude: primary.longitude),
+                facts: SmartAlbumFacts(mediaType: primary.mediaType ?? .image, subtypes: subtypes,
+                                       isFavorite: previous?.isFavorite ?? false, isHidden: previous?.isHidden ?? false,
+                                       deletedAt: previous?.deletedAt, addedAt: previous?.addedAt ?? now)))
         }
-        return pk
+        return written
     }
 
     private func deleteAssetIfOrphan(_ pk: Int64, _ job: inout JobChanges) throws {
@@ -410,6 +460,7 @@ public final class IndexWriter {
         let s = try db.statement("DELETE FROM assets WHERE pk = ?1")
         s.bind(pk, at: 1)
         try s.run()
+        job.after[pk] = .some(nil)
     }
 
     /// The files of one group, with what pairing and composition need.
@@ -661,11 +712,61 @@ public final class IndexWriter {
 struct GroupRef: Hashable {
     var directory: Int64
     var key: [UInt8]
+    /// The directory's path (determined by `directory`, so left out of equality and hashing).
     var path: PathBytes
+
+    static func == (a: GroupRef, b: GroupRef) -> Bool { a.directory == b.directory && a.key == b.key }
+
+    func hash(into h: inout Hasher) {
+        h.combine(directory)
+        key.withUnsafeBytes { h.combine(bytes: $0) }
+    }
 }
 
 /// A file row as pairing and composition read it.
 struct FileRow {
+    /// The row a new file will have (for the fast path, which does not read it back).
+    init(_ file: FileOutcome, _ m: FileMetadata) {
+        self.init(pk: 0, name: file.name, status: .media, assetPK: nil, role: nil, mediaType: m.mediaType, format: m.format,
+                  isRaw: m.isRaw, date: m.captureDate, pixelWidth: m.pixelWidth, pixelHeight: m.pixelHeight,
+                  orientation: m.orientation, latitude: m.latitude, longitude: m.longitude, altitude: m.altitude,
+                  make: m.make, model: m.model, lensModel: m.lensModel, duration: m.duration, rating: m.rating,
+                  keywords: m.keywords, userComment: m.userComment, contentIdentifier: m.contentIdentifier,
+                  captureInstant: m.captureInstantMilliseconds, size: file.identity.size)
+    }
+
+    init(pk: Int64, name: [UInt8], status: FileStatus, assetPK: Int64?, role: Resource.Role?, mediaType: MediaType?,
+         format: String?, isRaw: Bool, date: CaptureDate?, pixelWidth: Int?, pixelHeight: Int?, orientation: Int?,
+         latitude: Double?, longitude: Double?, altitude: Double?, make: String?, model: String?, lensModel: String?,
+         duration: Double?, rating: Int?, keywords: [String], userComment: String?, contentIdentifier: String?,
+         captureInstant: Int64?, size: Int64) {
+        self.pk = pk
+        self.name = name
+        self.status = status
+        self.assetPK = assetPK
+        self.role = role
+        self.mediaType = mediaType
+        self.format = format
+        self.isRaw = isRaw
+        self.date = date
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.orientation = orientation
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.make = make
+        self.model = model
+        self.lensModel = lensModel
+        self.duration = duration
+        self.rating = rating
+        self.keywords = keywords
+        self.userComment = userComment
+        self.contentIdentifier = contentIdentifier
+        self.captureInstant = captureInstant
+        self.size = size
+    }
+
     var pk: Int64
     var name: [UInt8]
     var status: FileStatus
@@ -730,8 +831,9 @@ struct JobChanges {
         before[pk] = state
     }
 
+    /// Fills the states after the job that were not recorded when written (deleted assets).
     mutating func loadAfterStates(_ load: (Int64) throws -> AssetState?) throws {
-        for pk in touched { after[pk] = .some(try load(pk)) }
+        for pk in touched where after[pk] == nil { after[pk] = .some(try load(pk)) }
     }
 
     /// The directories whose folder album may have changed.
@@ -783,4 +885,23 @@ enum Keywords {
 extension DateSource {
     /// Whether the date came from EXIF (which a sidecar's date does not override).
     var isEXIF: Bool { self == .exifOriginal || self == .exifDigitized || self == .exifModified }
+}
+
+/// A SplitMix64 generator seeded from the system's: ids need uniqueness, not secrecy, and a
+/// `getrandom` call per asset showed in bulk-index profiles.
+struct IDNoise: RandomNumberGenerator {
+    private var state: UInt64
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        state = system.next()
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
