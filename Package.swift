@@ -44,6 +44,8 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
+        .executableTarget(name: "photod-bench", dependencies: ["PhotoModel", "PhotoStore", "PhotoPipeline", "PhotoSystem"],
+                          swiftSettings: strict),
 
         // Test support and tests.
         .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem", "PhotoStore"], swiftSettings: strict),

@@ -48,6 +48,13 @@ public final class Daemon: Sendable {
             throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
         }
 
+        do {
+            if try database.verifyCounters() {
+                logger.warning("the index's counters did not match its tables and were repaired")
+            }
+        } catch {
+            logger.warning("cannot verify the index's counters: \(error)")
+        }
         let reads = ReadCounter()
         let sortQueue = SortQueue(database: database, logger: logger.facility("pipeline"))
         let indexer = Indexer(database: database, sortQueue: sortQueue, reader: MediaFileReader(zone: zone, reads: reads),

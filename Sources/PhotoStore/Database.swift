@@ -81,6 +81,32 @@ public final class Database: Sendable {
         _ = photo_sqlite_disable_memstatus()
     }()
 
+    /// Compares the writer-kept counters with a recount and repairs them when they differ
+    /// (a bug, or a database written by a build with another counting rule). Returns whether
+    /// they had to be repaired. Costs one pass over the tables: run at start-up.
+    @discardableResult
+    public func verifyCounters() throws -> Bool {
+        try writer.withLock { w in
+            let reader = IndexReader(w.connection)
+            let kept = try reader.counts()
+            let actual = try reader.recount()
+            guard kept != actual else { return false }
+            try w.connection.transaction {
+                let s = try w.connection.statement("UPDATE counters SET value = ?1 WHERE name = ?2")
+                for (name, value) in [("assets.image", actual.images), ("assets.video", actual.videos),
+                                      ("files.sidecar", actual.sidecars), ("files.ignored", actual.ignored),
+                                      ("files.error", actual.errors),
+                                      ("files.media", actual.files - actual.sidecars - actual.ignored - actual.errors),
+                                      ("directories", actual.directories)] {
+                    s.bind(value, at: 1)
+                    s.bind(name, at: 2)
+                    try s.run()
+                }
+            }
+            return true
+        }
+    }
+
     /// Checkpoints the WAL into the database file and truncates it (on a clean shutdown, so
     /// that the database file alone is complete). Waits for the writer.
     public func checkpoint() throws {

@@ -180,6 +180,16 @@ public struct FileOutcome: Sendable {
     }
 
     public var path: PathBytes { directory.appending(name) }
+
+    /// The status the file's row gets.
+    public var status: FileStatus {
+        switch kind {
+        case .media: return .media
+        case .sidecar: return .sidecar
+        case .ignored: return .ignored
+        case .error: return .error
+        }
+    }
 }
 
 /// A directory the scan visited, with what identifies it (its mtime lets later rescans skip

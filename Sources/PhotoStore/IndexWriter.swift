@@ -13,6 +13,8 @@ public final class IndexWriter {
     private static let cacheLimit = 20_000
     /// Noise for new asset ids: seeded once from the system, then no system call per asset.
     private var random = IDNoise()
+    /// Directories created since the job began (counted with the job's other counters).
+    private var directoriesCreated = 0
 
     struct DirectoryRow {
         var id: Int64
@@ -59,6 +61,8 @@ public final class IndexWriter {
 
     private func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
         var job = JobChanges()
+        directoriesCreated = 0
+        defer { directoriesCreated = 0 }
         // Removals first, then writes: `WriteBatch.absorb` relies on this order.
         for path in batch.removedDirectories { try removeSubtree(path, &job) }
         for (dir, name) in batch.removedFiles { try removeFile(directory: dir, name: name, &job) }
@@ -71,6 +75,8 @@ public final class IndexWriter {
         // Assets whose files were removed and which no remaining file took over.
         for pk in job.orphanCandidates.sorted() { try deleteAssetIfOrphan(pk, &job) }
         try job.loadAfterStates { try self.assetState(pk: $0) }
+        job.count("directories", directoriesCreated)
+        try applyCounters(job.counters)
         var summary = BatchSummary()
         summary.errors = job.errors
         job.assetEvents(into: &summary)
@@ -79,6 +85,15 @@ public final class IndexWriter {
         updateSmartAlbums(job, now: now, &summary)
         if !summary.isEmpty { summary.token = try journal(summary, now: now) }
         return summary
+    }
+
+    private func applyCounters(_ deltas: [String: Int]) throws {
+        let s = try db.statement("UPDATE counters SET value = value + ?1 WHERE name = ?2")
+        for (name, delta) in deltas where delta != 0 {
+            s.bind(delta, at: 1)
+            s.bind(name, at: 2)
+            try s.run()
+        }
     }
 
     // MARK: - Directories
@@ -113,6 +128,7 @@ public final class IndexWriter {
         insert.bind(path.lastComponent, at: 4)
         insert.bind(try newAlbumID(for: path), at: 5)
         try insert.run()
+        directoriesCreated += 1
         let created = DirectoryRow(id: db.lastInsertRowID, root: rootID, path: path)
         remember(created)
         return created
@@ -165,6 +181,12 @@ public final class IndexWriter {
         }
         guard !ids.isEmpty else { return }
         let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let files = try db.statement("""
+            SELECT status, count(*) FROM files WHERE directory_id IN (SELECT value FROM json_each(?1)) GROUP BY status
+            """)
+        files.bind(list, at: 1)
+        while try files.step() { job.count("files." + files.string(0), -files.int(1)) }
+        job.count("directories", -ids.count)
         let assets = try db.statement("SELECT pk FROM assets WHERE directory_id IN (SELECT value FROM json_each(?1))")
         assets.bind(list, at: 1)
         var pks: [Int64] = []
@@ -180,10 +202,13 @@ public final class IndexWriter {
 
     private func removeFile(directory dirPath: PathBytes, name: [UInt8], _ job: inout JobChanges) throws {
         let dir = try directory(dirPath)
-        let s = try db.statement("DELETE FROM files WHERE directory_id = ?1 AND name = ?2 RETURNING asset_pk")
+        let s = try db.statement("DELETE FROM files WHERE directory_id = ?1 AND name = ?2 RETURNING asset_pk, status")
         s.bind(dir.id, at: 1)
         s.bind(name, at: 2)
-        if try s.step(), !s.isNull(0) { job.orphanCandidates.insert(s.int64(0)) }
+        if try s.step() {
+            if !s.isNull(0) { job.orphanCandidates.insert(s.int64(0)) }
+            job.count("files." + s.string(1), -1)
+        }
         s.reset()
         job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: name), path: dirPath))
     }
@@ -207,6 +232,12 @@ public final class IndexWriter {
         if file.isSoleNewMember, case .media(let m) = file.kind, try writeSoleNewFile(file, m, dir: dir, now: now, &job) {
             return
         }
+        let old = try db.statement("SELECT status FROM files WHERE directory_id = ?1 AND name = ?2")
+        old.bind(dir.id, at: 1)
+        old.bind(file.name, at: 2)
+        if try old.step() { job.count("files." + old.string(0), -1) }
+        old.reset()
+        job.count("files." + file.status.rawValue, 1)
         let s = try db.statement("""
             INSERT INTO files (\(Self.fileColumns)) VALUES (\(Self.fileValues))
             ON CONFLICT (directory_id, name) DO UPDATE SET
@@ -244,11 +275,15 @@ public final class IndexWriter {
         s.bind(pk, at: 34)
         s.bind(Resource.Role.primary.rawValue, at: 35)
         try s.run()
-        if db.changes == 1 { return true }
+        if db.changes == 1 {
+            job.count("files.media", 1)
+            return true
+        }
         // The file had a row: undo the asset (nothing else refers to it yet).
         let undo = try db.statement("DELETE FROM assets WHERE pk = ?1")
         undo.bind(pk, at: 1)
         try undo.run()
+        job.count("assets." + m.mediaType.rawValue, -1)
         job.touched.remove(pk)
         job.after[pk] = nil
         return false
@@ -428,6 +463,13 @@ public final class IndexWriter {
         s.bind(path.bytes, at: 22)
         try s.run()
         let written = existing ?? db.lastInsertRowID
+        let type = (primary.mediaType ?? .image).rawValue
+        if existing == nil {
+            job.count("assets." + type, 1)
+        } else if let before = job.before[written]?.facts.mediaType.rawValue, before != type {
+            job.count("assets." + before, -1)
+            job.count("assets." + type, 1)
+        }
         job.touched.insert(written)
         // The state after the job, from what was just written (no read back).
         let previous = job.before[written]?.facts
@@ -454,6 +496,9 @@ public final class IndexWriter {
 
     private func deleteAsset(_ pk: Int64, _ job: inout JobChanges) throws {
         try job.recordBefore(pk) { try self.assetState(pk: $0) }
+        // What the row holds now (it may have been rewritten in this job).
+        let type = try db.scalar("SELECT media_type FROM assets WHERE pk = ?1", .integer(pk)).string
+        if let type { job.count("assets." + type, -1) }
         let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = ?1")
         unlink.bind(pk, at: 1)
         try unlink.run()
@@ -824,6 +869,13 @@ struct JobChanges {
     /// Assets that lost a file; deleted at the end of the job unless another file holds them.
     var orphanCandidates = Set<Int64>()
     var errors = 0
+    /// Changes to the `counters` rows, applied once at the end of the job.
+    var counters: [String: Int] = [:]
+
+    mutating func count(_ name: String, _ delta: Int) {
+        guard delta != 0 else { return }
+        counters[name, default: 0] += delta
+    }
 
     mutating func recordBefore(_ pk: Int64, _ load: (Int64) throws -> AssetState?) throws {
         touched.insert(pk)

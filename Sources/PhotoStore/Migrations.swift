@@ -174,7 +174,9 @@ public enum Schema {
                 collections_deleted TEXT NOT NULL
             ) STRICT;
 
-            -- Counts kept by triggers, so that library.status costs O(1) however large the library.
+            -- Counts kept by the writer (one update per job, not a trigger per row), so that
+            -- library.status costs O(1) however large the library; checked against a recount
+            -- when the daemon starts.
             CREATE TABLE counters (
                 name TEXT PRIMARY KEY,
                 value INTEGER NOT NULL
@@ -183,34 +185,6 @@ public enum Schema {
                 ('assets.image', 0), ('assets.video', 0),
                 ('files.media', 0), ('files.sidecar', 0), ('files.ignored', 0), ('files.error', 0),
                 ('directories', 0);
-            CREATE TRIGGER assets_counted_insert AFTER INSERT ON assets BEGIN
-                UPDATE counters SET value = value + 1 WHERE name = 'assets.' || NEW.media_type;
-            END;
-            CREATE TRIGGER assets_counted_delete AFTER DELETE ON assets BEGIN
-                UPDATE counters SET value = value - 1 WHERE name = 'assets.' || OLD.media_type;
-            END;
-            CREATE TRIGGER assets_counted_update AFTER UPDATE OF media_type ON assets
-            WHEN OLD.media_type != NEW.media_type BEGIN
-                UPDATE counters SET value = value - 1 WHERE name = 'assets.' || OLD.media_type;
-                UPDATE counters SET value = value + 1 WHERE name = 'assets.' || NEW.media_type;
-            END;
-            CREATE TRIGGER files_counted_insert AFTER INSERT ON files BEGIN
-                UPDATE counters SET value = value + 1 WHERE name = 'files.' || NEW.status;
-            END;
-            CREATE TRIGGER files_counted_delete AFTER DELETE ON files BEGIN
-                UPDATE counters SET value = value - 1 WHERE name = 'files.' || OLD.status;
-            END;
-            CREATE TRIGGER files_counted_update AFTER UPDATE OF status ON files
-            WHEN OLD.status != NEW.status BEGIN
-                UPDATE counters SET value = value - 1 WHERE name = 'files.' || OLD.status;
-                UPDATE counters SET value = value + 1 WHERE name = 'files.' || NEW.status;
-            END;
-            CREATE TRIGGER directories_counted_insert AFTER INSERT ON directories BEGIN
-                UPDATE counters SET value = value + 1 WHERE name = 'directories';
-            END;
-            CREATE TRIGGER directories_counted_delete AFTER DELETE ON directories BEGIN
-                UPDATE counters SET value = value - 1 WHERE name = 'directories';
-            END;
             """),
     ]
 
