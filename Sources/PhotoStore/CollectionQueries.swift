@@ -148,34 +148,47 @@ extension IndexReader {
         return result
     }
 
-    /// The SQL condition for a smart album's members (on `assets a`) and the order of its assets.
+    static let invisible = "(a.is_hidden != 0 OR a.deleted_at IS NOT NULL)"
+
+    /// The SQL condition for a smart album's members (on `assets a`) and the order of its
+    /// assets. The conditions repeat the partial indexes' own (`assets_favorites`, ...), so that
+    /// SQLite uses them: a sparse album costs its size, not the library's.
     static func smartAlbumSQL(_ album: SmartAlbum, now: Int64) -> (condition: String, order: String) {
         let byCapture = "a.local_datetime, a.path, a.id"
+        func subtype(_ s: AssetSubtype) -> String { "(a.subtypes & \(AssetColumns.bit(s))) != 0 AND \(visible)" }
         switch album.kind {
         case .allPhotos: return (visible, byCapture)
-        case .favorites: return ("\(visible) AND a.is_favorite = 1", byCapture)
-        case .videos: return ("\(visible) AND a.media_type = 'video'", byCapture)
+        case .favorites: return ("a.is_favorite != 0 AND \(visible)", byCapture)
+        case .videos: return ("a.media_type = 'video' AND \(visible)", byCapture)
         case .recentlyAdded:
-            return ("\(visible) AND a.added_at >= \(now - SmartAlbums.recentlyAddedWindowMilliseconds)",
+            return ("a.added_at >= \(now - SmartAlbums.recentlyAddedWindowMilliseconds) AND \(visible)",
                     "a.added_at DESC, a.local_datetime DESC, a.path, a.id")
-        case .screenshots: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.screenshot))) != 0", byCapture)
-        case .panoramas: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.panorama))) != 0", byCapture)
-        case .selfies: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.selfie))) != 0", byCapture)
-        case .livePhotos: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.live))) != 0", byCapture)
-        case .raw: return ("\(visible) AND (a.subtypes & \(AssetColumns.bit(.raw))) != 0", byCapture)
-        case .hidden: return ("a.is_hidden = 1 AND a.deleted_at IS NULL", byCapture)
-        case .recentlyDeleted: return ("a.deleted_at IS NOT NULL", "a.deleted_at DESC, a.path, a.id")
+        case .screenshots: return (subtype(.screenshot), byCapture)
+        case .panoramas: return (subtype(.panorama), byCapture)
+        case .selfies: return (subtype(.selfie), byCapture)
+        case .livePhotos: return (subtype(.live), byCapture)
+        case .raw: return (subtype(.raw), byCapture)
+        case .hidden: return ("\(invisible) AND a.is_hidden != 0 AND a.deleted_at IS NULL", byCapture)
+        case .recentlyDeleted: return ("\(invisible) AND a.deleted_at IS NOT NULL", "a.deleted_at DESC, a.path, a.id")
         }
     }
 
-    /// Asset counts of every smart album, in one pass over the assets.
+    /// Asset counts of every smart album: the kept counters minus the few invisible assets for
+    /// All Photos and Videos, partial indexes for the sparse ones, the `added_at` index for
+    /// Recently Added.
     public func smartAlbumCounts(now: Int64) throws -> [String: Int] {
-        let sums = SmartAlbums.all.map { "sum(CASE WHEN \(Self.smartAlbumSQL($0, now: now).condition) THEN 1 ELSE 0 END)" }
-        let s = try db.statement("SELECT \(sums.joined(separator: ", ")) FROM assets a")
-        defer { s.reset() }
+        func count(_ condition: String) throws -> Int {
+            Int(try db.scalar("SELECT count(*) FROM assets a WHERE \(condition)").int64 ?? 0)
+        }
+        let c = try counts()
         var result: [String: Int] = [:]
-        guard try s.step() else { return result }
-        for (i, album) in SmartAlbums.all.enumerated() { result[album.id] = s.optionalInt(Int32(i)) ?? 0 }
+        for album in SmartAlbums.all {
+            switch album.kind {
+            case .allPhotos: result[album.id] = c.assets - (try count(Self.invisible))
+            case .videos: result[album.id] = c.videos - (try count("\(Self.invisible) AND a.media_type = 'video'"))
+            default: result[album.id] = try count(Self.smartAlbumSQL(album, now: now).condition)
+            }
+        }
         return result
     }
 

@@ -90,8 +90,19 @@ public final class Database: Sendable {
             let reader = IndexReader(w.connection)
             let kept = try reader.counts()
             let actual = try reader.recount()
-            guard kept != actual else { return false }
+            let byRoot = try reader.recountByRoot()
+            let roots = try reader.roots()
+            let keptByRoot = try reader.assetCountsByRoot()
+            let rootsAgree = roots.allSatisfy { (keptByRoot[$0.path] ?? 0) == (byRoot[$0.id] ?? 0) }
+            guard kept != actual || !rootsAgree else { return false }
             try w.connection.transaction {
+                try w.connection.execute("DELETE FROM counters WHERE name LIKE 'root.%'")
+                let r = try w.connection.statement("INSERT INTO counters (name, value) VALUES (?1, ?2)")
+                for (root, n) in byRoot {
+                    r.bind("root.\(root).assets", at: 1)
+                    r.bind(n, at: 2)
+                    try r.run()
+                }
                 let s = try w.connection.statement("UPDATE counters SET value = ?1 WHERE name = ?2")
                 for (name, value) in [("assets.image", actual.images), ("assets.video", actual.videos),
                                       ("files.sidecar", actual.sidecars), ("files.ignored", actual.ignored),

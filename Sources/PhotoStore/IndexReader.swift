@@ -171,12 +171,22 @@ public struct IndexReader {
     /// Assets per root, by root path (for roots the daemon is no longer configured with).
     public func assetCountsByRoot() throws -> [PathBytes: Int] {
         let s = try db.statement("""
-            SELECT r.path, count(DISTINCT f.asset_pk) FROM roots r
-            JOIN directories d ON d.root_id = r.id JOIN files f ON f.directory_id = d.id
-            WHERE f.asset_pk IS NOT NULL GROUP BY r.id
+            SELECT r.path, coalesce(c.value, 0) FROM roots r LEFT JOIN counters c ON c.name = 'root.' || r.id || '.assets'
             """)
         var result: [PathBytes: Int] = [:]
-        while try s.step() { result[PathBytes(s.bytes(0))] = s.int(1) }
+        while try s.step() {
+            if s.int(1) != 0 { result[PathBytes(s.bytes(0))] = s.int(1) }
+        }
+        return result
+    }
+
+    /// Assets per root by scanning (what the per-root counters must equal).
+    public func recountByRoot() throws -> [Int64: Int] {
+        let s = try db.statement("""
+            SELECT d.root_id, count(*) FROM assets a JOIN directories d ON d.id = a.directory_id GROUP BY d.root_id
+            """)
+        var result: [Int64: Int] = [:]
+        while try s.step() { result[s.int64(0)] = s.int(1) }
         return result
     }
 

@@ -15,6 +15,8 @@ public final class IndexWriter {
     private var random = IDNoise()
     /// Directories created since the job began (counted with the job's other counters).
     private var directoriesCreated = 0
+    /// Directory id → root id (a directory never changes roots).
+    private var directoryRoots: [Int64: Int64] = [:]
 
     struct DirectoryRow {
         var id: Int64
@@ -53,8 +55,9 @@ public final class IndexWriter {
         do {
             return try db.transaction { try applyInTransaction(batch, now: now) }
         } catch {
-            // The rollback undid the rows the cache may name (SQLite reuses their rowids).
+            // The rollback undid the rows the caches may name (SQLite reuses their rowids).
             directoryCache.removeAll(keepingCapacity: true)
+            directoryRoots.removeAll(keepingCapacity: true)
             throw error
         }
     }
@@ -87,8 +90,19 @@ public final class IndexWriter {
         return summary
     }
 
+    /// The root a directory row belongs to (from the cache when it is there).
+    private func rootID(ofDirectory id: Int64) throws -> Int64 {
+        if let cached = directoryRoots[id] { return cached }
+        let root = try db.scalar("SELECT root_id FROM directories WHERE id = ?1", .integer(id)).int64 ?? 0
+        directoryRoots[id] = root
+        return root
+    }
+
     private func applyCounters(_ deltas: [String: Int]) throws {
-        let s = try db.statement("UPDATE counters SET value = value + ?1 WHERE name = ?2")
+        // Per-root counters come and go with roots: create them on first use.
+        let s = try db.statement("""
+            INSERT INTO counters (name, value) VALUES (?2, ?1) ON CONFLICT (name) DO UPDATE SET value = value + ?1
+            """)
         for (name, delta) in deltas where delta != 0 {
             s.bind(delta, at: 1)
             s.bind(name, at: 2)
@@ -130,6 +144,8 @@ public final class IndexWriter {
         try insert.run()
         directoriesCreated += 1
         let created = DirectoryRow(id: db.lastInsertRowID, root: rootID, path: path)
+        if directoryRoots.count >= Self.cacheLimit { directoryRoots.removeAll(keepingCapacity: true) }
+        directoryRoots[created.id] = rootID
         remember(created)
         return created
     }
@@ -196,6 +212,7 @@ public final class IndexWriter {
         delete.bind(list, at: 1)
         try delete.run()
         directoryCache.removeAll(keepingCapacity: true)
+        directoryRoots.removeAll(keepingCapacity: true)
     }
 
     // MARK: - Files
@@ -284,6 +301,7 @@ public final class IndexWriter {
         undo.bind(pk, at: 1)
         try undo.run()
         job.count("assets." + m.mediaType.rawValue, -1)
+        job.count("root.\(dir.root).assets", -1)
         job.touched.remove(pk)
         job.after[pk] = nil
         return false
@@ -466,9 +484,19 @@ public final class IndexWriter {
         let type = (primary.mediaType ?? .image).rawValue
         if existing == nil {
             job.count("assets." + type, 1)
-        } else if let before = job.before[written]?.facts.mediaType.rawValue, before != type {
-            job.count("assets." + before, -1)
-            job.count("assets." + type, 1)
+            job.count("root.\(try rootID(ofDirectory: directory)).assets", 1)
+        } else if let before = job.before[written] {
+            if before.facts.mediaType.rawValue != type {
+                job.count("assets." + before.facts.mediaType.rawValue, -1)
+                job.count("assets." + type, 1)
+            }
+            if before.directory != directory {
+                let (from, to) = (try rootID(ofDirectory: before.directory), try rootID(ofDirectory: directory))
+                if from != to {
+                    job.count("root.\(from).assets", -1)
+                    job.count("root.\(to).assets", 1)
+                }
+            }
         }
         job.touched.insert(written)
         // The state after the job, from what was just written (no read back).
@@ -497,8 +525,15 @@ public final class IndexWriter {
     private func deleteAsset(_ pk: Int64, _ job: inout JobChanges) throws {
         try job.recordBefore(pk) { try self.assetState(pk: $0) }
         // What the row holds now (it may have been rewritten in this job).
-        let type = try db.scalar("SELECT media_type FROM assets WHERE pk = ?1", .integer(pk)).string
-        if let type { job.count("assets." + type, -1) }
+        let row = try db.statement("""
+            SELECT a.media_type, d.root_id FROM assets a JOIN directories d ON d.id = a.directory_id WHERE a.pk = ?1
+            """)
+        row.bind(pk, at: 1)
+        if try row.step() {
+            job.count("assets." + row.string(0), -1)
+            job.count("root.\(row.int64(1)).assets", -1)
+        }
+        row.reset()
         let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = ?1")
         unlink.bind(pk, at: 1)
         try unlink.run()

@@ -131,8 +131,15 @@ public enum Schema {
             CREATE INDEX assets_day ON assets(day, local_datetime, path, id);
             CREATE INDEX assets_directory ON assets(directory_id);
             CREATE INDEX assets_added ON assets(added_at);
-            -- The few assets that are hidden or in Recently Deleted: visible = all − these.
+            -- Partial indexes over the few members of the sparse smart albums: counting or listing
+            -- one costs its size, not the library's. Queries repeat these exact conditions.
             CREATE INDEX assets_invisible ON assets(pk) WHERE is_hidden != 0 OR deleted_at IS NOT NULL;
+            CREATE INDEX assets_favorites ON assets(pk) WHERE is_favorite != 0;
+            CREATE INDEX assets_screenshots ON assets(pk) WHERE (subtypes & 1) != 0;
+            CREATE INDEX assets_panoramas ON assets(pk) WHERE (subtypes & 2) != 0;
+            CREATE INDEX assets_live ON assets(pk) WHERE (subtypes & 4) != 0;
+            CREATE INDEX assets_raw ON assets(pk) WHERE (subtypes & 8) != 0;
+            CREATE INDEX assets_selfies ON assets(pk) WHERE (subtypes & 16) != 0;
 
             -- What users said about assets, keyed by asset id so that it outlives the asset row
             -- (a rebuild, a file that is gone and comes back). Never derived from files.

@@ -184,3 +184,31 @@ struct StoreFailureTests {
         #expect(try db.read { try $0.changes(since: 0, limit: 10) }.map(\.token) == [1, 2])
     }
 }
+
+@Suite("Index store, counters")
+struct CounterTests {
+    @Test("Kept counters (global and per root) equal a recount; a drift is repaired at start-up")
+    func verify() throws {
+        let dir = try TemporaryDirectory("counters")
+        defer { dir.remove() }
+        let db = try Database(path: dir("c.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/a"), PathBytes("/b")]) }
+        _ = try db.write {
+            try $0.apply(Make.batch([Make.outcome("/a/1.jpg", inode: 1, .media(Make.media())),
+                                     Make.outcome("/a/x/2.jpg", inode: 2, .media(Make.media(type: .video, format: "mp4"))),
+                                     Make.outcome("/b/3.jpg", inode: 3, .media(Make.media())),
+                                     Make.outcome("/b/n.txt", inode: 4, .ignored(reason: "text"))]), now: 1)
+        }
+        #expect(try db.read { try $0.assetCountsByRoot() } == [PathBytes("/a"): 2, PathBytes("/b"): 1])
+        #expect(try db.verifyCounters() == false)
+        _ = try db.write { w in try w.connection.execute("UPDATE counters SET value = value + 5") }
+        #expect(try db.verifyCounters() == true)
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+        #expect(try db.read { try $0.assetCountsByRoot() } == [PathBytes("/a"): 2, PathBytes("/b"): 1])
+        var removal = WriteBatch()
+        removal.removedDirectories = [PathBytes("/a/x")]
+        _ = try db.write { try $0.apply(removal, now: 2) }
+        #expect(try db.read { try $0.assetCountsByRoot() } == [PathBytes("/a"): 1, PathBytes("/b"): 1])
+        #expect(try db.verifyCounters() == false)
+    }
+}
