@@ -87,7 +87,11 @@ public final class Database: Sendable {
     @discardableResult
     public func verifyCounters() throws -> Bool {
         try writer.withLock { w in
-            let reader = IndexReader(w.connection)
+            // The recount scans every table: on a connection of its own with a small page cache,
+            // closed afterwards, so that the scan does not fill the writer's cache for good.
+            let scan = try Connection(path: path, readOnly: true, create: false)
+            try scan.execute("PRAGMA cache_size=-1000;")
+            let reader = IndexReader(scan)
             let kept = try reader.counts()
             let actual = try reader.recount()
             let byRoot = try reader.recountByRoot()
@@ -135,7 +139,7 @@ public final class Database: Sendable {
         return try slot.connection.withLock { connection in
             if connection == nil {
                 let c = try Connection(path: path, readOnly: true, create: false)
-                try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-8000;")
+                try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-4000;")
                 connection = c
             }
             return try body(IndexReader(connection!))

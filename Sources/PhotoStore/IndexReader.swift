@@ -60,26 +60,25 @@ public struct IndexReader {
     /// The same counts by scanning the tables: what the counters must always equal (the tests
     /// compare them after every kind of change).
     public func recount() throws -> LibraryCounts {
+        // Single passes with sums: no GROUP BY, so no temporary b-tree in memory.
         var c = LibraryCounts()
-        let a = try db.statement("SELECT media_type, count(*) FROM assets GROUP BY media_type")
-        while try a.step() {
-            switch a.string(0) {
-            case MediaType.image.rawValue: c.images = a.int(1)
-            case MediaType.video.rawValue: c.videos = a.int(1)
-            default: break
-            }
+        let a = try db.statement("SELECT sum(media_type = 'image'), sum(media_type = 'video') FROM assets")
+        if try a.step() {
+            c.images = a.optionalInt(0) ?? 0
+            c.videos = a.optionalInt(1) ?? 0
         }
+        a.reset()
         c.assets = c.images + c.videos
-        let f = try db.statement("SELECT status, count(*) FROM files GROUP BY status")
-        while try f.step() {
-            c.files += f.int(1)
-            switch f.string(0) {
-            case FileStatus.error.rawValue: c.errors = f.int(1)
-            case FileStatus.ignored.rawValue: c.ignored = f.int(1)
-            case FileStatus.sidecar.rawValue: c.sidecars = f.int(1)
-            default: break
-            }
+        let f = try db.statement("""
+            SELECT count(*), sum(status = 'sidecar'), sum(status = 'ignored'), sum(status = 'error') FROM files
+            """)
+        if try f.step() {
+            c.files = f.int(0)
+            c.sidecars = f.optionalInt(1) ?? 0
+            c.ignored = f.optionalInt(2) ?? 0
+            c.errors = f.optionalInt(3) ?? 0
         }
+        f.reset()
         c.directories = Int(try db.scalar("SELECT count(*) FROM directories").int64 ?? 0)
         return c
     }
@@ -182,8 +181,11 @@ public struct IndexReader {
 
     /// Assets per root by scanning (what the per-root counters must equal).
     public func recountByRoot() throws -> [Int64: Int] {
+        // Per directory through its index, then per root: no sort of the whole table.
         let s = try db.statement("""
-            SELECT d.root_id, count(*) FROM assets a JOIN directories d ON d.id = a.directory_id GROUP BY d.root_id
+            SELECT d.root_id, sum(x.n) FROM directories d
+            JOIN (SELECT directory_id, count(*) AS n FROM assets GROUP BY directory_id) x ON x.directory_id = d.id
+            GROUP BY d.root_id
             """)
         var result: [Int64: Int] = [:]
         while try s.step() { result[s.int64(0)] = s.int(1) }
