@@ -32,9 +32,10 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
+        .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
 
         // Orchestration.
-        .target(name: "PhotoPipeline", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "PhotoStore"],
+        .target(name: "PhotoPipeline", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch"],
                 swiftSettings: strict),
 
         // Products.
@@ -53,6 +54,7 @@ let package = Package(
         .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoTesting", "photod", "photoctl"],

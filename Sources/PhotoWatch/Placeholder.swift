@@ -1,0 +1,1 @@
+// PhotoWatch: under construction.
