@@ -100,7 +100,18 @@ public final class SortQueue: Sendable {
                 s.busy = !taken.isEmpty
                 return (taken, s.stopping)
             }
-            if !entries.isEmpty { runJob(entries) }
+            // Jobs that move or restore files run alone; the others between them are merged.
+            var run: [Entry] = []
+            for entry in entries {
+                if entry.batch.hasMoves {
+                    if !run.isEmpty { runJob(run) }
+                    run = []
+                    runJob([entry])
+                } else {
+                    run.append(entry)
+                }
+            }
+            if !run.isEmpty { runJob(run) }
             state.withLock { $0.busy = false }
             if stop && state.withLock({ $0.pending.isEmpty }) {
                 finished.signal()

@@ -184,8 +184,10 @@ extension IndexReader {
         var result: [String: Int] = [:]
         for album in SmartAlbums.all {
             switch album.kind {
-            case .allPhotos: result[album.id] = c.assets - (try count(Self.invisible))
-            case .videos: result[album.id] = c.videos - (try count("\(Self.invisible) AND a.media_type = 'video'"))
+            // The counters leave out Recently Deleted already; hidden assets come off here.
+            case .allPhotos: result[album.id] = c.assets - (try count("\(Self.invisible) AND a.deleted_at IS NULL"))
+            case .videos:
+                result[album.id] = c.videos - (try count("\(Self.invisible) AND a.deleted_at IS NULL AND a.media_type = 'video'"))
             default: result[album.id] = try count(Self.smartAlbumSQL(album, now: now).condition)
             }
         }

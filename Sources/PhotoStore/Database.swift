@@ -94,10 +94,10 @@ public final class Database: Sendable {
             let reader = IndexReader(scan)
             let kept = try reader.counts()
             let actual = try reader.recount()
+            let deleted = try reader.deletedByType()
             let byRoot = try reader.recountByRoot()
-            let roots = try reader.roots()
-            let keptByRoot = try reader.assetCountsByRoot()
-            let rootsAgree = roots.allSatisfy { (keptByRoot[$0.path] ?? 0) == (byRoot[$0.id] ?? 0) }
+            let keptByRoot = try reader.rootCounters()
+            let rootsAgree = Set(byRoot.keys).union(keptByRoot.keys).allSatisfy { (keptByRoot[$0] ?? 0) == (byRoot[$0] ?? 0) }
             guard kept != actual || !rootsAgree else { return false }
             try w.connection.transaction {
                 try w.connection.execute("DELETE FROM counters WHERE name LIKE 'root.%'")
@@ -108,7 +108,8 @@ public final class Database: Sendable {
                     try r.run()
                 }
                 let s = try w.connection.statement("UPDATE counters SET value = ?1 WHERE name = ?2")
-                for (name, value) in [("assets.image", actual.images), ("assets.video", actual.videos),
+                for (name, value) in [("assets.image", actual.images + (deleted["image"] ?? 0)),
+                                      ("assets.video", actual.videos + (deleted["video"] ?? 0)),
                                       ("files.sidecar", actual.sidecars), ("files.ignored", actual.ignored),
                                       ("files.error", actual.errors),
                                       ("files.media", actual.files - actual.sidecars - actual.ignored - actual.errors),

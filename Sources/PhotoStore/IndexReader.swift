@@ -46,9 +46,17 @@ public struct IndexReader {
         let s = try db.statement("SELECT name, value FROM counters")
         while try s.step() { values[s.string(0)] = s.int(1) }
         var c = LibraryCounts()
-        c.images = values["assets.image"] ?? 0
-        c.videos = values["assets.video"] ?? 0
+        // Assets in Recently Deleted are counted apart (few: through the partial index).
+        var deleted: [String: Int] = [:]
+        let d = try db.statement("""
+            SELECT media_type, count(*) FROM assets
+            WHERE (is_hidden != 0 OR deleted_at IS NOT NULL) AND deleted_at IS NOT NULL GROUP BY media_type
+            """)
+        while try d.step() { deleted[d.string(0)] = d.int(1) }
+        c.images = (values["assets.image"] ?? 0) - (deleted["image"] ?? 0)
+        c.videos = (values["assets.video"] ?? 0) - (deleted["video"] ?? 0)
         c.assets = c.images + c.videos
+        c.recentlyDeleted = deleted.values.reduce(0, +)
         c.errors = values["files.error"] ?? 0
         c.ignored = values["files.ignored"] ?? 0
         c.sidecars = values["files.sidecar"] ?? 0
@@ -62,10 +70,14 @@ public struct IndexReader {
     public func recount() throws -> LibraryCounts {
         // Single passes with sums: no GROUP BY, so no temporary b-tree in memory.
         var c = LibraryCounts()
-        let a = try db.statement("SELECT sum(media_type = 'image'), sum(media_type = 'video') FROM assets")
+        let a = try db.statement("""
+            SELECT sum(media_type = 'image' AND deleted_at IS NULL), sum(media_type = 'video' AND deleted_at IS NULL),
+                   sum(deleted_at IS NOT NULL) FROM assets
+            """)
         if try a.step() {
             c.images = a.optionalInt(0) ?? 0
             c.videos = a.optionalInt(1) ?? 0
+            c.recentlyDeleted = a.optionalInt(2) ?? 0
         }
         a.reset()
         c.assets = c.images + c.videos
@@ -83,14 +95,27 @@ public struct IndexReader {
         return c
     }
 
+    /// Assets in Recently Deleted by media type.
+    public func deletedByType() throws -> [String: Int] {
+        var deleted: [String: Int] = [:]
+        let d = try db.statement("""
+            SELECT media_type, count(*) FROM assets
+            WHERE (is_hidden != 0 OR deleted_at IS NOT NULL) AND deleted_at IS NOT NULL GROUP BY media_type
+            """)
+        while try d.step() { deleted[d.string(0)] = d.int(1) }
+        return deleted
+    }
+
     /// The number of assets (O(1)).
     public func assetCount() throws -> Int { try counts().assets }
 
-    /// The number of visible assets (neither hidden nor in Recently Deleted): all of them
-    /// minus the few the partial index `assets_invisible` holds.
+    /// The number of visible assets (neither hidden nor in Recently Deleted): the counted ones
+    /// (Recently Deleted left out) minus the few hidden ones, through the partial index.
     public func visibleAssetCount() throws -> Int {
-        let invisible = Int(try db.scalar("SELECT count(*) FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL").int64 ?? 0)
-        return try assetCount() - invisible
+        let hidden = Int(try db.scalar("""
+            SELECT count(*) FROM assets WHERE (is_hidden != 0 OR deleted_at IS NOT NULL) AND deleted_at IS NULL
+            """).int64 ?? 0)
+        return try assetCount() - hidden
     }
 
     /// The number of files with a per-file error (O(1)).
@@ -169,8 +194,11 @@ public struct IndexReader {
 
     /// Assets per root, by root path (for roots the daemon is no longer configured with).
     public func assetCountsByRoot() throws -> [PathBytes: Int] {
+        // Kept counters include Recently Deleted; those few come off through the partial index.
         let s = try db.statement("""
-            SELECT r.path, coalesce(c.value, 0) FROM roots r LEFT JOIN counters c ON c.name = 'root.' || r.id || '.assets'
+            SELECT r.path, coalesce(c.value, 0) - (SELECT count(*) FROM assets a
+                WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL) AND a.deleted_at IS NOT NULL AND a.root_id = r.id)
+            FROM roots r LEFT JOIN counters c ON c.name = 'root.' || r.id || '.assets'
             """)
         var result: [PathBytes: Int] = [:]
         while try s.step() {
@@ -179,14 +207,21 @@ public struct IndexReader {
         return result
     }
 
+    /// The kept per-root counters by root id (Recently Deleted included).
+    public func rootCounters() throws -> [Int64: Int] {
+        let s = try db.statement("SELECT name, value FROM counters WHERE name LIKE 'root.%'")
+        var result: [Int64: Int] = [:]
+        while try s.step() {
+            let parts = s.string(0).split(separator: ".")
+            if parts.count == 3, let id = Int64(parts[1]) { result[id] = s.int(1) }
+        }
+        return result
+    }
+
     /// Assets per root by scanning (what the per-root counters must equal).
     public func recountByRoot() throws -> [Int64: Int] {
-        // Per directory through its index, then per root: no sort of the whole table.
-        let s = try db.statement("""
-            SELECT d.root_id, sum(x.n) FROM directories d
-            JOIN (SELECT directory_id, count(*) AS n FROM assets GROUP BY directory_id) x ON x.directory_id = d.id
-            GROUP BY d.root_id
-            """)
+        // One pass over the assets (every asset carries its root): what the kept counters hold.
+        let s = try db.statement("SELECT root_id, count(*) FROM assets GROUP BY root_id")
         var result: [Int64: Int] = [:]
         while try s.step() { result[s.int64(0)] = s.int(1) }
         return result

@@ -218,12 +218,21 @@ public struct WriteBatch: Sendable {
     public var removedFiles: [(directory: PathBytes, name: [UInt8])] = []
     /// Directories that vanished, with everything below them.
     public var removedDirectories: [PathBytes] = []
+    /// Directories renamed or moved inside the library (their files, assets and album ids follow).
+    public var movedDirectories: [DirectoryMove] = []
+    /// Files renamed or moved inside the library (they keep their row and asset).
+    public var movedFiles: [FileMove] = []
+    /// Files found again whose assets are in Recently Deleted (moved while photod was down).
+    public var restoredFiles: [FileRestore] = []
 
     public init() {}
 
     public var isEmpty: Bool {
-        directories.isEmpty && files.isEmpty && removedFiles.isEmpty && removedDirectories.isEmpty
+        directories.isEmpty && files.isEmpty && removedFiles.isEmpty && removedDirectories.isEmpty && !hasMoves
     }
+
+    /// Whether the batch moves or restores anything (such batches are not merged with others).
+    public var hasMoves: Bool { !movedDirectories.isEmpty || !movedFiles.isEmpty || !restoredFiles.isEmpty }
 
     /// Merges a later batch into this one so that applying the result equals applying the two
     /// in order.
@@ -237,6 +246,7 @@ public struct WriteBatch: Sendable {
     /// from the newest batch back.
     public static func merged(_ batches: [WriteBatch]) -> WriteBatch {
         guard batches.count > 1 else { return batches.first ?? WriteBatch() }
+        precondition(!batches.contains(where: \.hasMoves), "batches with moves are applied alone")
         var result = WriteBatch()
         var laterPaths = Set<PathBytes>()       // files written or removed by a later batch
         var laterGone: [PathBytes] = []         // directories removed by a later batch
@@ -260,6 +270,42 @@ public struct WriteBatch: Sendable {
     }
 }
 
+/// A directory renamed or moved inside the library.
+public struct DirectoryMove: Sendable, Hashable {
+    public var from: PathBytes
+    public var to: PathBytes
+    public init(from: PathBytes, to: PathBytes) {
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A file renamed or moved inside the library.
+public struct FileMove: Sendable, Hashable {
+    public var from: PathBytes
+    public var to: PathBytes
+    /// What the file is at its new place (its identity must match the row's for a silent move).
+    public var identity: FileIdentity?
+    public init(from: PathBytes, to: PathBytes, identity: FileIdentity? = nil) {
+        self.from = from
+        self.to = to
+        self.identity = identity
+    }
+}
+
+/// A file found again at `path` whose asset is in Recently Deleted: its tombstone becomes its
+/// row again (nothing is read) and the asset comes back with its id.
+public struct FileRestore: Sendable, Hashable {
+    public var path: PathBytes
+    public var identity: FileIdentity
+    public var tombstone: Int64
+    public init(path: PathBytes, identity: FileIdentity, tombstone: Int64) {
+        self.path = path
+        self.identity = identity
+        self.tombstone = tombstone
+    }
+}
+
 /// What a committed batch changed: the change set recorded in the journal with its token.
 public struct BatchSummary: Sendable, Hashable {
     /// The change token of the journal row (nil when nothing visible changed).
@@ -273,6 +319,10 @@ public struct BatchSummary: Sendable, Hashable {
     public var collectionsDeleted: [String] = []
     /// Per-file errors recorded.
     public var errors = 0
+    /// Files a move or restore named that the index did not know: read them.
+    public var unresolvedFiles: [PathBytes] = []
+    /// Directories a move named that the index did not know: scan them.
+    public var unresolvedDirectories: [PathBytes] = []
     public init() {}
 
     /// Whether the change set is empty (nothing a client could see changed).
@@ -284,7 +334,10 @@ public struct BatchSummary: Sendable, Hashable {
 
 /// Counts for `library.status`.
 public struct LibraryCounts: Sendable, Hashable {
+    /// Assets in the library (not counting those in Recently Deleted).
     public var assets = 0
+    /// Assets in Recently Deleted.
+    public var recentlyDeleted = 0
     public var images = 0
     public var videos = 0
     public var files = 0

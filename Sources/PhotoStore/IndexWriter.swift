@@ -8,15 +8,17 @@ public final class IndexWriter {
     let db: Connection
     /// Directory path → its row. Bounded: cleared when it grows past `cacheLimit`, and after a
     /// rollback (SQLite reuses the rowids of rolled-back rows).
-    private var directoryCache: [PathBytes: DirectoryRow] = [:]
-    private var roots: [(path: PathBytes, id: Int64)] = []
-    private static let cacheLimit = 20_000
+    var directoryCache: [PathBytes: DirectoryRow] = [:]
+    var roots: [(path: PathBytes, id: Int64)] = []
+    static let cacheLimit = 20_000
     /// Noise for new asset ids: seeded once from the system, then no system call per asset.
-    private var random = IDNoise()
+    var random = IDNoise()
     /// Directories created since the job began (counted with the job's other counters).
-    private var directoriesCreated = 0
-    /// Directory id → root id (a directory never changes roots).
-    private var directoryRoots: [Int64: Int64] = [:]
+    var directoriesCreated = 0
+    /// Directory id → root id (cleared when directories move).
+    var directoryRoots: [Int64: Int64] = [:]
+    /// Whether any tombstone exists (checked once per job: most jobs need no lookups).
+    var hasTombstones = false
 
     struct DirectoryRow {
         var id: Int64
@@ -62,26 +64,38 @@ public final class IndexWriter {
         }
     }
 
-    private func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
+    func applyInTransaction(_ batch: WriteBatch, now: Int64) throws -> BatchSummary {
         var job = JobChanges()
         directoriesCreated = 0
         defer { directoriesCreated = 0 }
-        // Removals first, then writes: `WriteBatch.absorb` relies on this order.
-        for path in batch.removedDirectories { try removeSubtree(path, &job) }
-        for (dir, name) in batch.removedFiles { try removeFile(directory: dir, name: name, &job) }
+        // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies on
+        // this order.
+        for path in batch.removedDirectories { try removeSubtree(path, now: now, &job) }
+        for (dir, name) in batch.removedFiles { try removeFile(directory: dir, name: name, now: now, &job) }
+        for move in batch.movedDirectories { try moveDirectory(move, now: now, &job) }
+        for move in batch.movedFiles { try moveFile(move, now: now, &job) }
+        for restore in batch.restoredFiles { try restoreFile(restore, now: now, &job) }
         for dir in batch.directories { try upsertDirectory(dir) }
+        hasTombstones = try db.scalar("SELECT EXISTS (SELECT 1 FROM tombstones)").int64 == 1
         for file in batch.files { try writeFile(file, now: now, &job) }
+        // Groups a file moved into go first, so that a moved primary keeps its asset when the
+        // partners it left behind become assets of their own.
         let groups = job.groups.sorted {
-            $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
+            let (a, b) = (job.movedInto.contains($0), job.movedInto.contains($1))
+            if a != b { return a }
+            return $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
         }
         for group in groups { try recompose(group, now: now, &job) }
-        // Assets whose files were removed and which no remaining file took over.
-        for pk in job.orphanCandidates.sorted() { try deleteAssetIfOrphan(pk, &job) }
+        // Assets whose files were removed and which no remaining file took over go to
+        // Recently Deleted (their files' tombstones were kept).
+        for pk in job.orphanCandidates.sorted() { try trashIfOrphan(pk, now: now, &job) }
         try job.loadAfterStates { try self.assetState(pk: $0) }
         job.count("directories", directoriesCreated)
         try applyCounters(job.counters)
         var summary = BatchSummary()
         summary.errors = job.errors
+        summary.unresolvedFiles = job.unresolved
+        summary.unresolvedDirectories = job.unresolvedDirectories
         job.assetEvents(into: &summary)
         try updateMoments(job, &summary)
         try updateAlbums(job, &summary)
@@ -91,14 +105,14 @@ public final class IndexWriter {
     }
 
     /// The root a directory row belongs to (from the cache when it is there).
-    private func rootID(ofDirectory id: Int64) throws -> Int64 {
+    func rootID(ofDirectory id: Int64) throws -> Int64 {
         if let cached = directoryRoots[id] { return cached }
         let root = try db.scalar("SELECT root_id FROM directories WHERE id = ?1", .integer(id)).int64 ?? 0
         directoryRoots[id] = root
         return root
     }
 
-    private func applyCounters(_ deltas: [String: Int]) throws {
+    func applyCounters(_ deltas: [String: Int]) throws {
         // Per-root counters come and go with roots: create them on first use.
         let s = try db.statement("""
             INSERT INTO counters (name, value) VALUES (?2, ?1) ON CONFLICT (name) DO UPDATE SET value = value + ?1
@@ -112,7 +126,7 @@ public final class IndexWriter {
 
     // MARK: - Directories
 
-    private func root(for path: PathBytes) -> Int64? {
+    func root(for path: PathBytes) -> Int64? {
         roots.filter { path.isWithin($0.path) }.max { $0.path.bytes.count < $1.path.bytes.count }?.id
     }
 
@@ -152,7 +166,7 @@ public final class IndexWriter {
 
     /// A folder album's id: `f_` and a hash of its path, so that a rebuilt index gives the same
     /// folder the same id; a random one when a moved folder already carries that id.
-    private func newAlbumID(for path: PathBytes) throws -> String {
+    func newAlbumID(for path: PathBytes) throws -> String {
         let derived = "f_" + FolderTree.listID(path: path).dropFirst(2)
         let taken = try db.statement("SELECT 1 FROM directories WHERE album_id = ?1")
         defer { taken.reset() }
@@ -162,12 +176,12 @@ public final class IndexWriter {
         return "f_" + String(UInt64.random(in: 0 ... .max, using: &g), radix: 32)
     }
 
-    private func remember(_ row: DirectoryRow) {
+    func remember(_ row: DirectoryRow) {
         if directoryCache.count >= Self.cacheLimit { directoryCache.removeAll(keepingCapacity: true) }
         directoryCache[row.path] = row
     }
 
-    private func upsertDirectory(_ visit: DirectoryVisit) throws {
+    func upsertDirectory(_ visit: DirectoryVisit) throws {
         let id = try directory(visit.path).id
         let s = try db.statement("UPDATE directories SET fsid = ?1, inode = ?2, mtime_ns = ?3 WHERE id = ?4")
         s.bind(Int64(bitPattern: visit.fsid), at: 1)
@@ -177,9 +191,10 @@ public final class IndexWriter {
         try s.run()
     }
 
-    /// Deletes a directory and everything below it: its assets first (recorded for the change
-    /// set), its folder albums, then the rows (files go with their directories).
-    private func removeSubtree(_ path: PathBytes, _ job: inout JobChanges) throws {
+    /// Removes a directory and everything below it: its assets go to Recently Deleted (with
+    /// tombstones of their files), its folder albums disappear, then the rows go (files with
+    /// their directories).
+    func removeSubtree(_ path: PathBytes, now: Int64, _ job: inout JobChanges) throws {
         let lower = path.bytes + [UInt8(ascii: "/")]
         let upper = path.bytes + [UInt8(ascii: "0")]  // '/' + 1: every "path/..." sorts below it
         let dirs = try db.statement("""
@@ -203,11 +218,14 @@ public final class IndexWriter {
         files.bind(list, at: 1)
         while try files.step() { job.count("files." + files.string(0), -files.int(1)) }
         job.count("directories", -ids.count)
-        let assets = try db.statement("SELECT pk FROM assets WHERE directory_id IN (SELECT value FROM json_each(?1))")
+        try saveTombstones(where: "f.directory_id IN (SELECT value FROM json_each(?1))", .text(list), now: now)
+        let assets = try db.statement("""
+            SELECT DISTINCT asset_pk FROM files WHERE directory_id IN (SELECT value FROM json_each(?1)) AND asset_pk IS NOT NULL
+            """)
         assets.bind(list, at: 1)
         var pks: [Int64] = []
         while try assets.step() { pks.append(assets.int64(0)) }
-        for pk in pks { try deleteAsset(pk, &job) }
+        for pk in pks { try trash(pk, now: now, &job) }
         let delete = try db.statement("DELETE FROM directories WHERE id IN (SELECT value FROM json_each(?1))")
         delete.bind(list, at: 1)
         try delete.run()
@@ -217,8 +235,9 @@ public final class IndexWriter {
 
     // MARK: - Files
 
-    private func removeFile(directory dirPath: PathBytes, name: [UInt8], _ job: inout JobChanges) throws {
+    func removeFile(directory dirPath: PathBytes, name: [UInt8], now: Int64, _ job: inout JobChanges) throws {
         let dir = try directory(dirPath)
+        try saveTombstones(where: "f.directory_id = ?1 AND f.name = ?2", .integer(dir.id), .blob(name), now: now)
         let s = try db.statement("DELETE FROM files WHERE directory_id = ?1 AND name = ?2 RETURNING asset_pk, status")
         s.bind(dir.id, at: 1)
         s.bind(name, at: 2)
@@ -244,9 +263,11 @@ public final class IndexWriter {
 
     /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
     /// with the rest of its group — or, for a new file alone in its group, inserted at once.
-    private func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
+    func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
         let dir = try directory(file.directory)
-        if file.isSoleNewMember, case .media(let m) = file.kind, try writeSoleNewFile(file, m, dir: dir, now: now, &job) {
+        let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
+        if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
+           try writeSoleNewFile(file, m, dir: dir, now: now, &job) {
             return
         }
         let old = try db.statement("SELECT status FROM files WHERE directory_id = ?1 AND name = ?2")
@@ -271,6 +292,8 @@ public final class IndexWriter {
             """)
         bindFile(file, directory: dir.id, now: now, s, &job)
         try s.run()
+        // The same file (or the same content) as one in Recently Deleted: its asset comes back.
+        if let tombstone { try adopt(tombstone: tombstone, file: file, directory: dir.id) }
         job.groups.insert(GroupRef(directory: dir.id, key: ResourcePairing.groupKey(of: file.name), path: file.directory))
     }
 
@@ -278,7 +301,7 @@ public final class IndexWriter {
     /// sidecar of its base name) is its own asset; the asset row and the file row are inserted
     /// at once, without reading the group back. Returns false, having written nothing, when the
     /// file has a row after all (the hint was stale): the caller takes the general path.
-    private func writeSoleNewFile(_ file: FileOutcome, _ m: FileMetadata, dir: DirectoryRow, now: Int64,
+    func writeSoleNewFile(_ file: FileOutcome, _ m: FileMetadata, dir: DirectoryRow, now: Int64,
                                   _ job: inout JobChanges) throws -> Bool {
         let primary = FileRow(file, m)
         let subtypes = (m.isRaw ? Set([AssetSubtype.raw]) : []).union(SubtypeRules.subtypes(SubtypeInputs(
@@ -307,7 +330,7 @@ public final class IndexWriter {
         return false
     }
 
-    private func bindFile(_ file: FileOutcome, directory: Int64, now: Int64, _ s: Statement, _ job: inout JobChanges) {
+    func bindFile(_ file: FileOutcome, directory: Int64, now: Int64, _ s: Statement, _ job: inout JobChanges) {
         s.bind(directory, at: 1)
         s.bind(file.name, at: 2)
         s.bind(ResourcePairing.groupKey(of: file.name), at: 3)
@@ -356,7 +379,7 @@ public final class IndexWriter {
         }
     }
 
-    private func bindDate(_ d: CaptureDate, _ s: Statement, at i: Int32) {
+    func bindDate(_ d: CaptureDate, _ s: Statement, at i: Int32) {
         s.bind(d.local.description, at: i)
         s.bind(d.offset?.seconds, at: i + 1)
         s.bind(d.source.rawValue, at: i + 2)
@@ -366,7 +389,7 @@ public final class IndexWriter {
 
     /// Pairs the files of one group and writes the assets they make: an asset keeps its id
     /// when its primary file, or else any of its files, still belongs to it.
-    private func recompose(_ group: GroupRef, now: Int64, _ job: inout JobChanges) throws {
+    func recompose(_ group: GroupRef, now: Int64, _ job: inout JobChanges) throws {
         let rows = try groupFiles(group)
         var pairing: [PairingFile] = []
         for row in rows {
@@ -386,12 +409,13 @@ public final class IndexWriter {
         let byName = Dictionary(rows.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         var claimed = Set<Int64>()
         var linked = Set<[UInt8]>()
+        var formerOwners: [Int64: Int64] = [:]  // an asset whose files went to another one
         for paired in ResourcePairing.pair(pairing) {
             guard let primary = byName[paired.primary] else { continue }
             let members = paired.members.compactMap { m in byName[m.name].map { (row: $0, role: m.role) } }
             // Keep the id of the asset the primary belonged to, else of any member's.
             let candidates = [primary.assetPK] + members.map(\.row.assetPK)
-            let existing = candidates.compactMap { $0 }.first { !claimed.contains($0) }
+            let existing = candidates.compactMap { $0 }.first { !claimed.contains($0) && !job.claimedAssets.contains($0) }
             let sidecar = members.first { $0.role == .sidecar }?.row
             let pairedVideo = members.contains { $0.role == .pairedVideo }
             let subtypes = paired.subtypes.union(SubtypeRules.subtypes(SubtypeInputs(
@@ -402,18 +426,33 @@ public final class IndexWriter {
             let pk = try writeAsset(existing, primary: primary, sidecar: sidecar, subtypes: subtypes,
                                     path: group.path.appending(primary.name), directory: group.directory, now: now, &job)
             claimed.insert(pk)
+            job.claimedAssets.insert(pk)
             for (row, role) in members {
                 linked.insert(row.name)
+                if let former = row.assetPK, former != pk { formerOwners[former] = pk }
                 if row.assetPK != pk || row.role != role { try link(row.pk, asset: pk, role: role) }
             }
         }
-        for row in rows where !linked.contains(row.name) && row.assetPK != nil {
+        // A file that stopped being media (a truncated copy, garbage) keeps its link, so that its
+        // asset, now in Recently Deleted, comes back with its id when the file is whole again.
+        for row in rows where !linked.contains(row.name) && row.assetPK != nil && row.status != .error {
             try link(row.pk, asset: nil, role: nil)
         }
-        for pk in Set(rows.compactMap(\.assetPK)).subtracting(claimed) { try deleteAssetIfOrphan(pk, &job) }
+        for pk in Set(rows.compactMap(\.assetPK)).subtracting(claimed) {
+            if rows.contains(where: { $0.assetPK == pk && $0.status == .error }) {
+                try trash(pk, now: now, &job)
+            } else if let winner = formerOwners[pk] {
+                // Two assets became one (a RAW found its JPEG): the one that lost its files
+                // goes, and its user state joins the one that has them now.
+                try mergeUserState(from: pk, into: winner)
+                try deleteAssetIfOrphan(pk, &job)
+            } else {
+                try trashIfOrphan(pk, now: now, &job)
+            }
+        }
     }
 
-    private func link(_ file: Int64, asset: Int64?, role: Resource.Role?) throws {
+    func link(_ file: Int64, asset: Int64?, role: Resource.Role?) throws {
         let s = try db.statement("UPDATE files SET asset_pk = ?1, role = ?2 WHERE pk = ?3")
         s.bind(asset, at: 1)
         s.bind(role?.rawValue, at: 2)
@@ -422,7 +461,7 @@ public final class IndexWriter {
     }
 
     /// Inserts or updates an asset row from its primary file (and its sidecar); returns its pk.
-    private func writeAsset(_ existing: Int64?, primary: FileRow, sidecar: FileRow?, subtypes: Set<AssetSubtype>,
+    func writeAsset(_ existing: Int64?, primary: FileRow, sidecar: FileRow?, subtypes: Set<AssetSubtype>,
                             path: PathBytes, directory: Int64, now: Int64, _ job: inout JobChanges) throws -> Int64 {
         // A sidecar's date counts when the file itself has no EXIF date; its rating and
         // keywords override the embedded ones.
@@ -441,21 +480,24 @@ public final class IndexWriter {
                 UPDATE assets SET directory_id = ?1, media_type = ?2, format = ?3, subtypes = ?4, local_datetime = ?5,
                     utc_offset = ?6, date_source = ?7, day = ?8, pixel_width = ?9, pixel_height = ?10, orientation = ?11,
                     latitude = ?12, longitude = ?13, altitude = ?14, make = ?15, model = ?16, lens_model = ?17,
-                    duration = ?18, rating = ?19, keywords = ?20, file_size = ?21, path = ?22
+                    duration = ?18, rating = ?19, keywords = ?20, file_size = ?21, path = ?22, root_id = ?24,
+                    deleted_at = NULL
                 WHERE pk = ?23
                 """)
             s.bind(existing, at: 23)
+            s.bind(try rootID(ofDirectory: directory), at: 24)
         } else {
             s = try db.statement("""
                 INSERT INTO assets (directory_id, media_type, format, subtypes, local_datetime, utc_offset, date_source,
                     day, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make, model, lens_model,
-                    duration, rating, keywords, file_size, path, id, added_at)
+                    duration, rating, keywords, file_size, path, id, added_at, root_id)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                        ?22, ?23, ?24)
+                        ?22, ?23, ?24, ?25)
                 """)
             newID = AssetID.random(milliseconds: now, using: &random)
             s.bind(newID!.rawValue, at: 23)
             s.bind(now, at: 24)
+            s.bind(try rootID(ofDirectory: directory), at: 25)
         }
         s.bind(directory, at: 1)
         s.bind((primary.mediaType ?? .image).rawValue, at: 2)
@@ -482,6 +524,12 @@ public final class IndexWriter {
         try s.run()
         let written = existing ?? db.lastInsertRowID
         let type = (primary.mediaType ?? .image).rawValue
+        if let before = job.before[written], before.facts.deletedAt != nil {
+            // Back from Recently Deleted: its other tombstones describe files it no longer needs.
+            let drop = try db.statement("DELETE FROM tombstones WHERE asset_pk = ?1")
+            drop.bind(written, at: 1)
+            try drop.run()
+        }
         if existing == nil {
             job.count("assets." + type, 1)
             job.count("root.\(try rootID(ofDirectory: directory)).assets", 1)
@@ -490,12 +538,10 @@ public final class IndexWriter {
                 job.count("assets." + before.facts.mediaType.rawValue, -1)
                 job.count("assets." + type, 1)
             }
-            if before.directory != directory {
-                let (from, to) = (try rootID(ofDirectory: before.directory), try rootID(ofDirectory: directory))
-                if from != to {
-                    job.count("root.\(from).assets", -1)
-                    job.count("root.\(to).assets", 1)
-                }
+            let to = try rootID(ofDirectory: directory)
+            if before.root != to {
+                job.count("root.\(before.root).assets", -1)
+                job.count("root.\(to).assets", 1)
             }
         }
         job.touched.insert(written)
@@ -503,17 +549,17 @@ public final class IndexWriter {
         let previous = job.before[written]?.facts
         if let id = existing == nil ? newID : job.before[written]?.member.id {
             job.after[written] = .some(AssetState(
-                pk: written, directory: directory,
+                pk: written, root: try rootID(ofDirectory: directory), directory: directory,
                 member: MomentMember(id: id, local: date.local, path: path, mediaType: primary.mediaType ?? .image,
                                      latitude: primary.latitude, longitude: primary.longitude),
                 facts: SmartAlbumFacts(mediaType: primary.mediaType ?? .image, subtypes: subtypes,
                                        isFavorite: previous?.isFavorite ?? false, isHidden: previous?.isHidden ?? false,
-                                       deletedAt: previous?.deletedAt, addedAt: previous?.addedAt ?? now)))
+                                       deletedAt: nil, addedAt: previous?.addedAt ?? now)))
         }
         return written
     }
 
-    private func deleteAssetIfOrphan(_ pk: Int64, _ job: inout JobChanges) throws {
+    func deleteAssetIfOrphan(_ pk: Int64, _ job: inout JobChanges) throws {
         let s = try db.statement("SELECT 1 FROM files WHERE asset_pk = ?1 LIMIT 1")
         defer { s.reset() }
         s.bind(pk, at: 1)
@@ -522,12 +568,10 @@ public final class IndexWriter {
         try deleteAsset(pk, &job)
     }
 
-    private func deleteAsset(_ pk: Int64, _ job: inout JobChanges) throws {
+    func deleteAsset(_ pk: Int64, _ job: inout JobChanges) throws {
         try job.recordBefore(pk) { try self.assetState(pk: $0) }
         // What the row holds now (it may have been rewritten in this job).
-        let row = try db.statement("""
-            SELECT a.media_type, d.root_id FROM assets a JOIN directories d ON d.id = a.directory_id WHERE a.pk = ?1
-            """)
+        let row = try db.statement("SELECT media_type, root_id FROM assets WHERE pk = ?1")
         row.bind(pk, at: 1)
         if try row.step() {
             job.count("assets." + row.string(0), -1)
@@ -540,11 +584,14 @@ public final class IndexWriter {
         let s = try db.statement("DELETE FROM assets WHERE pk = ?1")
         s.bind(pk, at: 1)
         try s.run()
+        let tombs = try db.statement("DELETE FROM tombstones WHERE asset_pk = ?1")
+        tombs.bind(pk, at: 1)
+        try tombs.run()
         job.after[pk] = .some(nil)
     }
 
     /// The files of one group, with what pairing and composition need.
-    private func groupFiles(_ group: GroupRef) throws -> [FileRow] {
+    func groupFiles(_ group: GroupRef) throws -> [FileRow] {
         let s = try db.statement("""
             SELECT pk, name, status, asset_pk, role, media_type, format, is_raw, local_datetime, utc_offset, date_source,
                    pixel_width, pixel_height, orientation, latitude, longitude, altitude, make, model, lens_model,
@@ -578,7 +625,7 @@ public final class IndexWriter {
     func assetState(pk: Int64) throws -> AssetState? {
         let s = try db.statement("""
             SELECT id, directory_id, local_datetime, path, media_type, latitude, longitude, subtypes, is_favorite,
-                   is_hidden, deleted_at, added_at
+                   is_hidden, deleted_at, added_at, root_id
             FROM assets WHERE pk = ?1
             """)
         defer { s.reset() }
@@ -588,7 +635,7 @@ public final class IndexWriter {
               let mediaType = MediaType(rawValue: s.string(4))
         else { throw StoreError.undecodable(table: "assets", key: String(pk)) }
         return AssetState(
-            pk: pk, directory: s.int64(1),
+            pk: pk, root: s.int64(12), directory: s.isNull(1) ? nil : s.int64(1),
             member: MomentMember(id: id, local: local, path: PathBytes(s.bytes(3)), mediaType: mediaType,
                                  latitude: s.optionalDouble(5), longitude: s.optionalDouble(6)),
             facts: SmartAlbumFacts(mediaType: mediaType, subtypes: AssetColumns.subtypes(s.int64(7)),
@@ -599,7 +646,7 @@ public final class IndexWriter {
     // MARK: - Collections
 
     /// Merges the job's asset changes into the moments of the days they touch.
-    private func updateMoments(_ job: JobChanges, _ summary: inout BatchSummary) throws {
+    func updateMoments(_ job: JobChanges, _ summary: inout BatchSummary) throws {
         let change = job.momentChange()
         guard !change.isEmpty else { return }
         let days = MomentMerge.affectedDays(change)
@@ -687,7 +734,7 @@ public final class IndexWriter {
     /// Recounts the folder albums the job touched; an album appears with its first visible
     /// asset and disappears with its last. The collection lists above a changed album change
     /// too, and a list appears or disappears with the first or last album below it.
-    private func updateAlbums(_ job: JobChanges, _ summary: inout BatchSummary) throws {
+    func updateAlbums(_ job: JobChanges, _ summary: inout BatchSummary) throws {
         let rootPaths = roots.map(\.path)
         var albums: [(id: Int64, albumID: String, path: PathBytes, before: Int)] = []
         let load = try db.statement("SELECT album_id, path, asset_count FROM directories WHERE id = ?1")
@@ -697,7 +744,7 @@ public final class IndexWriter {
             load.reset()
         }
         var lists = Set<PathBytes>()
-        for path in albums.map(\.path) + job.removedAlbums.map(\.path) {
+        for path in albums.map(\.path) + job.removedAlbums.map(\.path) + job.movedAlbumOrigins {
             guard let root = FolderTree.root(of: path, roots: rootPaths) else { continue }
             lists.formUnion(FolderTree.listPaths(ofAlbumAt: path, root: root))
         }
@@ -705,6 +752,7 @@ public final class IndexWriter {
         var existedBefore: [PathBytes: Bool] = [:]
         for list in lists {
             existedBefore[list] = try albumsBelow(list) || job.removedAlbums.contains { $0.path.isWithin(list) && $0.path != list }
+                || job.movedAlbumOrigins.contains { $0.isWithin(list) && $0 != list }
         }
 
         let recount = try db.statement("""
@@ -742,7 +790,7 @@ public final class IndexWriter {
     }
 
     /// Whether a folder album lies strictly below `path`.
-    private func albumsBelow(_ path: PathBytes) throws -> Bool {
+    func albumsBelow(_ path: PathBytes) throws -> Bool {
         let s = try db.statement("SELECT 1 FROM directories WHERE path >= ?1 AND path < ?2 AND asset_count > 0 LIMIT 1")
         defer { s.reset() }
         s.bind(path.bytes + [UInt8(ascii: "/")], at: 1)
@@ -751,7 +799,7 @@ public final class IndexWriter {
     }
 
     /// The smart albums whose membership or content the job changed.
-    private func updateSmartAlbums(_ job: JobChanges, now: Int64, _ summary: inout BatchSummary) {
+    func updateSmartAlbums(_ job: JobChanges, now: Int64, _ summary: inout BatchSummary) {
         var ids = Set<String>()
         for (pk, before) in job.before {
             for album in SmartAlbums.albums(containing: before.facts, now: now) { ids.insert(album.id) }
@@ -768,7 +816,7 @@ public final class IndexWriter {
     }
 
     /// Records the change set; returns its token.
-    private func journal(_ s: BatchSummary, now: Int64) throws -> Int64 {
+    func journal(_ s: BatchSummary, now: Int64) throws -> Int64 {
         let insert = try db.statement("""
             INSERT INTO changes (time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
                                  collections_updated, collections_deleted)
@@ -877,7 +925,9 @@ struct FileRow {
 /// What collections need to know of an asset before and after a job.
 struct AssetState {
     var pk: Int64
-    var directory: Int64
+    var root: Int64
+    /// Nil once the asset's directory is gone (an asset in Recently Deleted).
+    var directory: Int64?
     var member: MomentMember
     var facts: SmartAlbumFacts
 
@@ -903,6 +953,16 @@ struct JobChanges {
     var removedAlbums: [RemovedAlbum] = []
     /// Assets that lost a file; deleted at the end of the job unless another file holds them.
     var orphanCandidates = Set<Int64>()
+    /// Assets claimed by a group's recomposition in this job (another group must not take them).
+    var claimedAssets = Set<Int64>()
+    /// Files moved or restored that the index did not know: the caller reads them.
+    var unresolved: [PathBytes] = []
+    /// Directories moved that the index did not know: the caller scans them.
+    var unresolvedDirectories: [PathBytes] = []
+    /// Where the folder albums of moved directories were (their old lists change too).
+    var movedAlbumOrigins: [PathBytes] = []
+    /// Groups files were moved into (recomposed first).
+    var movedInto = Set<GroupRef>()
     var errors = 0
     /// Changes to the `counters` rows, applied once at the end of the job.
     var counters: [String: Int] = [:]
@@ -926,8 +986,8 @@ struct JobChanges {
     /// The directories whose folder album may have changed.
     var albumDirectories: Set<Int64> {
         var dirs = Set<Int64>()
-        for (_, b) in before { dirs.insert(b.directory) }
-        for (_, a) in after { if let a { dirs.insert(a.directory) } }
+        for (_, b) in before { if let d = b.directory { dirs.insert(d) } }
+        for (_, a) in after { if let d = a?.directory { dirs.insert(d) } }
         return dirs
     }
 
@@ -977,7 +1037,7 @@ extension DateSource {
 /// A SplitMix64 generator seeded from the system's: ids need uniqueness, not secrecy, and a
 /// `getrandom` call per asset showed in bulk-index profiles.
 struct IDNoise: RandomNumberGenerator {
-    private var state: UInt64
+    var state: UInt64
 
     init() {
         var system = SystemRandomNumberGenerator()

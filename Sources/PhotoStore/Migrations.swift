@@ -40,6 +40,7 @@ public enum Schema {
                 mtime_ns INTEGER
             ) STRICT;
             CREATE INDEX directories_parent ON directories(parent_id);
+            CREATE INDEX directories_identity ON directories(fsid, inode);
             CREATE INDEX directories_albums ON directories(asset_count) WHERE asset_count > 0;
 
             -- Every regular file seen below a root. Media files carry what the reader found in
@@ -100,7 +101,8 @@ public enum Schema {
             CREATE TABLE assets (
                 pk INTEGER PRIMARY KEY,
                 id TEXT NOT NULL UNIQUE,
-                directory_id INTEGER NOT NULL REFERENCES directories(id),
+                root_id INTEGER NOT NULL,
+                directory_id INTEGER REFERENCES directories(id) ON DELETE SET NULL,
                 media_type TEXT NOT NULL CHECK (media_type IN ('image', 'video')),
                 format TEXT NOT NULL,
                 subtypes INTEGER NOT NULL DEFAULT 0,
@@ -140,6 +142,49 @@ public enum Schema {
             CREATE INDEX assets_live ON assets(pk) WHERE (subtypes & 4) != 0;
             CREATE INDEX assets_raw ON assets(pk) WHERE (subtypes & 8) != 0;
             CREATE INDEX assets_selfies ON assets(pk) WHERE (subtypes & 16) != 0;
+
+            -- The files of assets in Recently Deleted, as they were: when a file with the same
+            -- identity (fsid, inode, size, mtime) or content (size, fingerprint) shows up again
+            -- (a move while photod was down, a restore from a backup), its row is recreated from
+            -- here and its asset comes back with its id and user state. Purged with the asset.
+            CREATE TABLE tombstones (
+                pk INTEGER PRIMARY KEY,
+                asset_pk INTEGER NOT NULL,
+                role TEXT,
+                directory_path BLOB NOT NULL,
+                name BLOB NOT NULL,
+                deleted_at INTEGER NOT NULL,
+                status TEXT NOT NULL,
+                fsid INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                fingerprint INTEGER,
+                media_type TEXT,
+                format TEXT,
+                is_raw INTEGER NOT NULL DEFAULT 0,
+                local_datetime TEXT,
+                utc_offset INTEGER,
+                date_source TEXT,
+                pixel_width INTEGER,
+                pixel_height INTEGER,
+                orientation INTEGER,
+                latitude REAL,
+                longitude REAL,
+                altitude REAL,
+                make TEXT,
+                model TEXT,
+                lens_model TEXT,
+                duration REAL,
+                rating INTEGER,
+                keywords TEXT,
+                user_comment TEXT,
+                content_identifier TEXT,
+                capture_instant INTEGER
+            ) STRICT;
+            CREATE INDEX tombstones_identity ON tombstones(fsid, inode);
+            CREATE INDEX tombstones_content ON tombstones(size, fingerprint);
+            CREATE INDEX tombstones_asset ON tombstones(asset_pk);
 
             -- What users said about assets, keyed by asset id so that it outlives the asset row
             -- (a rebuild, a file that is gone and comes back). Never derived from files.

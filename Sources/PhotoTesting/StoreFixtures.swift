@@ -19,7 +19,7 @@ public enum Make {
         let p = PathBytes(path)
         return FileOutcome(directory: p.parent, name: p.lastComponent,
                            identity: FileIdentity(fsid: 7, inode: inode, size: size, mtimeNanoseconds: 99),
-                           fingerprint: 42, kind: kind)
+                           fingerprint: inode &* 0x9E37_79B9_7F4A_7C15, kind: kind)
     }
 
     public static func batch(_ files: [FileOutcome]) -> WriteBatch {

@@ -110,22 +110,31 @@ struct StoreTests {
         let s3 = try db.write {
             try $0.apply(Make.batch([Make.outcome("/lib/2020/a.jpg", inode: 1, .error(code: "corrupt", message: "x"))]), now: 3000)
         }
-        #expect(s3.deleted == [stored.id])
+        // A file that turns into garbage: its asset goes to Recently Deleted (an update), kept.
+        #expect(s3.updated == [stored.id])
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
 
         // Removing a subtree removes its assets, its album and its moments.
         var removal = WriteBatch()
         removal.removedDirectories = [PathBytes("/lib/2020")]
         let s4 = try db.write { try $0.apply(removal, now: 4000) }
-        #expect(s4.deleted.count == 1)
+        #expect(s4.updated.count == 1)  // b.jpg goes to Recently Deleted
         #expect(s4.collectionsDeleted.contains("m_20190101"))
         let after = try db.read { try $0.counts() }
-        #expect(after == (try db.read { try $0.recount() }), "trigger-kept counters equal a recount, cascades included")
+        let recounted = try db.read { try $0.recount() }
+        #expect(after == recounted, "kept counters equal a recount, cascades included: \(after) vs \(recounted)")
         #expect(after.assets == 0)
+        #expect(after.recentlyDeleted == 2)
         #expect(after.files == 0)
         #expect(after.directories == 1)
         #expect(try db.read { try $0.moments() }.isEmpty)
+        // After the retention period they are purged: then they are deleted.
+        let s5 = try db.write { try $0.purge(deletedBefore: 5000, now: 5000) }
+        #expect(Set(s5.deleted) == [stored.id, page[0].id])
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 0)
         // Every change set is in the journal, in order.
-        #expect(try db.read { try $0.changes(since: 0, limit: 100) }.map(\.token) == [1, 2, 3, 4])
+        #expect(try db.read { try $0.changes(since: 0, limit: 100) }.map(\.token) == [1, 2, 3, 4, 5])
     }
 
     @Test("Subtree removal does not touch siblings that share a name prefix")
@@ -209,6 +218,11 @@ struct CounterTests {
         removal.removedDirectories = [PathBytes("/a/x")]
         _ = try db.write { try $0.apply(removal, now: 2) }
         #expect(try db.read { try $0.assetCountsByRoot() } == [PathBytes("/a"): 1, PathBytes("/b"): 1])
+        #expect(try db.verifyCounters() == false)
+        _ = try db.write { try $0.purge(deletedBefore: 10, now: 10) }
+        #expect(try db.read { try $0.assetCountsByRoot() } == [PathBytes("/a"): 1, PathBytes("/b"): 1])
+        let kept = try db.read { try $0.counts() }, actual = try db.read { try $0.recount() }
+        #expect(kept == actual, "\(kept) vs \(actual)")
         #expect(try db.verifyCounters() == false)
     }
 }

@@ -1,1 +1,0 @@
-// PhotoWatch: under construction.

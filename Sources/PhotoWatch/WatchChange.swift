@@ -1,0 +1,81 @@
+import PhotoModel
+
+/// A semantic change in a watched tree, as the watcher delivers it: what a file or directory
+/// became, not which system calls made it so.
+///
+/// Changes arrive in batches (`[WatchChange]`). **Apply a batch in order.** The coalescer
+/// puts the changes that ask for a scan (`directoryAdded`, `rescan`) after every other change
+/// of their batch, so a consumer that applies the batch front to back scans last, when the
+/// rest of the batch is already applied; the scan reconciles the disk with what the consumer
+/// knows and is authoritative for everything below the scanned directory.
+public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
+    /// A new file, complete: created and closed after writing, moved in from outside the
+    /// watched tree, or (without a close: a hard link, `cp -al`, an NFS export) settled. Read
+    /// it. For a path the consumer already knows, the old file was replaced: re-read it.
+    case added(PathBytes)
+    /// An existing file was rewritten (`IN_CLOSE_WRITE`, never `IN_MODIFY`) or settled after
+    /// writes without a close, or was replaced by a new file (removed, then added under the same
+    /// name within one batch). Re-read it (a consumer that compares size, mtime and inode may
+    /// skip an unchanged one).
+    case modified(PathBytes)
+    /// A file is gone (deleted, or moved out of the watched tree, or moved to a dot-name).
+    case removed(PathBytes)
+    /// A file was renamed inside the watched tree: the same file (same inode, same content)
+    /// under a new path; keep its identity. If `to` was known, that file was replaced. If
+    /// `from` is unknown to the consumer, treat it as `added(to)`.
+    case moved(from: PathBytes, to: PathBytes)
+    /// A new directory (created, or moved in from outside the tree). The watcher already
+    /// watches it and everything below it; scan it recursively to learn what it holds
+    /// (files created before its watch existed are only found by that scan).
+    case directoryAdded(PathBytes)
+    /// A directory is gone (deleted, or moved out of the tree): drop everything below it.
+    /// Its watches are gone too.
+    case directoryRemoved(PathBytes)
+    /// A directory was renamed inside the tree: rewrite the path prefix of everything below
+    /// `from` to `to`; identities stay. The watches followed it. If `from` is unknown to the
+    /// consumer, treat it as `directoryAdded(to)`.
+    case directoryMoved(from: PathBytes, to: PathBytes)
+    /// Compare this directory tree with the disk (scan it recursively, as for a new directory,
+    /// removing what is no longer there): a `.nomedia` file appeared in it (the tree is now
+    /// excluded) or disappeared (the tree is included again, and watched again), or a file
+    /// system mounted below it was unmounted.
+    case rescan(PathBytes)
+    /// The kernel's event queue overflowed (`IN_Q_OVERFLOW`): changes were lost. Rescan every
+    /// root (comparing the disk with the index; directory mtimes let the scan skip unchanged
+    /// directories). The watches stay in place.
+    case overflow
+    /// Directory trees the watcher could not watch: the watch budget ran out or the kernel
+    /// refused (`ENOSPC` from `inotify_add_watch`). Poll each of these trees at an interval;
+    /// call `InotifyWatcher.retryUnwatched()` from time to time to take them over again when
+    /// watches were freed.
+    case unwatched([PathBytes])
+    /// A root given to `watchTree` was moved, deleted or unmounted: all its watches are gone.
+    /// Report the root unavailable (delete nothing); when its path is back, call `watchTree`
+    /// again and rescan it.
+    case rootGone(PathBytes)
+
+    /// Whether the change asks for a scan after the rest of its batch.
+    public var isScan: Bool {
+        switch self {
+        case .directoryAdded, .rescan: return true
+        default: return false
+        }
+    }
+
+    /// A short form for logs and test failures: `added(/a/b.jpg)`.
+    public var description: String {
+        switch self {
+        case .added(let p): return "added(\(p))"
+        case .modified(let p): return "modified(\(p))"
+        case .removed(let p): return "removed(\(p))"
+        case .moved(let f, let t): return "moved(\(f) -> \(t))"
+        case .directoryAdded(let p): return "directoryAdded(\(p))"
+        case .directoryRemoved(let p): return "directoryRemoved(\(p))"
+        case .directoryMoved(let f, let t): return "directoryMoved(\(f) -> \(t))"
+        case .rescan(let p): return "rescan(\(p))"
+        case .overflow: return "overflow"
+        case .unwatched(let ps): return "unwatched(\(ps.map(\.string).joined(separator: ", ")))"
+        case .rootGone(let p): return "rootGone(\(p))"
+        }
+    }
+}
