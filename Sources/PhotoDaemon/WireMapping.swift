@@ -129,6 +129,9 @@ enum WireMapping {
         o["readFiles"] = .int(Int64(r.readFiles))
         o["removedFiles"] = .int(Int64(r.removedFiles))
         o["removedDirectories"] = .int(Int64(r.removedDirectories))
+        o["movedFiles"] = .int(Int64(r.movedFiles))
+        o["movedDirectories"] = .int(Int64(r.movedDirectories))
+        o["restoredFiles"] = .int(Int64(r.restoredFiles))
         o["errors"] = .int(Int64(r.errors))
         o["seconds"] = .double((r.seconds * 1000).rounded() / 1000)
         o["finishedAt"] = .string(Timestamps.utcString(milliseconds: r.finishedAt))
@@ -138,6 +141,7 @@ enum WireMapping {
     static func counts(_ c: LibraryCounts) -> JSONValue {
         var o = JSONObject()
         o["assets"] = .int(Int64(c.assets))
+        o["recentlyDeleted"] = .int(Int64(c.recentlyDeleted))
         o["images"] = .int(Int64(c.images))
         o["videos"] = .int(Int64(c.videos))
         o["files"] = .int(Int64(c.files))

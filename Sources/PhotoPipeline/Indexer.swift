@@ -107,13 +107,16 @@ public final class Indexer: Sendable {
         threads.forEach { $0.start() }
         orderThread.start()
 
+        // Moves made while photod was down are looked for only when the index had files.
+        let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
         var walker = Walk(database: database, logger: logger, status: statusBox, emit: { job in
                               inFlight.wait()
                               jobs.send(job)
                           },
-                          shouldStop: { [self] in stopRequested.load(ordering: .relaxed) })
+                          shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
+                          lookForMoves: lookForMoves)
         for root in roots { walker.walk(root: root) }
-        walker.flush()
+        walker.finish()
 
         jobs.close()
         // Workers exit when `jobs` drains; the writer then needs to know no more results come.
@@ -126,7 +129,9 @@ public final class Indexer: Sendable {
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = ScanReport(files: walker.filesSeen, readFiles: walker.candidates, removedFiles: walker.removedFiles,
-                                removedDirectories: walker.removedDirectories, errors: t.errors,
+                                removedDirectories: walker.removedDirectories, movedFiles: walker.movedFiles,
+                                movedDirectories: walker.movedDirectories, restoredFiles: walker.restoredFiles,
+                                errors: t.errors,
                                 seconds: t.lastCommit.map { Self.seconds(started.duration(to: $0)) } ?? seconds,
                                 finishedAt: now())
         statusBox.withLock {
@@ -152,6 +157,7 @@ public final class Indexer: Sendable {
         func submit(_ job: Job) {
             guard !job.batch.isEmpty else {
                 inFlight.signal()
+                job.committed?.signal()
                 return
             }
             committed.enter()
@@ -168,6 +174,7 @@ public final class Indexer: Sendable {
                     break  // logged by the queue; the files are read again by the next scan
                 }
                 inFlight.signal()
+                job.committed?.signal()
                 committed.leave()
             }
         }
@@ -188,6 +195,8 @@ struct Job: Sendable {
     var sequence: Int
     var candidates: [Candidate]
     var batch: WriteBatch
+    /// Signalled once the job's transaction has run (the walk waits on directory moves).
+    var committed: DispatchSemaphore?
 }
 
 struct Tally: Sendable {

@@ -41,9 +41,15 @@ public struct ScanReport: Sendable, Hashable {
     public var files: Int
     /// Files read (new or changed); 0 when nothing changed.
     public var readFiles: Int
-    /// Files and directories removed from the index because they vanished.
+    /// Files and directories removed from the index because they vanished (their assets went to
+    /// Recently Deleted).
     public var removedFiles: Int
     public var removedDirectories: Int
+    /// Files and directories found moved since the index saw them (ids kept, nothing read).
+    public var movedFiles: Int
+    public var movedDirectories: Int
+    /// Files found again whose assets were in Recently Deleted (restored, nothing read).
+    public var restoredFiles: Int
     /// Per-file errors recorded in this scan.
     public var errors: Int
     /// Wall time from the scan's start to its last commit.
@@ -51,12 +57,15 @@ public struct ScanReport: Sendable, Hashable {
     /// When it finished, in Unix milliseconds.
     public var finishedAt: Int64
 
-    public init(files: Int, readFiles: Int, removedFiles: Int, removedDirectories: Int, errors: Int, seconds: Double,
-                finishedAt: Int64) {
+    public init(files: Int, readFiles: Int, removedFiles: Int, removedDirectories: Int, movedFiles: Int = 0,
+                movedDirectories: Int = 0, restoredFiles: Int = 0, errors: Int, seconds: Double, finishedAt: Int64) {
         self.files = files
         self.readFiles = readFiles
         self.removedFiles = removedFiles
         self.removedDirectories = removedDirectories
+        self.movedFiles = movedFiles
+        self.movedDirectories = movedDirectories
+        self.restoredFiles = restoredFiles
         self.errors = errors
         self.seconds = seconds
         self.finishedAt = finishedAt

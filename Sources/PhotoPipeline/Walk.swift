@@ -1,3 +1,4 @@
+import Dispatch
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -15,11 +16,21 @@ struct Walk {
     let status: Locked<IndexerStatus>
     let emit: (Job) -> Void
     let shouldStop: () -> Bool
+    /// Look up new files and directories by identity (moves while photod was down, files back
+    /// from Recently Deleted). Off for a first index: nothing to find.
+    let lookForMoves: Bool
 
     private(set) var filesSeen = 0
     private(set) var candidates = 0
     private(set) var removedFiles = 0
     private(set) var removedDirectories = 0
+    private(set) var movedFiles = 0
+    private(set) var movedDirectories = 0
+    private(set) var restoredFiles = 0
+    /// Removals wait for the end of the walk: a file or directory missing here may turn up
+    /// elsewhere later in the walk (a move), and must then keep its id.
+    private var deferredFiles: [(directory: PathBytes, name: [UInt8])] = []
+    private var deferredDirectories: [PathBytes] = []
     private var sequence = 0
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
     private var pendingExtras = 0
@@ -30,8 +41,9 @@ struct Walk {
     static let extrasPerJob = 500
 
     init(database: Database, logger: Logger, status: Locked<IndexerStatus>, emit: @escaping (Job) -> Void,
-         shouldStop: @escaping () -> Bool = { false }) {
+         shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
         self.shouldStop = shouldStop
+        self.lookForMoves = lookForMoves
         self.database = database
         self.logger = logger
         self.status = status
@@ -96,9 +108,20 @@ struct Walk {
             fileSystems[dirStat.device] = fsid
         }
 
-        let snapshot: DirectorySnapshot?
+        var snapshot: DirectorySnapshot?
         do {
             snapshot = try database.read { try $0.snapshot(of: path) }
+            if snapshot == nil, lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: dirStat.inode) {
+                // The directory was moved here while photod was down: move its rows (ids, user
+                // state, album id follow), wait for that to commit, then compare as usual.
+                var move = WriteBatch()
+                move.movedDirectories = [DirectoryMove(from: origin, to: path)]
+                flush()
+                emitAndWait(move)
+                movedDirectories += 1
+                logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
+                snapshot = try database.read { try $0.snapshot(of: path) }
+            }
         } catch {
             logger.error("cannot read the index for '\(path)': \(error)")
             return
@@ -129,6 +152,7 @@ struct Walk {
         }
         var seenDirectories = Set<[UInt8]>()
         var subdirectories: [PathBytes] = []
+        var moves = WriteBatch()
 
         for entry in entries where entry.name.first != UInt8(ascii: ".") {
             var kind = entry.kind
@@ -157,6 +181,19 @@ struct Walk {
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
                 if let old, old.identity == identity { continue }
+                if old == nil, lookForMoves {
+                    let here = path.appending(entry.name)
+                    if let origin = movedFileOrigin(identity, notAt: here) {
+                        moves.movedFiles.append(FileMove(from: origin, to: here, identity: identity))
+                        movedFiles += 1
+                        continue
+                    }
+                    if let tombstone = tombstone(identity) {
+                        moves.restoredFiles.append(FileRestore(path: here, identity: identity, tombstone: tombstone))
+                        restoredFiles += 1
+                        continue
+                    }
+                }
                 candidates += 1
                 let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1
                 pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole))
@@ -168,6 +205,13 @@ struct Walk {
         while k < known.count {
             removeFile(path, known[k].name)
             k += 1
+        }
+        if moves.hasMoves {
+            // After this directory's reads, in order; never merged with other jobs.
+            flush()
+            emit(Job(sequence: sequence, candidates: [], batch: moves))
+            sequence += 1
+            pending.sequence = sequence
         }
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(d) {
             removeDirectory(path.appending(d))
@@ -189,9 +233,8 @@ struct Walk {
     }
 
     private mutating func removeFile(_ directory: PathBytes, _ name: [UInt8]) {
-        pending.batch.removedFiles.append((directory, name))
+        deferredFiles.append((directory, name))
         removedFiles += 1
-        pendingExtras += 1
     }
 
     /// Byte order of names (what SQLite's BLOB comparison and the sorted listing use).
@@ -207,14 +250,62 @@ struct Walk {
     }
 
     private mutating func removeDirectory(_ path: PathBytes) {
-        pending.batch.removedDirectories.append(path)
+        deferredDirectories.append(path)
         removedDirectories += 1
-        pendingExtras += 1
+    }
+
+    /// Emits what is pending, then the removals the walk deferred (a file or directory moved
+    /// elsewhere was moved by then, so its removal finds nothing).
+    mutating func finish() {
+        flush()
+        for chunk in stride(from: 0, to: deferredDirectories.count, by: Self.extrasPerJob) {
+            pending.batch.removedDirectories = Array(deferredDirectories[chunk..<min(chunk + Self.extrasPerJob, deferredDirectories.count)])
+            flush()
+        }
+        for chunk in stride(from: 0, to: deferredFiles.count, by: Self.extrasPerJob) {
+            pending.batch.removedFiles = Array(deferredFiles[chunk..<min(chunk + Self.extrasPerJob, deferredFiles.count)])
+            flush()
+        }
+        deferredFiles = []
+        deferredDirectories = []
+    }
+
+    /// Emits a job and waits until its transaction has run.
+    private mutating func emitAndWait(_ batch: WriteBatch) {
+        let done = DispatchSemaphore(value: 0)
+        emit(Job(sequence: sequence, candidates: [], batch: batch, committed: done))
+        sequence += 1
+        pending.sequence = sequence
+        done.wait()
+    }
+
+    /// Where a directory with this identity was indexed, when that place no longer holds it.
+    private func movedDirectoryOrigin(fsid: UInt64, inode: UInt64) throws -> PathBytes? {
+        let candidates = try database.read { try $0.directories(fsid: fsid, inode: inode) }
+        return candidates.first { !Self.exists($0, inode: inode) }
+    }
+
+    /// Where a file with this identity was indexed, when that place no longer holds it (a hard
+    /// link keeps both names: not a move).
+    private func movedFileOrigin(_ identity: FileIdentity, notAt here: PathBytes) -> PathBytes? {
+        let candidates = (try? database.read { try $0.files(identity: identity) }) ?? []
+        return candidates.first { $0 != here && !Self.exists($0, inode: identity.inode) }
+    }
+
+    private func tombstone(_ identity: FileIdentity) -> Int64? {
+        (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
+    }
+
+    /// Whether `path` still names the file or directory `inode`.
+    static func exists(_ path: PathBytes, inode: UInt64) -> Bool {
+        guard let st = try? FileStat.of(path) else { return false }
+        return st.inode == inode
     }
 
     /// Emits the pending job, if it holds anything.
     mutating func flush() {
         guard !pending.candidates.isEmpty || !pending.batch.isEmpty else { return }
+        precondition(pending.committed == nil)
         pending.sequence = sequence
         emit(pending)
         sequence += 1

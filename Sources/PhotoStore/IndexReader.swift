@@ -227,6 +227,45 @@ public struct IndexReader {
         return result
     }
 
+    /// Indexed directories with this identity (a moved directory keeps its inode).
+    public func directories(fsid: UInt64, inode: UInt64) throws -> [PathBytes] {
+        let s = try db.statement("SELECT path FROM directories WHERE fsid = ?1 AND inode = ?2")
+        s.bind(Int64(bitPattern: fsid), at: 1)
+        s.bind(Int64(bitPattern: inode), at: 2)
+        var result: [PathBytes] = []
+        while try s.step() { result.append(PathBytes(s.bytes(0))) }
+        return result
+    }
+
+    /// Indexed files with this identity (fsid, inode, size, mtime).
+    public func files(identity: FileIdentity) throws -> [PathBytes] {
+        let s = try db.statement("""
+            SELECT d.path, f.name FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE f.fsid = ?1 AND f.inode = ?2 AND f.size = ?3 AND f.mtime_ns = ?4
+            """)
+        s.bind(Int64(bitPattern: identity.fsid), at: 1)
+        s.bind(Int64(bitPattern: identity.inode), at: 2)
+        s.bind(identity.size, at: 3)
+        s.bind(identity.mtimeNanoseconds, at: 4)
+        var result: [PathBytes] = []
+        while try s.step() { result.append(PathBytes(s.bytes(0)).appending(s.bytes(1))) }
+        return result
+    }
+
+    /// A tombstone of an asset still in Recently Deleted for this identity.
+    public func tombstone(identity: FileIdentity) throws -> Int64? {
+        let s = try db.statement("""
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
+            WHERE t.fsid = ?1 AND t.inode = ?2 AND t.size = ?3 AND t.mtime_ns = ?4 LIMIT 1
+            """)
+        defer { s.reset() }
+        s.bind(Int64(bitPattern: identity.fsid), at: 1)
+        s.bind(Int64(bitPattern: identity.inode), at: 2)
+        s.bind(identity.size, at: 3)
+        s.bind(identity.mtimeNanoseconds, at: 4)
+        return try s.step() ? s.int64(0) : nil
+    }
+
     /// The roots the database knows, with their ids.
     public func roots() throws -> [(id: Int64, path: PathBytes)] {
         let s = try db.statement("SELECT id, path FROM roots ORDER BY path")

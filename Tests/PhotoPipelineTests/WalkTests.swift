@@ -37,7 +37,7 @@ struct WalkTests {
         var jobs: [Job] = []
         var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()), emit: { jobs.append($0) })
         w.walk(root: lib.path)
-        w.flush()
+        w.finish()
         return jobs
     }
 

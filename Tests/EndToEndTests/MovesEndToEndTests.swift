@@ -1,0 +1,105 @@
+import Foundation
+import PhotoModel
+import PhotoStore
+import PhotoTesting
+import PhotoWire
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Marks every asset under `folder` favorite, the way the user-state API will (the daemon is stopped).
+func markFavorites(database: PathBytes, under folder: PathBytes) throws {
+    var o = Database.Options()
+    o.exclusive = false
+    let db = try Database(path: database.string, options: o)
+    _ = try db.write { w in
+        try w.connection.execute("""
+            UPDATE assets SET is_favorite = 1 WHERE path >= CAST('\(folder.string)/' AS BLOB) AND path < CAST('\(folder.string)0' AS BLOB);
+            INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
+                SELECT id, 1, 0, 0 FROM assets WHERE is_favorite = 1;
+            """)
+    }
+}
+
+@Suite("Moves and deletions while photod was down, end to end", .serialized)
+struct MovesEndToEndTests {
+    @Test("A folder of 200 favorited photos moved while stopped: same ids, still favorites, the album follows, nothing re-read")
+    func folderMovedWhileDown() throws {
+        let lib = try TemporaryDirectory("moves-lib")
+        defer { lib.remove() }
+        for i in 0..<200 { try lib.write("2019/trip/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i % 9) 10:00:00")) }
+        try lib.write("2019/other/a.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+        let state = try TemporaryDirectory("moves")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let before = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
+        let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" })
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: lib("2019/trip"))
+
+        try lib.makeDirectory("best")
+        #expect(rename(lib("2019/trip").string, lib("best/Iceland").string) == 0)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try daemon.waitForIdle()
+        #expect(status["metadataReads"]?.intValue == 0)
+        #expect(status["lastScan"]?["movedDirectories"]?.intValue == 1)
+        let after = try daemon.allAssets()
+        #expect(after.count == 201)
+        for a in after where a["path"]!.stringValue!.contains("/best/Iceland/") {
+            let old = a["path"]!.stringValue!.replacingOccurrences(of: "/best/Iceland/", with: "/2019/trip/")
+            #expect(a["id"]?.stringValue == before[old])
+            #expect(a["isFavorite"]?.boolValue == true)
+        }
+        let moved = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["id"] == album["id"] })
+        #expect(moved["title"]?.stringValue == "Iceland")
+        #expect(moved["path"]?.stringValue == lib("best/Iceland").string)
+        #expect(moved["assetCount"]?.intValue == 200)
+        let favorites = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_favorites" }
+        #expect(favorites?["assetCount"]?.intValue == 200)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("Files moved one by one while stopped keep their ids; deleted ones wait in Recently Deleted and come back")
+    func filesMovedAndDeletedWhileDown() throws {
+        let lib = try TemporaryDirectory("del-lib")
+        defer { lib.remove() }
+        for i in 0..<10 { try lib.write("a/p\(i).jpg", Library.jpeg(date: "2020:02:0\(1 + i % 9) 12:00:00", width: 100 + i)) }
+        try lib.makeDirectory("b")
+        let state = try TemporaryDirectory("del")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
+        #expect(daemon.stop() == 0)
+
+        // p0..p2 move to b/, p3..p4 are deleted (kept aside).
+        for i in 0..<3 { #expect(rename(lib("a/p\(i).jpg").string, lib("b/q\(i).jpg").string) == 0) }
+        let aside = try TemporaryDirectory("del-aside")
+        defer { aside.remove() }
+        for i in 3..<5 { #expect(rename(lib("a/p\(i).jpg").string, aside("p\(i).jpg").string) == 0) }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        var status = try daemon.waitForIdle()
+        #expect(status["metadataReads"]?.intValue == 0)
+        #expect(status["lastScan"]?["movedFiles"]?.intValue == 3)
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 2)
+        let now = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
+        for i in 0..<3 { #expect(now[lib("b/q\(i).jpg").string] == ids[lib("a/p\(i).jpg").string]) }
+        let trash = try daemon.call("collections.assets", ["id": "s_recentlyDeleted"])["assets"]?.arrayValue ?? []
+        #expect(Set(trash.compactMap { $0["id"]?.stringValue }) == Set((3..<5).compactMap { ids[lib("a/p\($0).jpg").string] }))
+        #expect(daemon.stop() == 0)
+
+        // They come back (to another folder): same ids, out of Recently Deleted, nothing read.
+        for i in 3..<5 { #expect(rename(aside("p\(i).jpg").string, lib("b/p\(i).jpg").string) == 0) }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["metadataReads"]?.intValue == 0)
+        #expect(status["lastScan"]?["restoredFiles"]?.intValue == 2)
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 0)
+        let back = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
+        for i in 3..<5 { #expect(back[lib("b/p\(i).jpg").string] == ids[lib("a/p\(i).jpg").string]) }
+        #expect(back.count == 10)
+        #expect(daemon.stop() == 0)
+    }
+}
