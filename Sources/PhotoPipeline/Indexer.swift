@@ -57,10 +57,18 @@ public final class Indexer: Sendable {
     /// Scans `roots` to completion on the calling thread (a dedicated thread: this blocks).
     @discardableResult
     public func scan(roots: [PathBytes]) -> ScanReport {
-        scanLock.withLock { _ in runScan(roots: roots) }
+        scanLock.withLock { _ in runScan(roots: roots, subtrees: nil) }
     }
 
-    private func runScan(roots: [PathBytes]) -> ScanReport {
+    /// Scans directory trees below the roots (new or changed directories the watcher reports,
+    /// trees it cannot watch): the same comparison with the index, without the root checks.
+    /// `lastScan` keeps describing the last full scan.
+    @discardableResult
+    public func scan(subtrees: [PathBytes], roots: [PathBytes]) -> ScanReport {
+        scanLock.withLock { _ in runScan(roots: roots, subtrees: subtrees) }
+    }
+
+    private func runScan(roots: [PathBytes], subtrees: [PathBytes]?) -> ScanReport {
         let started = ContinuousClock.now
         statusBox.withLock {
             $0.queuedScans = max(0, $0.queuedScans - 1)
@@ -115,7 +123,11 @@ public final class Indexer: Sendable {
                           },
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
                           lookForMoves: lookForMoves)
-        for root in roots { walker.walk(root: root) }
+        if let subtrees {
+            for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
+        } else {
+            for root in roots { walker.walk(root: root) }
+        }
         walker.finish()
 
         jobs.close()
@@ -137,7 +149,11 @@ public final class Indexer: Sendable {
         statusBox.withLock {
             $0.state = $0.queuedScans > 0 ? .indexing : .idle
             $0.current = nil
-            $0.lastScan = report
+            if subtrees == nil { $0.lastScan = report }
+        }
+        if let subtrees {
+            logger.debug("rescanned \(subtrees.count) tree(s): \(report.files) files, \(report.readFiles) read")
+            return report
         }
         logger.info("scan finished: \(report.files) files, \(report.readFiles) read, \(report.errors) errors, "
                     + "\(report.removedFiles) removed, in \(String(format: "%.2f", report.seconds)) s")

@@ -66,6 +66,20 @@ struct Walk {
         }
     }
 
+    /// Walks one directory tree below a root (a new directory, a rescan asked by the watcher, a
+    /// polled tree). A tree that is gone is removed (its assets to Recently Deleted).
+    mutating func walk(subtree: PathBytes) {
+        guard !shouldStop() else { return }
+        if (try? FileStat.of(subtree))?.isDirectory != true {
+            if (try? database.read({ try $0.snapshot(of: subtree) })) != nil { removeDirectory(subtree) }
+            return
+        }
+        var stack: [PathBytes] = [subtree]
+        while !shouldStop(), let path = stack.popLast() {
+            visit(path, stack: &stack)
+        }
+    }
+
     /// Why a root must not be scanned, if it must not: it cannot be opened, or it is empty while
     /// the index holds files below it — what an unmounted disk or an offline share looks like
     /// (the mount point is an empty directory). Scanning it would delete every asset and lose
