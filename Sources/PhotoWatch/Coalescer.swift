@@ -125,7 +125,7 @@ public struct Coalescer: Sendable {
     /// Feeds one record (its directory resolved from the watch descriptor) received at `now`.
     public mutating func receive(_ event: InotifyEvent, at now: Duration) -> [CoalescerAction] {
         var out: [CoalescerAction] = []
-        if let move = pendingMove {
+        if let move = pendingMove, !event.mask.contains(.queueOverflow) {
             let pairs = event.mask.contains(.movedTo) && event.cookie == move.cookie && !Self.isIgnored(event.name)
             if pairs {
                 pendingMove = nil
@@ -206,7 +206,9 @@ public struct Coalescer: Sendable {
             pendingMove = nil
             unpairedFrom(move, now: now, &out)
         }
-        if let sweep = nextSettleSweep, now >= sweep {
+        if unsettled.isEmpty {
+            nextSettleSweep = nil
+        } else if let sweep = nextSettleSweep, now >= sweep {
             sweepUnsettled(now: now, &out)
         }
         if batch.live > 0, let first = batch.firstAt, let last = batch.lastAt,
@@ -236,7 +238,7 @@ public struct Coalescer: Sendable {
             consider(min(last + limits.quietDelay, first + limits.maxDelay))
         }
         if let move = pendingMove { consider(move.at + limits.moveWait) }
-        if let sweep = nextSettleSweep { consider(sweep) }
+        if let sweep = nextSettleSweep, !unsettled.isEmpty { consider(sweep) }
         return deadline
     }
 
