@@ -41,7 +41,7 @@ let package = Package(
         // Products.
         .target(name: "PhotoClient", dependencies: ["PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .target(name: "PhotoDaemon",
-                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoPipeline"],
+                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline"],
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),

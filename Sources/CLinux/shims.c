@@ -90,3 +90,29 @@ void photo_set_thread_name(const char *name) {
 
 #include <sqlite3.h>
 int photo_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+static pthread_once_t sigio_once = PTHREAD_ONCE_INIT;
+
+static void ignore_sigio(void) {
+    struct sigaction current;
+    if (sigaction(SIGIO, NULL, &current) == 0 && current.sa_handler == SIG_DFL) signal(SIGIO, SIG_IGN);
+}
+
+int photo_is_open_for_writing(int dirfd, const char *name) {
+    pthread_once(&sigio_once, ignore_sigio);
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    int result;
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+        result = 0;
+    } else {
+        result = errno == EAGAIN ? 1 : -1;
+    }
+    close(fd);
+    return result;
+}

@@ -4,6 +4,7 @@ import PhotoModel
 import PhotoPipeline
 import PhotoStore
 import PhotoSystem
+import PhotoWatch
 import PhotoWire
 import Synchronization
 #if canImport(Glibc)
@@ -61,7 +62,16 @@ public final class Daemon: Sendable {
                               logger: logger.facility("pipeline"), workers: options.workers)
         let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
                               timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
-        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, reads: reads, info: info)
+        var liveOptions = LiveIndex.Options()
+        liveOptions.pollInterval = .seconds(options.pollIntervalSeconds)
+        liveOptions.retentionMilliseconds = Int64(options.retentionDays) * 86_400_000
+        if let n = options.maxWatches { liveOptions.watchLimits = WatchLimits(maxWatches: n) }
+        // `--wait` must never see a daemon that has not started its first scan as idle.
+        indexer.announceScan()
+        let live = LiveIndex(indexer: indexer, sortQueue: sortQueue, roots: roots, options: liveOptions,
+                             logger: logger.facility("live"))
+        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, reads: reads, info: info,
+                              liveOptions: liveOptions)
         if let known = try? database.read({ try $0.roots() }) {
             for (_, root) in known where !roots.contains(root) {
                 logger.warning("library root '\(root)' was indexed before but is not given with --library now; "
@@ -71,19 +81,9 @@ public final class Daemon: Sendable {
         let server = SocketServer(listener: listener, path: options.socket,
                                   handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
-        indexer.announceScan()
         server.start()
         logger.notice("photod \(DaemonOptions.version) listening on \(options.socket), database \(options.database), "
                       + "library \(roots.map(\.string).joined(separator: ", "))")
-
-        let scanDone = DispatchSemaphore(value: 0)
-        let scanThread = Thread {
-            setThreadName("photod-scan")
-            indexer.scan(roots: roots)
-            scanDone.signal()
-        }
-        scanThread.name = "photod-scan"
-        scanThread.start()
 
         let stopping = Atomic<Bool>(false)
         let signalQueue = DispatchQueue(label: "photod.signals")
@@ -95,10 +95,8 @@ public final class Daemon: Sendable {
                 guard !stopping.exchange(true, ordering: .relaxed) else { return }
                 logger.notice("received \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
                 server.stop()
-                indexer.requestStop()
                 // What has been read is committed; the rest waits for the next start.
-                scanDone.wait()
-                scanDone.signal()
+                live.stop()
                 sortQueue.stop()
                 do {
                     try database.checkpoint()

@@ -11,6 +11,12 @@ public struct DaemonOptions: Sendable {
     /// `--workers`: metadata reader threads (default: one per core).
     public var workers: Int?
     public var logLevel: LogLevel = .info
+    /// `--poll-interval`: seconds between polls of trees that cannot be watched (default 300).
+    public var pollIntervalSeconds = 300
+    /// `--retention-days`: days an asset stays in Recently Deleted (default 30; 0 purges at once).
+    public var retentionDays = 30
+    /// `--max-watches`: the watch budget (default: the system's limit minus a reserve).
+    public var maxWatches: Int?
 
     public static let version = "0.1.0"
 
@@ -31,6 +37,12 @@ public struct DaemonOptions: Sendable {
           --timezone ZONE     The zone for times without an offset (video UTC times, file times):
                               an IANA name (Europe/Berlin), UTC, or +HH:MM. Default: the system's.
           --workers N         Metadata reader threads (default: one per core).
+          --poll-interval S   Seconds between polls of the trees inotify cannot watch: network and
+                              FUSE file systems, directories beyond the watch budget (default 300).
+          --retention-days N  Days a deleted file's asset stays in Recently Deleted before it is
+                              purged (default 30; 0 purges at the next hourly check).
+          --max-watches N     Watch at most N directories; the rest are polled (default: the
+                              user's fs.inotify.max_user_watches minus a reserve for other programs).
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --version           Print the version and exit.
           -h, --help          Show this help and exit.
@@ -77,6 +89,24 @@ public struct DaemonOptions: Sendable {
                 let text = try next()
                 guard let n = Int(text), (1...64).contains(n) else { throw .usage("--workers must be 1...64 (got '\(text)')") }
                 options.workers = n
+            case "--poll-interval":
+                let text = try next()
+                guard let n = Int(text), (1...86_400).contains(n) else {
+                    throw .usage("--poll-interval must be 1...86400 seconds (got '\(text)')")
+                }
+                options.pollIntervalSeconds = n
+            case "--retention-days":
+                let text = try next()
+                guard let n = Int(text), (0...36_500).contains(n) else {
+                    throw .usage("--retention-days must be 0...36500 (got '\(text)')")
+                }
+                options.retentionDays = n
+            case "--max-watches":
+                let text = try next()
+                guard let n = Int(text), (1...100_000_000).contains(n) else {
+                    throw .usage("--max-watches must be a positive number (got '\(text)')")
+                }
+                options.maxWatches = n
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {

@@ -11,8 +11,10 @@ struct Methods: Sendable {
     let database: Database
     let indexer: Indexer
     let sortQueue: SortQueue
+    let live: LiveIndex
     let reads: ReadCounter
     let info: DaemonInfo
+    let liveOptions: LiveIndex.Options
 
     var table: [String: MethodHandler] {
         [
@@ -63,8 +65,9 @@ struct Methods: Sendable {
         let s = indexer.status
         let (counts, byRoot) = try query { r in try r.consistent { (try r.counts(), try r.assetCountsByRoot()) } }
         var o = JSONObject()
-        // Idle means: no scan running and nothing waiting in the sort queue.
-        let busy = s.state == .indexing || sortQueue.isBusy
+        let w = live.status
+        // Idle means: no scan running, no watcher change waiting, nothing in the sort queue.
+        let busy = s.state == .indexing || sortQueue.isBusy || live.isBusy
         o["state"] = .string(busy ? IndexerStatus.State.indexing.rawValue : IndexerStatus.State.idle.rawValue)
         o["version"] = .string(DaemonOptions.version)
         o["pid"] = .int(Int64(info.pid))
@@ -74,12 +77,16 @@ struct Methods: Sendable {
         var roots: [JSONValue] = info.roots.map { root in
             var r = JSONObject()
             WireMapping.addPath(root, to: &r)
+            let polled = (w.unwatchedTrees + w.networkTrees).filter { $0.isWithin(root) }
             if let reason = s.unavailableRoots[root] {
                 r["state"] = .string("unavailable")
                 r["reason"] = .string(reason)
+                r["mode"] = .string("unavailable")
             } else {
                 r["state"] = .string("available")
+                r["mode"] = .string(w.watchError != nil || polled.contains(root) ? "polled" : "watched")
             }
+            r["polledTrees"] = .int(Int64(w.watchError != nil ? 1 : polled.count))
             r["assets"] = .int(Int64(byRoot[root] ?? 0))
             return .object(r)
         }
@@ -115,8 +122,37 @@ struct Methods: Sendable {
         queue["pending"] = .int(Int64(q.pending))
         queue["lastError"] = q.lastError.map { .string($0) } ?? .null
         o["sortQueue"] = .object(queue)
+        o["watcher"] = watcherStatus(w)
         return .object(o)
     }
+
+    /// `library.status`'s `watcher` object: the watch budget, what is polled and why.
+    func watcherStatus(_ w: LiveIndex.Status) -> JSONValue {
+        var o = JSONObject()
+        o["watches"] = .int(Int64(w.watches))
+        o["budget"] = .int(Int64(w.watchBudget))
+        o["systemLimit"] = w.systemWatchLimit.map { .int(Int64($0)) } ?? .null
+        func trees(_ list: [PathBytes]) -> JSONValue { .array(list.prefix(100).map { .string($0.string) }) }
+        o["unwatchedTrees"] = trees(w.unwatchedTrees)
+        o["networkTrees"] = trees(w.networkTrees)
+        o["pollIntervalSeconds"] = .int(liveOptions.pollInterval.components.seconds)
+        o["pendingChanges"] = .int(Int64(w.pendingChanges))
+        o["appliedChanges"] = .int(Int64(w.appliedChanges))
+        o["overflows"] = .int(Int64(w.overflows))
+        o["polls"] = .int(Int64(w.polls))
+        o["error"] = w.watchError.map { .string($0) } ?? .null
+        if !w.unwatchedTrees.isEmpty {
+            o["hint"] = .string("the watch budget is used up: \(w.unwatchedTrees.count) tree(s) are polled every "
+                                + "\(liveOptions.pollInterval.components.seconds) s. Raise the limit with "
+                                + "'sysctl fs.inotify.max_user_watches=524288' (persist it in /etc/sysctl.d/) and restart photod")
+        } else {
+            o["hint"] = .null
+        }
+        return .object(o)
+    }
+
+    /// Roots reported unavailable: their assets are listed with `isAvailable: false`.
+    var offlineRoots: [PathBytes] { Array(indexer.status.unavailableRoots.keys) }
 
     func errors(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])
@@ -141,7 +177,7 @@ struct Methods: Sendable {
             try r.consistent { (try r.assets(limit: limit, offset: offset), try r.visibleAssetCount()) }
         }
         var o = JSONObject()
-        o["assets"] = .array(assets.map(WireMapping.asset))
+        o["assets"] = .array(assets.map { WireMapping.asset($0, offline: offlineRoots) })
         o["total"] = .int(Int64(total))
         o["offset"] = .int(Int64(offset))
         o["nextOffset"] = Self.nextOffset(offset: offset, count: assets.count, total: total)
@@ -241,7 +277,7 @@ struct Methods: Sendable {
         let now = info.now()
         let found = try query { r in try r.consistent { try r.assets(in: ref, limit: limit, offset: offset, now: now) } }
         guard let (assets, total) = found else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
-        guard case .object(var o) = Self.paged("assets", assets.map(WireMapping.asset), total: total, offset: offset) else {
+        guard case .object(var o) = Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset) else {
             return .null
         }
         o["id"] = .string(id)

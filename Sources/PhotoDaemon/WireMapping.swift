@@ -13,7 +13,8 @@ enum WireMapping {
     }
 
     /// The asset record: the pinned field names of `assets.fetch` and `photoctl assets --json`.
-    static func asset(_ a: Asset) -> JSONValue {
+    /// `offline`: roots reported unavailable (their assets' files cannot be opened now).
+    static func asset(_ a: Asset, offline: [PathBytes]) -> JSONValue {
         var o = JSONObject()
         o["id"] = .string(a.id.rawValue)
         addPath(a.path, to: &o)
@@ -37,6 +38,7 @@ enum WireMapping {
         o["keywords"] = .array(a.keywords.map { .string($0) })
         o["isFavorite"] = .bool(a.isFavorite)
         o["isHidden"] = .bool(a.isHidden)
+        o["isAvailable"] = .bool(!offline.contains { a.path.isWithin($0) })
         o["fileSize"] = .int(a.fileSize)
         o["addedDate"] = .string(Timestamps.utcString(milliseconds: a.addedAt))
         o["resources"] = .array(a.resources.map { r in

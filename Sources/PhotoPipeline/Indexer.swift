@@ -51,6 +51,30 @@ public final class Indexer: Sendable {
         }
     }
 
+    /// Why a root must not be scanned now (missing, unreadable, or empty while the index holds
+    /// files below it: an unmounted disk), or nil when it can be.
+    public func unavailability(of root: PathBytes) -> String? {
+        Walk.unavailability(of: root, database: database)
+    }
+
+    /// Reports a root unavailable (the watcher saw it moved, deleted or unmounted): nothing
+    /// below it is removed; the next scan of it that finds it available clears this.
+    public func markUnavailable(_ root: PathBytes, reason: String) {
+        statusBox.withLock { $0.unavailableRoots[root] = reason }
+        logger.error("library root '\(root)' is unavailable (\(reason)); its assets are kept", [("root", root.string)])
+    }
+
+    /// Reads candidate files on a few threads at once and returns their outcomes in order.
+    func read(_ candidates: [Candidate]) -> [FileOutcome] {
+        guard candidates.count > 1 else { return candidates.map { reader.read($0) } }
+        let outcomes = Mutex<[FileOutcome?]>(Array(repeating: nil, count: candidates.count))
+        DispatchQueue.concurrentPerform(iterations: candidates.count) { [reader] i in
+            let outcome = reader.read(candidates[i])
+            outcomes.withLock { $0[i] = outcome }
+        }
+        return outcomes.withLock { $0.map { $0! } }
+    }
+
     /// A copy of the current status.
     public var status: IndexerStatus { statusBox.withLock { $0 } }
 

@@ -31,6 +31,8 @@ public final class SortQueue: Sendable {
 
     struct Entry: Sendable {
         var batch: WriteBatch
+        /// A purge of Recently Deleted instead of a batch: assets deleted before this instant.
+        var purgeBefore: Int64?
         var done: Completion
     }
 
@@ -64,9 +66,20 @@ public final class SortQueue: Sendable {
 
     /// Queues a batch. `done` runs on the queue's thread after the transaction that carried it.
     public func submit(_ batch: WriteBatch, done: @escaping Completion = { _ in }) {
+        enqueue(Entry(batch: batch, done: done))
+    }
+
+    /// Queues the purge of the assets that went to Recently Deleted before `cutoff` (Unix
+    /// milliseconds): a job of its own, with its change set (they are `deleted`).
+    public func submitPurge(deletedBefore cutoff: Int64, done: @escaping Completion = { _ in }) {
+        enqueue(Entry(batch: WriteBatch(), purgeBefore: cutoff, done: done))
+    }
+
+    private func enqueue(_ entry: Entry) {
+        let done = entry.done
         let accepted = state.withLock { s -> Bool in
             guard !s.stopping else { return false }
-            s.pending.append(Entry(batch: batch, done: done))
+            s.pending.append(entry)
             s.stats.pending = s.pending.count
             return true
         }
@@ -103,7 +116,7 @@ public final class SortQueue: Sendable {
             // Jobs that move or restore files run alone; the others between them are merged.
             var run: [Entry] = []
             for entry in entries {
-                if entry.batch.hasMoves {
+                if entry.batch.hasMoves || entry.purgeBefore != nil {
                     if !run.isEmpty { runJob(run) }
                     run = []
                     runJob([entry])
@@ -125,7 +138,15 @@ public final class SortQueue: Sendable {
         let merged = WriteBatch.merged(entries.map(\.batch))
         let result: Result<BatchSummary, StoreError>
         do {
-            let summary = try database.write { try $0.apply(merged, now: now()) }
+            let summary: BatchSummary
+            if entries.count == 1, let cutoff = entries[0].purgeBefore {
+                summary = try database.write { try $0.purge(deletedBefore: cutoff, now: now()) }
+                if !summary.deleted.isEmpty {
+                    logger.info("purged \(summary.deleted.count) assets from Recently Deleted")
+                }
+            } else {
+                summary = try database.write { try $0.apply(merged, now: now()) }
+            }
             result = .success(summary)
             state.withLock {
                 $0.stats.ran += 1

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -27,6 +28,11 @@ struct Walk {
     private(set) var movedFiles = 0
     private(set) var movedDirectories = 0
     private(set) var restoredFiles = 0
+    /// Files skipped because another process was writing them.
+    private(set) var busyFiles = 0
+    /// Files modified after this instant (Unix nanoseconds) are checked for a writer before
+    /// they are read; older ones are not (a copy in progress keeps its mtime current).
+    private let recentCutoff = Int64(Date().timeIntervalSince1970 * 1e9) - 10_000_000_000
     /// Removals wait for the end of the walk: a file or directory missing here may turn up
     /// elsewhere later in the walk (a move), and must then keep its id.
     private var deferredFiles: [(directory: PathBytes, name: [UInt8])] = []
@@ -84,7 +90,9 @@ struct Walk {
     /// the index holds files below it — what an unmounted disk or an offline share looks like
     /// (the mount point is an empty directory). Scanning it would delete every asset and lose
     /// every id; instead the root is reported unavailable until its content is back.
-    private func unavailability(of root: PathBytes) -> String? {
+    private func unavailability(of root: PathBytes) -> String? { Self.unavailability(of: root, database: database) }
+
+    static func unavailability(of root: PathBytes, database: Database) -> String? {
         let entries: [DirectoryEntry]
         do {
             entries = try Directory(path: root).entries()
@@ -207,6 +215,12 @@ struct Walk {
                         restoredFiles += 1
                         continue
                     }
+                }
+                if s.mtimeNanoseconds > recentCutoff, FileStat.isOpenForWriting(dir.descriptor, entry.name) == true {
+                    // Still being written (a copy in progress): its close brings it to the
+                    // watcher, complete, and it is read once then (or by the next poll or scan).
+                    busyFiles += 1
+                    continue
                 }
                 candidates += 1
                 let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1

@@ -227,6 +227,26 @@ public struct IndexReader {
         return result
     }
 
+    /// What the index holds for one file, or `nil` when it does not know it.
+    public func file(at path: PathBytes) throws -> IndexedFile? {
+        let s = try db.statement("""
+            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status FROM files f
+            JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.name = ?2
+            """)
+        defer { s.reset() }
+        s.bind(path.parent.bytes, at: 1)
+        s.bind(path.lastComponent, at: 2)
+        guard try s.step() else { return nil }
+        let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
+                                    size: s.int64(3), mtimeNanoseconds: s.int64(4))
+        return IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error)
+    }
+
+    /// Whether the index knows a directory.
+    public func hasDirectory(_ path: PathBytes) throws -> Bool {
+        try db.scalar("SELECT 1 FROM directories WHERE path = ?1", .blob(path.bytes)).int64 != nil
+    }
+
     /// Indexed directories with this identity (a moved directory keeps its inode).
     public func directories(fsid: UInt64, inode: UInt64) throws -> [PathBytes] {
         let s = try db.statement("SELECT path FROM directories WHERE fsid = ?1 AND inode = ?2")

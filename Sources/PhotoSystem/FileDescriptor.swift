@@ -133,12 +133,19 @@ public struct FileStat: Sendable, Hashable {
         return FileStat(st)
     }
 
-    /// `stat(path)` (following links).
-    public static func of(_ path: PathBytes) throws(SystemError) -> FileStat {
+    /// `stat(path)` (following links unless told not to: then `lstat`).
+    public static func of(_ path: PathBytes, followLinks: Bool = true) throws(SystemError) -> FileStat {
         var st = photo_stat()
         _ = try path.withCString { p throws(SystemError) in
-            try syscall("stat", context: path.string) { photo_fstatat(AT_FDCWD, p, &st, 1) }
+            try syscall("stat", context: path.string) { photo_fstatat(AT_FDCWD, p, &st, followLinks ? 1 : 0) }
         }
         return FileStat(st)
+    }
+
+    /// Whether another process holds `name` below `dir` open for writing (a copy in progress):
+    /// `nil` when that cannot be told (someone else's file, a network file system).
+    public static func isOpenForWriting(_ dir: FileDescriptor, _ name: [UInt8]) -> Bool? {
+        let r = PathBytes.withCString(name) { photo_is_open_for_writing(dir.rawValue, $0) }
+        return r < 0 ? nil : r == 1
     }
 }

@@ -59,7 +59,6 @@ public final class InotifyWatcher: Sendable {
         }
         timer.setEventHandler { [weak self] in self?.timerFired() }
         timer.schedule(deadline: .distantFuture)
-        queue.async { setThreadName("photod-watch") }
         readSource.resume()
         timer.resume()
     }
@@ -175,6 +174,9 @@ public final class InotifyWatcher: Sendable {
         if changed { readSource.resume() }
     }
 
+    /// The timer's armed deadline (nil: parked, no wake-ups).
+    package var armedDeadline: Duration? { engine.withLock { $0.armed } }
+
     // MARK: Reading
 
     private func now() -> Duration { SuspendingClock.now - origin }
@@ -234,7 +236,12 @@ public final class InotifyWatcher: Sendable {
         let mask = record.mask
         if mask.contains(.queueOverflow) {
             logger.warning("inotify event queue overflowed (fs.inotify.max_queued_events); changes were lost, a rescan follows")
-            let actions = engine.withLock { $0.coalescer.receive(.overflow, at: now()) }
+            // Lost events may include new, renamed or deleted directories: bring the watches in
+            // line with the disk first, so that the consumer's rescan misses nothing after it.
+            let unwatched = resynchronize()
+            var actions: [CoalescerAction] = []
+            if !unwatched.isEmpty { actions += engine.withLock { $0.coalescer.post(.unwatched(unwatched), at: now()) } }
+            actions += engine.withLock { $0.coalescer.receive(.overflow, at: now()) }
             perform(actions)
             return
         }
@@ -274,6 +281,12 @@ public final class InotifyWatcher: Sendable {
             if !report.unwatched.isEmpty {
                 actions += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
             }
+        } else if mask.contains(.deleteSelf) || mask.contains(.moveSelf),
+                  registry.withLock({ $0.byPath[entry.path.parent] == nil }) {
+            // Watched without its parent (`watch(directory:)`): no parent record reports it.
+            let removed = registry.withLock { $0.removeTree(entry.path) }
+            removeWatches(removed)
+            actions += engine.withLock { $0.coalescer.post(.directoryRemoved(entry.path), at: now()) }
         } else if mask.contains(.ignored) {
             registry.withLock { _ = $0.remove(record.wd) }
         }
@@ -329,7 +342,7 @@ public final class InotifyWatcher: Sendable {
                     work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
                 }
             case .moveWatches(let from, let to):
-                registry.withLock { $0.move(from: from, to: to) }
+                removeWatches(registry.withLock { $0.move(from: from, to: to) })
             case .unwatch(let path):
                 let removed = registry.withLock { $0.removeTree(path) }
                 removeWatches(removed)
@@ -379,25 +392,26 @@ public final class InotifyWatcher: Sendable {
         var stack: [(path: PathBytes, device: UInt64?)] = [(top, nil)]
         while let (path, parentDevice) = stack.popLast() {
             let dir: Directory
-            let device: UInt64
+            let stat: FileStat
             do {
                 dir = try Directory(path: path)
-                device = try dir.stat().device
+                stat = try dir.stat()
             } catch {
-                if !Self.isGone(error.errno) {
+                // Below the top, a directory may vanish between its parent's listing and now.
+                if path == top || !Self.isGone(error.errno) {
                     logger.warning("cannot open directory '\(path)' to watch it, skipping: \(error.message)", [("path", path.string)])
                     report.unreadable.append(path)
                 }
                 continue
             }
-            if parentDevice != device, let fs = try? dir.fileSystem(), fs.isNetworkOrFUSE {
+            if parentDevice != stat.device, let fs = try? dir.fileSystem(), fs.isNetworkOrFUSE {
                 registry.withLock { _ = $0.networkOrFUSE.insert(path) }
                 logger.notice("'\(path)' is on a network or FUSE file system, where inotify misses changes made elsewhere: "
                               + "it is polled instead", [("path", path.string)])
                 report.networkOrFUSE.append(path)
                 continue
             }
-            switch addWatch(path) {
+            switch addWatch(path, inode: stat.inode) {
             case .added: report.watched += 1
             case .existing: report.alreadyWatched += 1
             case .overBudget:
@@ -420,8 +434,13 @@ public final class InotifyWatcher: Sendable {
                 }
                 continue
             }
-            if entries.contains(where: { $0.name == Coalescer.noMedia }) {
-                registry.withLock { $0.setMuted(path, true) }
+            let hasNoMedia = entries.contains { $0.name == Coalescer.noMedia }
+            let below = registry.withLock { reg -> [WatchDescriptor] in
+                reg.setMuted(path, hasNoMedia)
+                return hasNoMedia ? reg.removeTree(path, includingSelf: false) : []
+            }
+            removeWatches(below)
+            if hasNoMedia {
                 report.noMedia += 1
                 continue
             }
@@ -431,22 +450,41 @@ public final class InotifyWatcher: Sendable {
                 if entry.kind == .unknown {
                     isDirectory = (try? FileStat.at(dir.descriptor, entry.name))?.isDirectory ?? false
                 }
-                if isDirectory { stack.append((path.appending(entry.name), device)) }
+                if isDirectory { stack.append((path.appending(entry.name), stat.device)) }
             }
         }
         return report
     }
 
+    /// After lost events: walks every root again (watching what is new, re-pathing what was
+    /// renamed), then drops the watches whose path no longer leads to their directory.
+    /// Returns the trees the budget left out.
+    private func resynchronize() -> [PathBytes] {
+        let roots = registry.withLock { $0.roots.sorted() }
+        var unwatched: [PathBytes] = []
+        for root in roots { unwatched += walkAndWatch(root).unwatched }
+        let entries = registry.withLock { $0.byDescriptor }
+        var stale: [WatchDescriptor] = []
+        for (wd, entry) in entries {
+            let st = try? FileStat.at(FileDescriptor(rawValue: AT_FDCWD), entry.path.bytes, followLinks: false)
+            if st == nil || st?.isDirectory == false || (entry.inode != 0 && st?.inode != entry.inode) { stale.append(wd) }
+        }
+        registry.withLock { reg in for wd in stale { reg.remove(wd) } }
+        removeWatches(stale)
+        if !stale.isEmpty { logger.info("dropped \(stale.count) watches of directories gone while events were lost") }
+        return unwatched
+    }
+
     private static func isGone(_ e: Int32) -> Bool { e == ENOENT || e == ENOTDIR || e == ELOOP }
 
     /// Adds the watch for one directory within the budget.
-    private func addWatch(_ path: PathBytes) -> AddResult {
-        registry.withLock { reg -> AddResult in
+    private func addWatch(_ path: PathBytes, inode: UInt64) -> AddResult {
+        let (result, displaced) = registry.withLock { reg -> (AddResult, WatchDescriptor?) in
             let known = reg.byPath[path] != nil
             if !known && reg.count >= limits.maxWatches {
                 reg.unwatched.insert(path)
                 warnBudget(&reg, path: path, kernelRefused: false)
-                return .overBudget
+                return (.overBudget, nil)
             }
             let wd = path.withCString { inotify_add_watch(fd.rawValue, $0, InotifyMask.directoryWatch.rawValue) }
             if wd < 0 {
@@ -454,15 +492,17 @@ public final class InotifyWatcher: Sendable {
                 if e == ENOSPC {
                     reg.unwatched.insert(path)
                     warnBudget(&reg, path: path, kernelRefused: true)
-                    return .overBudget
+                    return (.overBudget, nil)
                 }
-                if Self.isGone(e) { return .gone }
-                return .failed(SystemError(call: "inotify_add_watch", errno: e, context: path.string))
+                if Self.isGone(e) { return (.gone, nil) }
+                return (.failed(SystemError(call: "inotify_add_watch", errno: e, context: path.string)), nil)
             }
-            let isNew = reg.insert(WatchDescriptor(rawValue: wd), path: path)
+            let insertion = reg.insert(WatchDescriptor(rawValue: wd), path: path, inode: inode)
             if reg.count < limits.maxWatches { reg.budgetWarned = false }
-            return isNew ? .added : .existing
+            return (insertion.isNew ? .added : .existing, insertion.displaced)
         }
+        if let displaced { removeWatches([displaced]) }
+        return result
     }
 
     private func warnBudget(_ reg: inout WatchRegistry, path: PathBytes, kernelRefused: Bool) {

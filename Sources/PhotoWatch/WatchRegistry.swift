@@ -13,6 +13,9 @@ public struct WatchDescriptor: RawRepresentable, Hashable, Sendable {
 struct WatchRegistry: Sendable {
     struct Entry: Sendable, Hashable {
         var path: PathBytes
+        /// The directory's inode when its watch was added (0: unknown): tells a renamed or
+        /// replaced directory from the one watched, when events were lost.
+        var inode: UInt64 = 0
         /// The directory holds `.nomedia`: only that name's events count, nothing below is watched.
         var muted: Bool
     }
@@ -32,26 +35,34 @@ struct WatchRegistry: Sendable {
 
     func entry(_ wd: WatchDescriptor) -> Entry? { byDescriptor[wd] }
 
-    /// Records `wd` for `path`; returns whether the watch is new (the kernel returns the same
-    /// descriptor for a directory already watched, possibly known under an older path).
+    /// What `insert` did.
+    struct Insertion: Sendable, Hashable {
+        /// Whether the watch is new (the kernel returns the same descriptor for a directory
+        /// already watched, possibly known under an older path).
+        var isNew: Bool
+        /// A stale descriptor that was registered for the same path (its directory was
+        /// replaced unseen): to `inotify_rm_watch`.
+        var displaced: WatchDescriptor?
+    }
+
+    /// Records `wd` for `path` (a directory with inode `inode`).
     @discardableResult
-    mutating func insert(_ wd: WatchDescriptor, path: PathBytes, muted: Bool = false) -> Bool {
-        if let old = byDescriptor[wd] {
-            if old.path != path {
-                if byPath[old.path] == wd { byPath[old.path] = nil }
-                if let other = byPath[path], other != wd { byDescriptor[other] = nil }
-                byPath[path] = wd
-                byDescriptor[wd] = Entry(path: path, muted: old.muted || muted)
-            } else if muted {
-                byDescriptor[wd]?.muted = true
-            }
-            return false
+    mutating func insert(_ wd: WatchDescriptor, path: PathBytes, inode: UInt64 = 0, muted: Bool = false) -> Insertion {
+        var displaced: WatchDescriptor?
+        if let other = byPath[path], other != wd {
+            byDescriptor[other] = nil
+            displaced = other
         }
-        if let other = byPath[path] { byDescriptor[other] = nil }  // a replaced directory's stale watch
-        byDescriptor[wd] = Entry(path: path, muted: muted)
-        byPath[path] = wd
         unwatched.remove(path)
-        return true
+        if let old = byDescriptor[wd] {
+            if old.path != path, byPath[old.path] == wd { byPath[old.path] = nil }
+            byDescriptor[wd] = Entry(path: path, inode: inode, muted: old.muted || muted)
+            byPath[path] = wd
+            return Insertion(isNew: false, displaced: displaced)
+        }
+        byDescriptor[wd] = Entry(path: path, inode: inode, muted: muted)
+        byPath[path] = wd
+        return Insertion(isNew: true, displaced: displaced)
     }
 
     /// Forgets one descriptor (`IN_IGNORED`).
@@ -75,21 +86,28 @@ struct WatchRegistry: Sendable {
         return removed.sorted { $0.rawValue < $1.rawValue }
     }
 
-    /// A directory was renamed: every watch at or below `from` now lies below `to`.
-    mutating func move(from: PathBytes, to: PathBytes) {
+    /// A directory was renamed: every watch at or below `from` now lies below `to`. Returns
+    /// the descriptors of directories the rename replaced (to `inotify_rm_watch`).
+    @discardableResult
+    mutating func move(from: PathBytes, to: PathBytes) -> [WatchDescriptor] {
         var moved: [(WatchDescriptor, Entry)] = []
         for (wd, entry) in byDescriptor where entry.path.isWithin(from) {
             moved.append((wd, entry))
         }
         for (wd, entry) in moved where byPath[entry.path] == wd { byPath[entry.path] = nil }
+        var displaced: [WatchDescriptor] = []
         for (wd, var entry) in moved {
             entry.path = Coalescer.rebase(entry.path, from: from, to: to)
-            if let stale = byPath[entry.path], stale != wd { byDescriptor[stale] = nil }
+            if let stale = byPath[entry.path], stale != wd {
+                byDescriptor[stale] = nil
+                displaced.append(stale)
+            }
             byDescriptor[wd] = entry
             byPath[entry.path] = wd
         }
         unwatched = Set(unwatched.map { $0.isWithin(from) ? Coalescer.rebase($0, from: from, to: to) : $0 })
         networkOrFUSE = Set(networkOrFUSE.map { $0.isWithin(from) ? Coalescer.rebase($0, from: from, to: to) : $0 })
+        return displaced
     }
 
     mutating func setMuted(_ path: PathBytes, _ muted: Bool) {

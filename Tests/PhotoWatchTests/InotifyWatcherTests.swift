@@ -269,14 +269,59 @@ struct InotifyWatcherTests {
         #expect(WatchLimits.systemMaxQueuedEvents() == saved, "restored")
         let dir = try TemporaryDirectory("watch-overflow")
         defer { watcher.stop(); dir.remove() }
+        try Directory.makePath(dir.path.appending("old/inner"))
+        try Directory.makePath(dir.path.appending("doomed"))
         watcher.watchTree(dir.path)
+        #expect(watcher.watchedCount == 4)
         watcher.suspendReading()
         for i in 0..<40 { try writeFile(dir.path.appending("\(i).jpg")) }
+        // Directory changes whose records are lost with the overflow.
+        try Directory.makePath(dir.path.appending("new/sub"))
+        try rename(dir.path.appending("old"), dir.path.appending("renamed"))
+        #expect(try shell("rmdir \"$1\"", [dir.path.appending("doomed").string]) == 0)
         watcher.resumeReading()
         #expect(await collector.wait(for: .overflow))
-        let after = dir.path.appending("after.jpg")
-        try writeFile(after)
-        #expect(await collector.wait(for: .added(after)))
+        // The watches were brought in line with the disk before the overflow was reported.
+        #expect(watcher.watchedCount == 5, "root, renamed, renamed/inner, new, new/sub")
+        let files = [dir.path.appending("after.jpg"), dir.path.appending("new/sub/a.jpg"), dir.path.appending("renamed/inner/b.jpg")]
+        for f in files { try writeFile(f) }
+        #expect(await collector.wait { changes in files.allSatisfy { changes.contains(.added($0)) } })
+    }
+
+    @Test("idle: once a batch is delivered the timer is parked (no wake-ups)")
+    func idleTimer() async throws {
+        let rig = try Rig("idle")
+        defer { rig.tearDown() }
+        rig.watcher.watchTree(rig.root)
+        #expect(rig.watcher.armedDeadline == nil)
+        try writeFile(rig.root.appending("a.jpg"))
+        #expect(await rig.collector.wait(for: .added(rig.root.appending("a.jpg"))))
+        #expect(await rig.collector.wait(timeout: .seconds(5)) { _ in rig.watcher.armedDeadline == nil })
+    }
+
+    @Test("a directory watched without its parent reports its own deletion")
+    func parentlessDirectory() async throws {
+        let rig = try Rig("parentless") { try Directory.makePath($0.appending("only")) }
+        defer { rig.tearDown() }
+        let only = rig.root.appending("only")
+        #expect(rig.watcher.watch(directory: only).watched == 1)
+        #expect(try shell("rmdir \"$1\"", [only.string]) == 0)
+        #expect(await rig.collector.wait(for: .directoryRemoved(only)))
+        #expect(rig.watcher.watchedCount == 0)
+    }
+
+    @Test("a root that is missing or a symbolic link is reported unreadable, not silently skipped")
+    func badRoots() throws {
+        let rig = try Rig("badroot")
+        defer { rig.tearDown() }
+        let missing = rig.dir.path.appending("missing")
+        #expect(rig.watcher.watchTree(missing).unreadable == [missing])
+        let link = rig.dir.path.appending("link")
+        _ = try link.withCString { l throws(SystemError) in
+            try rig.root.withCString { t throws(SystemError) in try syscall("symlink") { symlink(t, l) } }
+        }
+        #expect(rig.watcher.watchTree(link).unreadable == [link])
+        #expect(rig.watcher.watchedCount == 0)
     }
 
     @Test("the watcher on a network or FUSE file system is not used there (detected with statfs)")

@@ -70,3 +70,11 @@ void photo_set_thread_name(const char *name);
 /// global mutex around every SQLite allocation. Must run before SQLite initialises; returns
 /// SQLite's result code.
 int photo_sqlite_disable_memstatus(void);
+
+/// Whether another process holds `name` (below `dirfd`) open for writing: 1 yes, 0 no, -1 when
+/// it cannot be told (not our file without CAP_LEASE, a network file system, leases disabled).
+/// Asks for a read lease (`F_SETLEASE`, `F_RDLCK`), which the kernel refuses with `EAGAIN`
+/// while a writer has the file open, and drops it at once. A writer opening the file in that
+/// instant breaks the lease with `SIGIO`, which the first call sets to be ignored (its default
+/// action would end the process).
+int photo_is_open_for_writing(int dirfd, const char *name);

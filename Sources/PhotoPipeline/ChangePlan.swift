@@ -1,0 +1,147 @@
+import PhotoModel
+import PhotoWatch
+
+/// The watcher's changes of one batch, sorted into the steps that apply them. Pure.
+///
+/// A sort job applies removals, then moves, then writes (`IndexWriter.apply`). A batch whose
+/// changes follow that order goes in one step; a change that must come after a later kind
+/// (a removal after a move, a move after a write) starts a new step, so the steps applied in
+/// order equal the changes applied in order. Scans come after every step (the watcher puts
+/// them last in its batch). Paths outside the roots or below a dot-directory are dropped: the
+/// scan never indexes them either.
+struct ChangePlan: Equatable {
+    struct Step: Equatable {
+        var removedDirectories: [PathBytes] = []
+        var removedFiles: [PathBytes] = []
+        var movedDirectories: [(from: PathBytes, to: PathBytes)] = []
+        var movedFiles: [(from: PathBytes, to: PathBytes)] = []
+        /// Files to read if they changed (added or modified), in order, without repeats.
+        var reads: [PathBytes] = []
+
+        var isEmpty: Bool {
+            removedDirectories.isEmpty && removedFiles.isEmpty && movedDirectories.isEmpty && movedFiles.isEmpty
+                && reads.isEmpty
+        }
+
+        static func == (a: Step, b: Step) -> Bool {
+            a.removedDirectories == b.removedDirectories && a.removedFiles == b.removedFiles
+                && a.movedDirectories.map(\.from) == b.movedDirectories.map(\.from)
+                && a.movedDirectories.map(\.to) == b.movedDirectories.map(\.to)
+                && a.movedFiles.map(\.from) == b.movedFiles.map(\.from) && a.movedFiles.map(\.to) == b.movedFiles.map(\.to)
+                && a.reads == b.reads
+        }
+    }
+
+    var steps: [Step] = []
+    /// Trees to compare with the disk after the steps (new directories, `.nomedia` changes).
+    var scans: [PathBytes] = []
+    /// The kernel lost events: compare every root with the disk.
+    var overflow = false
+    /// Trees the watcher could not watch: poll them.
+    var unwatched: [PathBytes] = []
+    /// Roots that were moved, deleted or unmounted.
+    var rootsGone: [PathBytes] = []
+
+    /// The order of the kinds within a step (`IndexWriter.apply`).
+    private enum Phase: Int, Comparable {
+        case removeDirectory, removeFile, moveDirectory, moveFile, read
+        static func < (a: Phase, b: Phase) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    init(_ changes: [WatchChange], roots: [PathBytes]) {
+        var step = Step()
+        var phase = Phase.removeDirectory
+        var reading = Set<PathBytes>()
+        func enter(_ next: Phase) {
+            if next < phase, !step.isEmpty {
+                steps.append(step)
+                step = Step()
+                reading = []
+            }
+            phase = next
+        }
+        func inLibrary(_ path: PathBytes) -> Bool { Self.isIndexable(path, roots: roots) }
+
+        for change in changes {
+            switch change {
+            case .added(let p), .modified(let p):
+                guard inLibrary(p) else { continue }
+                enter(.read)
+                if reading.insert(p).inserted { step.reads.append(p) }
+            case .removed(let p):
+                guard inLibrary(p) else { continue }
+                enter(.removeFile)
+                step.removedFiles.append(p)
+            case .moved(let from, let to):
+                switch (inLibrary(from), inLibrary(to)) {
+                case (true, true):
+                    enter(.moveFile)
+                    step.movedFiles.append((from, to))
+                case (true, false):
+                    enter(.removeFile)
+                    step.removedFiles.append(from)
+                case (false, true):
+                    enter(.read)
+                    if reading.insert(to).inserted { step.reads.append(to) }
+                case (false, false):
+                    continue
+                }
+            case .directoryAdded(let p), .rescan(let p):
+                if inLibrary(p) || roots.contains(p) { scans.append(p) }
+            case .directoryRemoved(let p):
+                guard inLibrary(p) else { continue }
+                enter(.removeDirectory)
+                step.removedDirectories.append(p)
+            case .directoryMoved(let from, let to):
+                switch (inLibrary(from), inLibrary(to)) {
+                case (true, true):
+                    enter(.moveDirectory)
+                    step.movedDirectories.append((from, to))
+                case (true, false):
+                    enter(.removeDirectory)
+                    step.removedDirectories.append(from)
+                case (false, true):
+                    scans.append(to)
+                case (false, false):
+                    continue
+                }
+            case .overflow:
+                overflow = true
+            case .unwatched(let trees):
+                unwatched.append(contentsOf: trees)
+            case .rootGone(let root):
+                rootsGone.append(root)
+            }
+        }
+        if !step.isEmpty { steps.append(step) }
+        scans = Self.outermost(scans)
+    }
+
+    /// Whether a path lies strictly below one of the roots and no component below the root
+    /// starts with a dot (what the scan skips).
+    static func isIndexable(_ path: PathBytes, roots: [PathBytes]) -> Bool {
+        guard let root = roots.filter({ path.isWithin($0) && path != $0 }).max(by: { $0.bytes.count < $1.bytes.count }) else {
+            return false
+        }
+        let rest = path.bytes.dropFirst(root.bytes.count)
+        var atComponentStart = true
+        for byte in rest {
+            if byte == UInt8(ascii: "/") {
+                atComponentStart = true
+            } else {
+                if atComponentStart && byte == UInt8(ascii: ".") { return false }
+                atComponentStart = false
+            }
+        }
+        return true
+    }
+
+    /// The trees with none of their ancestors in the list, in their first order.
+    static func outermost(_ trees: [PathBytes]) -> [PathBytes] {
+        var result: [PathBytes] = []
+        for tree in trees where !trees.contains(where: { $0 != tree && tree.isWithin($0) }) && !result.contains(tree) {
+            result.append(tree)
+        }
+        return result
+    }
+}
