@@ -79,3 +79,62 @@ public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension WatchChange {
+    /// Several batches as one, for a consumer that takes whatever has piled up: the same
+    /// contract as a single batch (apply in order; scans last). Every scan moves to the end,
+    /// rebased through the directory renames that follow it in later batches and dropped when
+    /// a later removal takes its directory; a rename out of a directory whose scan is pending
+    /// becomes an addition, as the coalescer does within a batch.
+    public static func joining(_ batches: [[WatchChange]]) -> [WatchChange] {
+        var changes: [WatchChange] = []
+        var scans: [WatchChange] = []
+        func scanPath(_ change: WatchChange) -> PathBytes {
+            switch change {
+            case .directoryAdded(let p), .rescan(let p): return p
+            default: preconditionFailure("not a scan: \(change)")
+            }
+        }
+        /// Whether `path` lies below (or at) a pending scan of a directory new to the consumer.
+        func newToConsumer(_ path: PathBytes) -> Bool {
+            scans.contains { if case .directoryAdded(let d) = $0 { path.isWithin(d) } else { false } }
+        }
+        func addScan(_ change: WatchChange) {
+            let path = scanPath(change)
+            if scans.contains(where: { path.isWithin(scanPath($0)) }) { return }
+            scans.removeAll { scanPath($0).isWithin(path) }
+            scans.append(change)
+        }
+        for batch in batches {
+            for change in batch {
+                switch change {
+                case .directoryAdded, .rescan:
+                    addScan(change)
+                case .moved(let from, let to) where newToConsumer(from) && from != to:
+                    changes.append(.added(to))
+                case .directoryMoved(let from, let to):
+                    let unknown = newToConsumer(from)
+                    let coveredExactly = scans.contains { scanPath($0) == from }
+                    scans = scans.map { scan in
+                        let p = scanPath(scan)
+                        guard p.isWithin(from) else { return scan }
+                        let moved = Coalescer.rebase(p, from: from, to: to)
+                        if case .directoryAdded = scan { return .directoryAdded(moved) }
+                        return .rescan(moved)
+                    }
+                    if unknown {
+                        if !coveredExactly { addScan(.directoryAdded(to)) }
+                    } else {
+                        changes.append(change)
+                    }
+                case .directoryRemoved(let p), .rootGone(let p):
+                    scans.removeAll { scanPath($0).isWithin(p) }
+                    changes.append(change)
+                default:
+                    changes.append(change)
+                }
+            }
+        }
+        return changes + scans
+    }
+}

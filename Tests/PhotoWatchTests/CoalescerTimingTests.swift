@@ -198,3 +198,36 @@ struct CoalescerTimingTests {
         #expect(Coalescer.rebase(p(path), from: p(from), to: p(to)) == p(expected))
     }
 }
+
+@Suite("Joining batches")
+struct JoiningTests {
+    @Test("batches joined keep the single-batch contract", arguments: [
+        ([[.added(p("/r/a")), .directoryAdded(p("/r/d"))], [.removed(p("/r/b"))]] as [[WatchChange]],
+         [.added(p("/r/a")), .removed(p("/r/b")), .directoryAdded(p("/r/d"))] as [WatchChange]),
+        ([[.directoryAdded(p("/r/d"))], [.directoryMoved(from: p("/r/d"), to: p("/r/e"))]],
+         [.directoryAdded(p("/r/e"))]),
+        ([[.directoryAdded(p("/r/d"))], [.directoryMoved(from: p("/r/d/sub"), to: p("/r/x"))]],
+         [.directoryAdded(p("/r/d")), .directoryAdded(p("/r/x"))]),
+        ([[.rescan(p("/r/d/sub"))], [.directoryMoved(from: p("/r/d"), to: p("/r/e"))]],
+         [.directoryMoved(from: p("/r/d"), to: p("/r/e")), .rescan(p("/r/e/sub"))]),
+        ([[.directoryAdded(p("/r/d"))], [.moved(from: p("/r/d/a.jpg"), to: p("/r/a.jpg"))]],
+         [.added(p("/r/a.jpg")), .directoryAdded(p("/r/d"))]),
+        ([[.directoryAdded(p("/r/d/e"))], [.directoryRemoved(p("/r/d"))]],
+         [.directoryRemoved(p("/r/d"))]),
+        ([[.directoryAdded(p("/r/d/e"))], [.directoryAdded(p("/r/d"))], [.overflow]],
+         [.overflow, .directoryAdded(p("/r/d"))]),
+    ] as [([[WatchChange]], [WatchChange])])
+    func join(batches: [[WatchChange]], expected: [WatchChange]) {
+        #expect(WatchChange.joining(batches) == expected)
+    }
+
+    @Test("a single batch is returned as is")
+    func single() {
+        var h = Harness()
+        h.feed(ev(.create, "/r/a.jpg"), ev(.closeWrite, "/r/a.jpg"), ev(.create.union(.isDirectory), "/r/d"),
+               ev(.movedFrom, "/r/x.jpg", cookie: 1), ev(.movedTo, "/r/d/x.jpg", cookie: 1), ev(.delete, "/r/z.jpg"))
+        h.settle()
+        #expect(h.batches.count == 1)
+        #expect(WatchChange.joining(h.batches) == h.batches[0])
+    }
+}
