@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoTesting", "photod", "photoctl"],
                     swiftSettings: strict),

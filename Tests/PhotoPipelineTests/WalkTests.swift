@@ -98,6 +98,30 @@ struct WalkTests {
         #expect(try db.read { try $0.counts() }.assets == 9)
     }
 
+    @Test("A file another writer holds open (a copy in progress) is left for its close; read once it is complete")
+    func busyFileSkipped() throws {
+        defer { cleanup() }
+        try lib.write("a/done.jpg", [1, 2, 3])
+        try lib.write("a/copying.jpg", [1])
+        let db = try Database(path: state("w.db").string)
+        let reader = FakeReader()
+        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+        let writer = open(lib("a/copying.jpg").string, O_WRONLY | O_APPEND)
+        #expect(writer >= 0)
+        var report = indexer.scan(roots: [lib.path])
+        // Leases cannot be taken everywhere (someone else's file without CAP_LEASE, some file
+        // systems): then the file is read as before.
+        let dir = try Directory(path: lib("a"))
+        let leases = FileStat.isOpenForWriting(dir.descriptor, Array("copying.jpg".utf8)) != nil
+        #expect(report.readFiles == (leases ? 1 : 2))
+        #expect(write(writer, [2, 3], 2) == 2)
+        close(writer)
+        report = indexer.scan(roots: [lib.path])
+        #expect(report.readFiles == 1)
+        #expect(reader.reads.value == (leases ? 2 : 3))
+        #expect(try db.read { try $0.counts() }.files == 2)
+    }
+
     @Test("An emptied root (an unmounted disk) is unavailable and nothing is removed")
     func emptiedRoot() throws {
         defer { cleanup() }

@@ -1,0 +1,75 @@
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoWatch
+import Testing
+
+@Suite("Watcher changes sorted into sort-job steps")
+struct ChangePlanTests {
+    let root = PathBytes("/lib")
+    func p(_ s: String) -> PathBytes { PathBytes("/lib/" + s) }
+
+    @Test("A batch in apply order is one step; reads are not repeated")
+    func oneStep() {
+        let plan = ChangePlan([.directoryRemoved(p("old")), .removed(p("a.jpg")), .directoryMoved(from: p("x"), to: p("y")),
+                               .moved(from: p("b.jpg"), to: p("c.jpg")), .added(p("d.jpg")), .modified(p("d.jpg"))],
+                              roots: [root])
+        #expect(plan.steps.count == 1)
+        let step = plan.steps[0]
+        #expect(step.removedDirectories == [p("old")])
+        #expect(step.removedFiles == [p("a.jpg")])
+        #expect(step.movedDirectories.map(\.to) == [p("y")])
+        #expect(step.movedFiles.map(\.from) == [p("b.jpg")])
+        #expect(step.reads == [p("d.jpg")])
+    }
+
+    @Test("A change that the writer would apply before an earlier one starts a new step")
+    func orderKept() {
+        // Written, then moved away, then a new file written where it was: the move needs a step
+        // of its own after the first write (the writer moves before it writes); the second
+        // write can follow the move in that step.
+        let plan = ChangePlan([.added(p("a.jpg")), .moved(from: p("a.jpg"), to: p("b.jpg")), .added(p("a.jpg"))], roots: [root])
+        #expect(plan.steps.count == 2)
+        guard plan.steps.count == 2 else { return }
+        #expect(plan.steps[0].reads == [p("a.jpg")])
+        #expect(plan.steps[1].movedFiles.map(\.to) == [p("b.jpg")])
+        #expect(plan.steps[1].reads == [p("a.jpg")])
+        // A directory moved after a file in it was written.
+        let dirs = ChangePlan([.added(p("d/x.jpg")), .directoryMoved(from: p("d"), to: p("e")), .removed(p("e/x.jpg"))],
+                              roots: [root])
+        #expect(dirs.steps.count == 3)
+    }
+
+    @Test("Paths outside the roots or below a dot-directory are dropped; moves across the boundary are adds or removals")
+    func boundaries() {
+        let plan = ChangePlan([.added(PathBytes("/elsewhere/a.jpg")), .added(p(".cache/t.jpg")), .added(p("a/.hidden.jpg")),
+                               .moved(from: p("in.jpg"), to: p(".trash/in.jpg")), .moved(from: p(".tmp/new.jpg"), to: p("new.jpg")),
+                               .directoryMoved(from: p("dir"), to: p(".Trash/dir")), .directoryMoved(from: p(".part"), to: p("done")),
+                               .directoryRemoved(root)],
+                              roots: [root])
+        let all = plan.steps
+        #expect(all.flatMap(\.reads) == [p("new.jpg")])
+        #expect(all.flatMap(\.removedFiles) == [p("in.jpg")])
+        #expect(all.flatMap(\.removedDirectories) == [p("dir")])  // never the root itself
+        #expect(plan.scans == [p("done")])
+    }
+
+    @Test("Scans keep only the outermost trees; overflow, unwatched trees and lost roots are reported")
+    func followUps() {
+        let plan = ChangePlan([.directoryAdded(p("a/b")), .directoryAdded(p("a")), .rescan(p("a/b/c")), .rescan(p("z")),
+                               .overflow, .unwatched([p("deep")]), .rootGone(root)], roots: [root])
+        #expect(plan.scans == [p("a"), p("z")])
+        #expect(plan.overflow)
+        #expect(plan.unwatched == [p("deep")])
+        #expect(plan.rootsGone == [root])
+        #expect(plan.steps.isEmpty)
+        // A rescan of a root itself is kept (a .nomedia removed at the top).
+        #expect(ChangePlan([.rescan(root)], roots: [root]).scans == [root])
+    }
+
+    @Test("Nested roots: a path belongs to the innermost root")
+    func nestedRoots() {
+        #expect(ChangePlan.isIndexable(PathBytes("/lib/.x/inner/a.jpg"), roots: [root, PathBytes("/lib/.x/inner")]))
+        #expect(!ChangePlan.isIndexable(PathBytes("/lib/.x/a.jpg"), roots: [root, PathBytes("/lib/.x/inner")]))
+        #expect(!ChangePlan.isIndexable(PathBytes("/library/a.jpg"), roots: [root]))
+    }
+}
