@@ -52,11 +52,15 @@ public struct SettleResult: Sendable, Hashable {
     public var path: PathBytes
     /// Its size and mtime, or nil when it vanished or is not a regular file.
     public var stat: SettleStat?
+    /// Another process holds the file open for writing (a stalled copy): its close will come,
+    /// keep waiting whatever the stat says.
+    public var isOpenForWriting: Bool
 
     /// A result for `path`.
-    public init(path: PathBytes, stat: SettleStat?) {
+    public init(path: PathBytes, stat: SettleStat?, isOpenForWriting: Bool = false) {
         self.path = path
         self.stat = stat
+        self.isOpenForWriting = isOpenForWriting
     }
 }
 
@@ -183,12 +187,12 @@ public struct Coalescer: Sendable {
                 unsettled[result.path] = nil  // vanished (its IN_DELETE follows) or not a regular file
                 continue
             }
-            if entry.lastStat == stat {
+            if entry.lastStat == stat && !result.isOpenForWriting {
                 unsettled[result.path] = nil
                 fileChange(entry.isNew ? .added(result.path) : .modified(result.path), path: result.path, now: now)
                 flushIfFull(&out)
             } else {
-                entry.lastStat = stat
+                entry.lastStat = result.isOpenForWriting ? nil : stat
                 entry.awaitingStat = false
                 entry.lastEvent = now
                 unsettled[result.path] = entry

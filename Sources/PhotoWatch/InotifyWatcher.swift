@@ -195,6 +195,12 @@ public final class InotifyWatcher: Sendable {
                     break
                 }
                 Self.parse(UnsafeRawBufferPointer(rebasing: buffer[..<n])) { record in handle(record) }
+                // The timer cannot fire while this loop holds the queue: under a steady stream of
+                // records, deliver what is due between reads.
+                let current = now()
+                if engine.withLock({ e in e.coalescer.nextDeadline.map { $0 <= current } ?? false }) {
+                    perform(engine.withLock { $0.coalescer.tick(at: current) })
+                }
                 if lifecycle.withLock({ $0.suspended }) { break }
             }
         }
@@ -238,9 +244,13 @@ public final class InotifyWatcher: Sendable {
             logger.warning("inotify event queue overflowed (fs.inotify.max_queued_events); changes were lost, a rescan follows")
             // Lost events may include new, renamed or deleted directories: bring the watches in
             // line with the disk first, so that the consumer's rescan misses nothing after it.
-            let unwatched = resynchronize()
+            let (unwatched, rootsGone) = resynchronize()
             var actions: [CoalescerAction] = []
             if !unwatched.isEmpty { actions += engine.withLock { $0.coalescer.post(.unwatched(unwatched), at: now()) } }
+            for root in rootsGone {
+                logger.warning("watched root '\(root)' is gone (found after lost events)", [("path", root.string)])
+                actions += engine.withLock { $0.coalescer.post(.rootGone(root), at: now()) }
+            }
             actions += engine.withLock { $0.coalescer.receive(.overflow, at: now()) }
             perform(actions)
             return
@@ -361,10 +371,15 @@ public final class InotifyWatcher: Sendable {
                     }
                 }
             case .stat(let paths):
+                let cwd = FileDescriptor(rawValue: AT_FDCWD)
                 let results = paths.map { path -> SettleResult in
-                    guard let st = try? FileStat.at(FileDescriptor(rawValue: AT_FDCWD), path.bytes, followLinks: false),
-                          st.isRegularFile else { return SettleResult(path: path, stat: nil) }
-                    return SettleResult(path: path, stat: SettleStat(size: st.size, mtimeNanoseconds: st.mtimeNanoseconds))
+                    guard let st = try? FileStat.at(cwd, path.bytes, followLinks: false), st.isRegularFile else {
+                        return SettleResult(path: path, stat: nil)
+                    }
+                    // A writer that merely paused (a stalled download) closes later: wait for that.
+                    let busy = FileStat.isOpenForWriting(cwd, path.bytes) == true
+                    return SettleResult(path: path, stat: SettleStat(size: st.size, mtimeNanoseconds: st.mtimeNanoseconds),
+                                        isOpenForWriting: busy)
                 }
                 work += engine.withLock { $0.coalescer.settled(results, at: now()) }
             case .deliver(let changes):
@@ -458,9 +473,10 @@ public final class InotifyWatcher: Sendable {
 
     /// After lost events: walks every root again (watching what is new, re-pathing what was
     /// renamed), then drops the watches whose path no longer leads to their directory.
-    /// Returns the trees the budget left out.
-    private func resynchronize() -> [PathBytes] {
+    /// Returns the trees the budget left out and the roots no longer there.
+    private func resynchronize() -> (unwatched: [PathBytes], rootsGone: [PathBytes]) {
         let roots = registry.withLock { $0.roots.sorted() }
+        let watchedRoots = registry.withLock { reg in roots.filter { reg.byPath[$0] != nil } }
         var unwatched: [PathBytes] = []
         for root in roots { unwatched += walkAndWatch(root).unwatched }
         let entries = registry.withLock { $0.byDescriptor }
@@ -469,10 +485,18 @@ public final class InotifyWatcher: Sendable {
             let st = try? FileStat.at(FileDescriptor(rawValue: AT_FDCWD), entry.path.bytes, followLinks: false)
             if st == nil || st?.isDirectory == false || (entry.inode != 0 && st?.inode != entry.inode) { stale.append(wd) }
         }
-        registry.withLock { reg in for wd in stale { reg.remove(wd) } }
+        let rootsGone = registry.withLock { reg -> [PathBytes] in
+            for wd in stale { reg.remove(wd) }
+            let gone = watchedRoots.filter { reg.byPath[$0] == nil }
+            for root in gone {
+                reg.roots.remove(root)
+                stale += reg.removeTree(root)
+            }
+            return gone
+        }
         removeWatches(stale)
         if !stale.isEmpty { logger.info("dropped \(stale.count) watches of directories gone while events were lost") }
-        return unwatched
+        return (unwatched, rootsGone)
     }
 
     private static func isGone(_ e: Int32) -> Bool { e == ENOENT || e == ENOTDIR || e == ELOOP }

@@ -231,3 +231,24 @@ struct JoiningTests {
         #expect(WatchChange.joining(h.batches) == h.batches[0])
     }
 }
+
+@Suite("Settling with an open writer")
+struct SettleBusyTests {
+    @Test("a file still open for writing does not settle, however still it holds")
+    func busyWriter() {
+        var c = Coalescer(limits: CoalescerLimits(settleInterval: .seconds(1)))
+        let path = p("/r/download.mov")
+        let still = SettleStat(size: 5, mtimeNanoseconds: 5)
+        _ = c.receive(ev(.create, "/r/download.mov"), at: .zero)
+        var t = Duration.zero
+        for _ in 0..<5 {
+            t += .seconds(1)
+            #expect(c.tick(at: t) == [.stat([path])])
+            #expect(c.settled([SettleResult(path: path, stat: still, isOpenForWriting: true)], at: t).isEmpty)
+        }
+        #expect(c.settlingCount == 1)
+        // The writer closes: the close reports it at once.
+        _ = c.receive(ev(.closeWrite, "/r/download.mov"), at: t)
+        #expect(c.flush(at: t) == [.deliver([.added(path)])])
+    }
+}

@@ -337,6 +337,23 @@ struct InotifyWatcherTests {
             #expect(report.watched == 1)
         }
     }
+
+    @Test("a file created and held open for writing is not reported by the settle rule, only at its close")
+    func stalledWriter() async throws {
+        let rig = try Rig("stalled", coalescing: CoalescerLimits(settleInterval: .milliseconds(50)))
+        defer { rig.tearDown() }
+        rig.watcher.watchTree(rig.root)
+        let file = rig.root.appending("partial.mov")
+        let fd = try file.withCString { p throws(SystemError) in try syscall("open") { open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) } }
+        _ = [UInt8](repeating: 1, count: 10).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        // Several settle intervals of stillness while the descriptor stays open.
+        let reported = await rig.collector.wait(timeout: .milliseconds(400)) { !$0.isEmpty }
+        #expect(!reported, "reported while open: \(rig.collector.changes)")
+        close(fd)
+        #expect(await rig.collector.wait(for: .added(file)))
+        rig.watcher.flush()
+        #expect(rig.collector.changes == [.added(file)])
+    }
 }
 
 private func writeProc(_ path: PathBytes, _ value: String) throws {
