@@ -237,11 +237,18 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         + (result["state"]?.stringValue ?? "?"))
     for root in result["roots"]?.arrayValue ?? [] {
         var line = "  root        \(root["path"]?.stringValue ?? "?") (\(root["state"]?.stringValue ?? "?"), \(number(root["assets"])) assets"
+        if let mode = root["mode"]?.stringValue, mode != "unavailable" {
+            let polled = root["polledTrees"]?.intValue ?? 0
+            line += ", \(mode)" + (mode == "watched" && polled > 0 ? " (\(polled) trees polled)" : "")
+        }
         if let reason = root["reason"]?.stringValue { line += ": \(reason)" }
         out(line + ")")
     }
     out("  assets      \(number(counts?["assets"])) (\(number(counts?["images"])) images, \(number(counts?["videos"])) videos)")
     out("  files       \(number(counts?["files"])) (\(number(counts?["errors"])) errors, \(number(counts?["ignored"])) not media)")
+    if let deleted = counts?["recentlyDeleted"]?.intValue, deleted > 0 {
+        out("  deleted     \(number(counts?["recentlyDeleted"])) in Recently Deleted")
+    }
     if let scan = result["currentScan"], !scan.isNull {
         out("  scanning    \(number(scan["files"])) files seen, \(number(scan["committed"])) of \(number(scan["toRead"])) read")
     }
@@ -254,6 +261,19 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  sort queue  \(number(queue["jobsRun"])) jobs run, \(number(queue["jobsCancelled"])) merged into newer ones, "
             + "\(number(queue["pending"])) pending")
         if let lastError = queue["lastError"]?.stringValue { out("  last error  \(lastError)") }
+    }
+    if let w = result["watcher"], !w.isNull {
+        if let error = w["error"]?.stringValue {
+            out("  watching    no: \(error)")
+        } else {
+            out("  watching    \(number(w["watches"])) directories (budget \(number(w["budget"]))), "
+                + "\(number(w["appliedChanges"])) changes applied, \(number(w["overflows"])) overflows")
+        }
+        let polled = (w["unwatchedTrees"]?.arrayValue?.count ?? 0) + (w["networkTrees"]?.arrayValue?.count ?? 0)
+        if polled > 0 {
+            out("  polling     \(polled) trees every \(number(w["pollIntervalSeconds"])) s (\(number(w["polls"])) polls so far)")
+        }
+        if let hint = w["hint"]?.stringValue { out("  hint        \(hint)") }
     }
     out("  database    \(result["database"]?.stringValue ?? "?")")
     out("  uptime      \(number(result["uptimeSeconds"])) s")
