@@ -251,6 +251,31 @@ struct LiveEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("Recently Deleted is purged after the retention period (--retention-days 0: at once), not before")
+    func purgeAfterRetention() throws {
+        let lib = try TemporaryDirectory("live-purge-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("a/p\(i).jpg", Library.jpeg(date: "2015:01:0\(1 + i) 12:00:00", width: 100 + i)) }
+        let state = try TemporaryDirectory("live-purge")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        #expect(unlink(lib("a/p0.jpg").string) == 0)
+        try daemon.waitFor("Recently Deleted") { $0["counts"]?["recentlyDeleted"]?.intValue == 1 }
+        #expect(daemon.stop() == 0)
+        // Restarted with the default retention: still there.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        #expect(try daemon.waitForIdle()["counts"]?["recentlyDeleted"]?.intValue == 1)
+        #expect(daemon.stop() == 0)
+        // With no retention: purged at start-up, and the trash smart album is empty.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--retention-days", "0"])
+        let status = try daemon.waitFor("the purge") { $0["counts"]?["recentlyDeleted"]?.intValue == 0 && $0["state"]?.stringValue == "idle" }
+        #expect(status["counts"]?["assets"]?.intValue == 2)
+        #expect(try daemon.call("collections.assets", ["id": "s_recentlyDeleted"])["total"]?.intValue == 0)
+        #expect(daemon.log.contains("purged 1 assets"))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("The kernel's event queue overflows (max_queued_events lowered, as root): a rescan loses nothing")
     func overflow() throws {
         let knob = "/proc/sys/fs/inotify/max_queued_events"
