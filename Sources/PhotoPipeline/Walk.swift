@@ -37,6 +37,10 @@ struct Walk {
     /// elsewhere later in the walk (a move), and must then keep its id.
     private var deferredFiles: [(directory: PathBytes, name: [UInt8])] = []
     private var deferredDirectories: [PathBytes] = []
+    /// New files held back until the removals are committed (bounded: beyond it they are read
+    /// at once, and a copy among them gets a new id).
+    private var deferredCandidates: [Candidate] = []
+    static let maxDeferredCandidates = 50_000
     private var sequence = 0
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
     private var pendingExtras = 0
@@ -224,7 +228,15 @@ struct Walk {
                 }
                 candidates += 1
                 let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1
-                pending.candidates.append(Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole))
+                let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole)
+                if old == nil, lookForMoves, deferredCandidates.count < Self.maxDeferredCandidates {
+                    // A new file nothing identifies: it may be a copy of a file that turns out
+                    // to be gone (moved across file systems while photod was down). Read it after
+                    // the removals, when their tombstones can recognise it by content.
+                    deferredCandidates.append(candidate)
+                    continue
+                }
+                pending.candidates.append(candidate)
                 if pending.candidates.count >= Indexer.chunkSize { flush() }
             default:
                 continue  // symbolic links are not followed; devices, sockets and FIFOs are not media
@@ -283,7 +295,8 @@ struct Walk {
     }
 
     /// Emits what is pending, then the removals the walk deferred (a file or directory moved
-    /// elsewhere was moved by then, so its removal finds nothing).
+    /// elsewhere was moved by then, so its removal finds nothing), then the new files held back
+    /// (a copy of a removed file is then recognised by its content and keeps the asset's id).
     mutating func finish() {
         flush()
         for chunk in stride(from: 0, to: deferredDirectories.count, by: Self.extrasPerJob) {
@@ -296,6 +309,12 @@ struct Walk {
         }
         deferredFiles = []
         deferredDirectories = []
+        for candidate in deferredCandidates {
+            pending.candidates.append(candidate)
+            if pending.candidates.count >= Indexer.chunkSize { flush() }
+        }
+        deferredCandidates = []
+        flush()
     }
 
     /// Emits a job and waits until its transaction has run.

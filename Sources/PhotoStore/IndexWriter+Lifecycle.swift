@@ -69,13 +69,19 @@ extension IndexWriter {
         try u.run()
     }
 
+    /// An asset (`a`) in Recently Deleted or without a file left.
+    static let trashedOrOrphaned =
+        "(a.deleted_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM files o WHERE o.asset_pk = a.pk))"
+
     /// A tombstone whose file this one is: the same file (fsid, inode, size, mtime), else the same
     /// content (size and fingerprint; a copy back from a backup has a new inode).
     func matchTombstone(_ file: FileOutcome) throws -> Int64? {
         guard hasTombstones else { return nil }
-        // Only tombstones of assets still in Recently Deleted (a restored asset's are gone).
+        // Only tombstones of assets in Recently Deleted (a restored asset's are gone), or about
+        // to go there: left without files by a removal earlier in this job (a merged job
+        // removes a file and writes its copy in one transaction; the trash comes at its end).
         let byIdentity = try db.statement("""
-            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
             WHERE t.fsid = ?1 AND t.inode = ?2 AND t.size = ?3 AND t.mtime_ns = ?4 LIMIT 1
             """)
         defer { byIdentity.reset() }
@@ -86,7 +92,7 @@ extension IndexWriter {
         if try byIdentity.step() { return byIdentity.int64(0) }
         guard let fingerprint = file.fingerprint else { return nil }
         let byContent = try db.statement("""
-            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
             WHERE t.size = ?1 AND t.fingerprint = ?2 LIMIT 1
             """)
         defer { byContent.reset() }

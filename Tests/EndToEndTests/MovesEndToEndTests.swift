@@ -102,4 +102,36 @@ struct MovesEndToEndTests {
         #expect(back.count == 10)
         #expect(daemon.stop() == 0)
     }
+
+    @Test("A file copied elsewhere and its original deleted while stopped (a move across file systems) keeps its id")
+    func copiedAcrossWhileDown() throws {
+        let lib = try TemporaryDirectory("copy-lib")
+        defer { lib.remove() }
+        for i in 0..<4 { try lib.write("a/p\(i).jpg", Library.jpeg(date: "2020:03:0\(1 + i) 12:00:00", width: 100 + i)) }
+        let state = try TemporaryDirectory("copy")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: lib("a"))
+
+        // cp + rm (what mv does between file systems): new inodes, same content.
+        try lib.makeDirectory("z")
+        for i in 0..<2 {
+            try shell("cp", [lib("a/p\(i).jpg").string, lib("z/p\(i).jpg").string])
+            #expect(unlink(lib("a/p\(i).jpg").string) == 0)
+        }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try daemon.waitForIdle()
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 0)
+        #expect(status["counts"]?["assets"]?.intValue == 4)
+        let assets = try daemon.allAssets()
+        for i in 0..<2 {
+            let a = assets.first { $0["path"]?.stringValue == lib("z/p\(i).jpg").string }
+            #expect(a?["id"]?.stringValue == ids[lib("a/p\(i).jpg").string])
+            #expect(a?["isFavorite"]?.boolValue == true)
+        }
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -105,6 +105,33 @@ struct LifecycleStoreTests {
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
     }
 
+    @Test("A removal and a copy of the removed file in one job (merged jobs, a move across file systems): one asset, same id")
+    func removalAndCopyInOneJob() throws {
+        defer { dir.remove() }
+        _ = try apply(Make.batch([Make.outcome("/lib/a/x.jpg", inode: 7, .media(Make.media(date: "2020-05-05T10:00:00"))),
+                                  Make.outcome("/lib/a/y.jpg", inode: 8, .media(Make.media(date: "2020-05-06T10:00:00")))]))
+        try favorite("/lib/a/x.jpg")
+        let original = try #require(try assets().first { $0.path == "/lib/a/x.jpg" })
+
+        // One transaction removes the file and writes its copy (new inode, same content).
+        var job = WriteBatch()
+        job.removedFiles = [("/lib/a", Array("x.jpg".utf8))]
+        var copy = Make.outcome("/lib/w/x.jpg", inode: 300, .media(Make.media(date: "2020-05-05T10:00:00")))
+        copy.fingerprint = 7 &* 0x9E37_79B9_7F4A_7C15
+        job.files = [copy]
+        let s = try apply(job, now: 3_000)
+        #expect(s.inserted.isEmpty)
+        #expect(s.deleted.isEmpty)
+        #expect(s.updated.contains(original.id))
+        let after = try assets()
+        #expect(after.count == 2)
+        let again = try #require(after.first { $0.path == "/lib/w/x.jpg" })
+        #expect(again.id == original.id)
+        #expect(again.isFavorite)
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 0)
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+    }
+
     @Test("Found again by identity without reading: the tombstone becomes the row")
     func restoreWithoutReading() throws {
         defer { dir.remove() }
