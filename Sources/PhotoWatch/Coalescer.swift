@@ -18,16 +18,24 @@ public struct CoalescerLimits: Sendable, Hashable {
     /// examinations in a row agree on size and mtime. Default 1 s, so a quiet file settles
     /// after about 2 s.
     public var settleInterval: Duration
+    /// How long after delivering a scan (`directoryAdded`, `rescan`) the coalescer assumes the
+    /// consumer's scan may still run and see files there: a file created and deleted below it
+    /// meanwhile is reported `removed` instead of cancelling out (the scan may have indexed
+    /// it). Default 30 s.
+    public var recentScanWindow: Duration
 
-    /// The defaults: 15 ms quiet, 250 ms at most, 50 changes, 50 ms move wait, 1 s settle interval.
+    /// The defaults: 15 ms quiet, 250 ms at most, 50 changes, 50 ms move wait, 1 s settle
+    /// interval, 30 s recent-scan window.
     public init(quietDelay: Duration = .milliseconds(15), maxDelay: Duration = .milliseconds(250), maxPaths: Int = 50,
-                moveWait: Duration = .milliseconds(50), settleInterval: Duration = .seconds(1)) {
+                moveWait: Duration = .milliseconds(50), settleInterval: Duration = .seconds(1),
+                recentScanWindow: Duration = .seconds(30)) {
         precondition(maxPaths > 0, "maxPaths must be positive")
         self.quietDelay = quietDelay
         self.maxDelay = maxDelay
         self.maxPaths = maxPaths
         self.moveWait = moveWait
         self.settleInterval = settleInterval
+        self.recentScanWindow = recentScanWindow
     }
 }
 
@@ -118,6 +126,9 @@ public struct Coalescer: Sendable {
     private var pendingMove: PendingMove?
     private var unsettled: [PathBytes: Unsettled] = [:]
     private var nextSettleSweep: Duration?
+    /// Scans delivered within `recentScanWindow`, oldest first.
+    private var recentScans: [(path: PathBytes, at: Duration)] = []
+    private var clock: Duration = .zero
 
     /// A coalescer with nothing buffered.
     public init(limits: CoalescerLimits = CoalescerLimits()) {
@@ -128,6 +139,7 @@ public struct Coalescer: Sendable {
 
     /// Feeds one record (its directory resolved from the watch descriptor) received at `now`.
     public mutating func receive(_ event: InotifyEvent, at now: Duration) -> [CoalescerAction] {
+        clock = max(clock, now)
         var out: [CoalescerAction] = []
         if let move = pendingMove, !event.mask.contains(.queueOverflow) {
             let pairs = event.mask.contains(.movedTo) && event.cookie == move.cookie && !Self.isIgnored(event.name)
@@ -153,6 +165,7 @@ public struct Coalescer: Sendable {
     /// Adds a change the shell found itself (`unwatched`, `rootGone`, `overflow`, `rescan`);
     /// `rootGone` and `overflow` deliver the batch at once.
     public mutating func post(_ change: WatchChange, at now: Duration) -> [CoalescerAction] {
+        clock = max(clock, now)
         var out: [CoalescerAction] = []
         switch change {
         case .overflow:
@@ -180,6 +193,7 @@ public struct Coalescer: Sendable {
 
     /// The shell's answers to a `stat` action.
     public mutating func settled(_ results: [SettleResult], at now: Duration) -> [CoalescerAction] {
+        clock = max(clock, now)
         var out: [CoalescerAction] = []
         for result in results {
             guard var entry = unsettled[result.path], entry.awaitingStat else { continue }  // stale answer
@@ -189,7 +203,8 @@ public struct Coalescer: Sendable {
             }
             if entry.lastStat == stat && !result.isOpenForWriting {
                 unsettled[result.path] = nil
-                fileChange(entry.isNew ? .added(result.path) : .modified(result.path), path: result.path, now: now)
+                fileChange(entry.isNew ? .added(result.path) : .modified(result.path), path: result.path, now: now,
+                           replacing: entry.replaced)
                 flushIfFull(&out)
             } else {
                 entry.lastStat = result.isOpenForWriting ? nil : stat
@@ -205,6 +220,7 @@ public struct Coalescer: Sendable {
     /// Advances time: delivers what is due, turns an expired `MOVED_FROM` into a removal, and
     /// asks for the settling files that are due. Call it at `nextDeadline` (earlier is harmless).
     public mutating func tick(at now: Duration) -> [CoalescerAction] {
+        clock = max(clock, now)
         var out: [CoalescerAction] = []
         if let move = pendingMove, now >= move.at + limits.moveWait {
             pendingMove = nil
@@ -226,6 +242,7 @@ public struct Coalescer: Sendable {
     /// Delivers everything buffered now (a waiting `MOVED_FROM` as a removal); files still
     /// settling stay. For shutdown and tests.
     public mutating func flush(at now: Duration) -> [CoalescerAction] {
+        clock = max(clock, now)
         var out: [CoalescerAction] = []
         flushPendingMove(now: now, &out)
         deliver(&out)
@@ -286,7 +303,7 @@ public struct Coalescer: Sendable {
                 addScan(.directoryAdded(path), path: path, now: now)
             } else {
                 unsettled[path] = nil  // whatever was settling there was replaced
-                fileChange(.added(path), path: path, now: now)
+                fileChange(.added(path), path: path, now: now, replacing: true)
             }
         } else if mask.contains(.create) {
             if isDirectory {
@@ -306,7 +323,8 @@ public struct Coalescer: Sendable {
         } else if mask.contains(.closeWrite) {
             guard !isDirectory else { return }
             let entry = unsettled.removeValue(forKey: path)
-            fileChange(entry?.isNew == true ? .added(path) : .modified(path), path: path, now: now)
+            fileChange(entry?.isNew == true ? .added(path) : .modified(path), path: path, now: now,
+                       replacing: entry?.replaced == true)
         } else if mask.contains(.modify) || mask.contains(.attrib) {
             guard !isDirectory else { return }
             touched(path, attributesOnly: !mask.contains(.modify), now: now)
@@ -346,8 +364,16 @@ public struct Coalescer: Sendable {
     }
 
     private mutating func fileRemoved(_ path: PathBytes, now: Duration) {
-        if let entry = unsettled.removeValue(forKey: path), entry.isNew { return }  // created and deleted before a close
+        if let entry = unsettled.removeValue(forKey: path), entry.isNew, !entry.replaced, !recentlyScanned(path) {
+            return  // created and deleted before a close, and no scan can have seen it
+        }
         fileChange(.removed(path), path: path, now: now)
+    }
+
+    /// Whether a scan delivered within `recentScanWindow` covers `path` (the consumer's scan
+    /// may run after the delivery, and may have indexed a file created since).
+    private func recentlyScanned(_ path: PathBytes) -> Bool {
+        recentScans.contains { path.isWithin($0.path) && clock - $0.at < limits.recentScanWindow }
     }
 
     private mutating func paired(_ move: PendingMove, to: PathBytes, now: Duration, _ out: inout [CoalescerAction]) {
@@ -379,26 +405,39 @@ public struct Coalescer: Sendable {
 
     private mutating func fileMoved(from: PathBytes, to: PathBytes, now: Duration) {
         if var entry = unsettled.removeValue(forKey: from) {
+            // Known to the consumer under `from`: a rename onto a known name, or a recent scan.
+            let mayBeKnown = entry.replaced || recentlyScanned(from)
             entry.lastEvent = now
             entry.lastStat = nil
             entry.awaitingStat = false
+            entry.replaced = true  // a file the consumer knows may have been at `to`
             unsettled[to] = entry
             scheduleSweep(now + limits.settleInterval)
-            // Created and never closed: nothing was reported yet; it settles (or closes) under its new name.
-            if entry.isNew { return }
+            // Created and never closed: nothing was reported yet; it settles (or closes) under
+            // its new name. Unless the consumer may know it under the old one.
+            if entry.isNew && !mayBeKnown { return }
         } else {
             unsettled[to] = nil
         }
         if let scan = coveringScan(of: from), case .directoryAdded = batch.scans[scan] {
             // The consumer never heard of `from`: the file is new to it.
-            fileChange(.added(to), path: to, now: now)
+            fileChange(.added(to), path: to, now: now, replacing: true)
             return
         }
         if let i = batch.collapsible[from], let pending = batch.changes[i] {
             switch pending {
-            case .added:
+            case .added where !batch.replacing.contains(from) && !recentlyScanned(from):
+                // Never reported under its old name: new under the new one.
                 tombstoneChange(i, path: from)
-                fileChange(.added(to), path: to, now: now)
+                fileChange(.added(to), path: to, now: now, replacing: true)
+                return
+            case .added:
+                // The consumer may know a file under the old name: the rename, then a read.
+                tombstoneChange(i, path: from)
+                append(.moved(from: from, to: to), now: now)
+                batch.collapsible[from] = nil
+                batch.collapsible[to] = nil
+                fileChange(.added(to), path: to, now: now, replacing: true)
                 return
             case .modified:
                 // Re-read under the new name, after the rename (the old name is gone when the consumer reads).
@@ -418,26 +457,40 @@ public struct Coalescer: Sendable {
     }
 
     private mutating func directoryMoved(from: PathBytes, to: PathBytes, now: Duration) {
+        recentScans = recentScans.map { $0.path.isWithin(from) ? (Self.rebase($0.path, from: from, to: to), $0.at) : $0 }
         for (path, entry) in unsettled where path.isWithin(from) {
             unsettled[path] = nil
             unsettled[Self.rebase(path, from: from, to: to)] = entry
         }
         if let scan = coveringScan(of: from, includingSelf: true), case .directoryAdded(let scanned) = batch.scans[scan] {
-            // New to the consumer: no move to report, only a scan of where it is now.
+            // New to the consumer: a scan of where it is now says what it holds. The rename
+            // itself matters only to files renamed into it earlier in the batch (which the
+            // consumer knows under the old path): report it when there may be such.
             rewriteScans(from: from, to: to)
             if scanned != from { addScan(.directoryAdded(to), path: to, now: now) }
             touch(now)
+            let renamesPending = batch.changes.contains {
+                switch $0 {
+                case .moved?, .directoryMoved?: return true
+                default: return false
+                }
+            }
+            if renamesPending {
+                append(.directoryMoved(from: from, to: to), now: now)
+                batch.collapsible = batch.collapsible.filter { !$0.key.isWithin(from) && !$0.key.isWithin(to) }
+            }
             return
         }
-        // Reads still pending below `from` must name the new paths and come after the rename.
+        // Reads still pending below `from` name the new paths and come after the rename
+        // (unless a later change names the old path: then the order must stay).
         var moved: [WatchChange] = []
         for i in batch.changes.indices {
             guard let change = batch.changes[i] else { continue }
             switch change {
-            case .added(let p) where p.isWithin(from) && p != from:
+            case .added(let p) where p.isWithin(from) && p != from && !mentionedAfter(i, p):
                 tombstoneChange(i, path: p)
                 moved.append(.added(Self.rebase(p, from: from, to: to)))
-            case .modified(let p) where p.isWithin(from) && p != from:
+            case .modified(let p) where p.isWithin(from) && p != from && !mentionedAfter(i, p):
                 tombstoneChange(i, path: p)
                 moved.append(.modified(Self.rebase(p, from: from, to: to)))
             default:
@@ -445,7 +498,8 @@ public struct Coalescer: Sendable {
             }
         }
         append(.directoryMoved(from: from, to: to), now: now)
-        batch.collapsible.removeAll(keepingCapacity: true)  // a barrier: nothing collapses across it
+        // A barrier for the paths it moves: nothing of them collapses across it.
+        batch.collapsible = batch.collapsible.filter { !$0.key.isWithin(from) && !$0.key.isWithin(to) }
         rewriteScans(from: from, to: to)
         for change in moved {
             switch change {
@@ -455,9 +509,38 @@ public struct Coalescer: Sendable {
         }
     }
 
+    /// Whether a change after index `i` names `path` (or a directory above it).
+    private func mentionedAfter(_ i: Int, _ path: PathBytes) -> Bool {
+        for change in batch.changes[(i + 1)...] {
+            switch change {
+            case .added(let p)?, .modified(let p)?, .removed(let p)?:
+                if p == path { return true }
+            case .moved(let f, let t)?:
+                if f == path || t == path { return true }
+            case .directoryMoved(let f, let t)?:
+                if path.isWithin(f) || path.isWithin(t) { return true }
+            case .directoryRemoved(let d)?:
+                if path.isWithin(d) { return true }
+            default:
+                continue
+            }
+        }
+        return false
+    }
+
     private mutating func directoryGone(_ path: PathBytes, now: Duration) {
         for p in unsettled.keys where p.isWithin(path) { unsettled[p] = nil }
-        for i in batch.changes.indices {
+        // Changes before a rename of this tree (or of a tree above or below it) named other
+        // files than the ones the removal takes: only those after it fold into the removal.
+        let start = (batch.changes.lastIndex { change in
+            switch change {
+            case .directoryMoved(let f, let t)?:
+                return f.isWithin(path) || t.isWithin(path) || path.isWithin(f) || path.isWithin(t)
+            default:
+                return false
+            }
+        } ?? -1) + 1
+        for i in batch.changes.indices.dropFirst(start) {
             guard let change = batch.changes[i] else { continue }
             switch change {
             case .added(let p), .modified(let p), .removed(let p):
@@ -476,16 +559,23 @@ public struct Coalescer: Sendable {
         touch(now)
         if coveringScan(of: path) != nil { return }  // the pending scan above it finds it gone
         append(.directoryRemoved(path), now: now)
-        batch.collapsible.removeAll(keepingCapacity: true)
+        batch.collapsible = batch.collapsible.filter { !$0.key.isWithin(path) }
     }
 
     /// Adds an added/modified/removed change, collapsing it with the path's pending one.
-    private mutating func fileChange(_ change: WatchChange, path: PathBytes, now: Duration) {
+    /// `replacing`: an addition by a rename, which may have replaced a file the consumer knows
+    /// (no record says so), so that a removal after it must not cancel out.
+    private mutating func fileChange(_ change: WatchChange, path: PathBytes, now: Duration, replacing: Bool = false) {
         if coveringScan(of: path) != nil { return }
         touch(now)
+        if replacing { batch.replacing.insert(path) }
         if let i = batch.collapsible[path], let old = batch.changes[i] {
             if let merged = Self.merge(old, change, path: path) {
                 batch.changes[i] = merged
+            } else if recentlyScanned(path) || batch.replacing.contains(path) {
+                // A recent scan may have indexed it, or it replaced a known file: say it is gone.
+                batch.changes[i] = change
+                batch.replacing.remove(path)
             } else {
                 tombstoneChange(i, path: path)
             }
@@ -583,10 +673,17 @@ public struct Coalescer: Sendable {
 
     private mutating func deliver(_ out: inout [CoalescerAction]) {
         if batch.live > 0 {
-            out.append(.deliver(batch.changes.compactMap { $0 } + batch.scans.compactMap { $0 }))
+            let scans = batch.scans.compactMap { $0 }
+            out.append(.deliver(batch.changes.compactMap { $0 } + scans))
+            recentScans.removeAll { clock - $0.at >= limits.recentScanWindow }
+            recentScans += scans.map { (Self.scanPath($0), clock) }
+            if recentScans.count > Self.maxRecentScans { recentScans.removeFirst(recentScans.count - Self.maxRecentScans) }
         }
         batch = Batch()
     }
+
+    /// Scans remembered for `recentScanWindow` at most (the oldest are forgotten first).
+    static let maxRecentScans = 1_024
 
     // MARK: Settling
 
@@ -619,6 +716,8 @@ extension Coalescer {
         /// Path → index in `changes` of its latest added/modified/removed, while later changes
         /// of that path may still merge into it (renames and directory changes end that).
         var collapsible: [PathBytes: Int] = [:]
+        /// Paths whose pending `added` came from a rename (may have replaced a known file).
+        var replacing: Set<PathBytes> = []
         /// Changes not cancelled.
         var live = 0
         var firstAt: Duration?
@@ -640,6 +739,9 @@ extension Coalescer {
         var lastEvent: Duration
         var lastStat: SettleStat?
         var awaitingStat = false
+        /// Renamed onto a name where a file the consumer knows may have been: a removal is
+        /// reported even if it never settles.
+        var replaced = false
 
         init(isNew: Bool, lastEvent: Duration) {
             self.isNew = isNew

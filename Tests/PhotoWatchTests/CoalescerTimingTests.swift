@@ -252,3 +252,29 @@ struct SettleBusyTests {
         #expect(c.flush(at: t) == [.deliver([.added(path)])])
     }
 }
+
+@Suite("A consumer's scan may run late")
+struct RecentScanTests {
+    @Test("a file created below a just-delivered scan and deleted is reported removed, not cancelled")
+    func createDeleteAfterScan() {
+        var h = Harness()
+        h.feed(ev(.create.union(.isDirectory), "/r/d"))
+        h.advance(by: .milliseconds(20))
+        #expect(h.batches == [[.directoryAdded(p("/r/d"))]])
+        h.feed(ev(.create, "/r/d/a.jpg"), ev(.closeWrite, "/r/d/a.jpg"), ev(.delete, "/r/d/a.jpg"))
+        h.feed(ev(.create, "/r/d/b.jpg"), ev(.delete, "/r/d/b.jpg"))
+        h.feed(ev(.create, "/r/e.jpg"), ev(.delete, "/r/e.jpg"))  // not below a scan: cancels
+        h.settle()
+        #expect(h.batches.last == [.removed(p("/r/d/a.jpg")), .removed(p("/r/d/b.jpg"))])
+    }
+
+    @Test("after the recent-scan window, create+delete cancels again")
+    func windowExpires() {
+        var h = Harness(CoalescerLimits(recentScanWindow: .seconds(1)))
+        h.feed(ev(.create.union(.isDirectory), "/r/d"))
+        h.advance(by: .seconds(2))
+        h.feed(ev(.create, "/r/d/a.jpg"), ev(.closeWrite, "/r/d/a.jpg"), ev(.delete, "/r/d/a.jpg"))
+        h.settle()
+        #expect(h.batches == [[.directoryAdded(p("/r/d"))]])
+    }
+}
