@@ -112,7 +112,11 @@ public enum CoalescerAction: Sendable, Hashable {
 /// - Successive changes of one path collapse: added+modified → added, modified+modified →
 ///   modified, added+removed → nothing (also created and deleted before a close), removed+added
 ///   → modified (a replaced file is re-read), modified+removed → removed. A file created and
-///   renamed in one batch is `added` under its final name.
+///   renamed in one batch is `added` under its final name. Nothing cancels out when the
+///   consumer may know the file: when the addition came from a rename (which may have
+///   replaced a known file of that name), or when a scan of a directory above it was
+///   delivered within `recentScanWindow` (the consumer's scan may run late and index it):
+///   then the result is `removed`.
 /// - A change below a directory whose scan is pending in the batch (`directoryAdded`,
 ///   `rescan`) is left to that scan, except renames into it; scans go last in their batch.
 /// - Adaptive window: a batch is delivered after `quietDelay` without a new change, at the

@@ -3,11 +3,19 @@ import PhotoModel
 /// A semantic change in a watched tree, as the watcher delivers it: what a file or directory
 /// became, not which system calls made it so.
 ///
-/// Changes arrive in batches (`[WatchChange]`). **Apply a batch in order.** The coalescer
-/// puts the changes that ask for a scan (`directoryAdded`, `rescan`) after every other change
-/// of their batch, so a consumer that applies the batch front to back scans last, when the
-/// rest of the batch is already applied; the scan reconciles the disk with what the consumer
-/// knows and is authoritative for everything below the scanned directory.
+/// Changes arrive in batches (`[WatchChange]`). The consumer contract (checked by a property
+/// test with random histories):
+/// 1. **Apply a batch in order**, batches in the order delivered (or joined with `joining`).
+///    The changes that ask for a scan (`directoryAdded`, `rescan`) come after every other
+///    change of their batch: scanning them last, the scan reconciles the disk with what the
+///    consumer knows and is authoritative for everything below the scanned directory.
+/// 2. Paths are those at the time of the events; the consumer reads later. A read that finds
+///    nothing (the file was renamed or deleted meanwhile) is remembered as *unresolved*: a
+///    later `removed` forgets it, a later `moved` of it reads the target, a later
+///    `directoryMoved` above it retries it under the new path.
+/// 3. A `moved`/`directoryMoved` whose source the consumer does not know is an addition of
+///    the target (`directoryAdded` for a directory); a `removed`/`directoryRemoved` of an
+///    unknown path is nothing.
 public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
     /// A new file, complete: created and closed after writing, moved in from outside the
     /// watched tree, or (without a close: a hard link, `cp -al`, an NFS export) settled. Read
