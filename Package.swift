@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoTesting", "photod", "photoctl"],
+                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "photod", "photoctl"],
                     swiftSettings: strict),
     ]
 )

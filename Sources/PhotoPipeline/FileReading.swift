@@ -10,12 +10,16 @@ public struct Candidate: Sendable, Hashable {
     /// The walk saw no index row for the file and no other file of its group (base name) in
     /// its directory: the writer may take the fast path for it.
     public var isSoleNewMember: Bool
+    /// The index had no row for the file.
+    public var isNew: Bool
 
-    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, isSoleNewMember: Bool = false) {
+    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, isSoleNewMember: Bool = false,
+                isNew: Bool = false) {
         self.directory = directory
         self.name = name
         self.identity = identity
         self.isSoleNewMember = isSoleNewMember
+        self.isNew = isNew || isSoleNewMember
     }
 
     public var path: PathBytes { directory.appending(name) }

@@ -87,22 +87,28 @@ public final class Indexer: Sendable {
     /// Scans directory trees below the roots (new or changed directories the watcher reports,
     /// trees it cannot watch): the same comparison with the index, without the root checks.
     /// `lastScan` keeps describing the last full scan.
+    /// - Parameter newFiles: called (on reader threads) with what was read of files the index
+    ///   did not know.
     @discardableResult
-    public func scan(subtrees: [PathBytes], roots: [PathBytes]) -> ScanReport {
-        scanLock.withLock { _ in runScan(roots: roots, subtrees: subtrees) }
+    public func scan(subtrees: [PathBytes], roots: [PathBytes],
+                     newFiles: (@Sendable ([FileOutcome]) -> Void)? = nil) -> ScanReport {
+        scanLock.withLock { _ in runScan(roots: roots, subtrees: subtrees, newFiles: newFiles) }
     }
 
-    private func runScan(roots: [PathBytes], subtrees: [PathBytes]?) -> ScanReport {
+    private func runScan(roots: [PathBytes], subtrees: [PathBytes]?,
+                         newFiles: (@Sendable ([FileOutcome]) -> Void)? = nil) -> ScanReport {
         let started = ContinuousClock.now
         statusBox.withLock {
             $0.queuedScans = max(0, $0.queuedScans - 1)
             $0.state = .indexing
             $0.current = ScanProgress()
         }
-        do {
-            _ = try database.write { try $0.registerRoots(roots) }
-        } catch {
-            logger.error("cannot record library roots: \(error)")
+        if subtrees == nil {
+            do {
+                _ = try database.write { try $0.registerRoots(roots) }
+            } catch {
+                logger.error("cannot record library roots: \(error)")
+            }
         }
 
         let jobs = Channel<Job>(capacity: workers * 2)
@@ -120,6 +126,10 @@ public final class Indexer: Sendable {
                 setThreadName("photod-read-\(i)")
                 while var job = jobs.receive() {
                     job.batch.files = job.candidates.map { reader.read($0) }
+                    if let newFiles {
+                        let fresh = zip(job.candidates, job.batch.files).filter { $0.0.isNew }.map(\.1)
+                        if !fresh.isEmpty { newFiles(fresh) }
+                    }
                     job.candidates = []
                     results.send(job)
                 }

@@ -71,6 +71,8 @@ public final class LiveIndex: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let watcher: InotifyWatcher?
+    /// Reads submitted to the sort queue and not yet committed.
+    private let submitted = DispatchGroup()
 
     private struct SharedState: Sendable {
         var pending: [[WatchChange]] = []
@@ -81,7 +83,19 @@ public final class LiveIndex: Sendable {
         /// Files submitted for writing and not yet committed, with the identity read: a second
         /// report of the same file meanwhile is not read again.
         var inFlight: [PathBytes: FileIdentity] = [:]
+        /// New files read lately, by content: a removal of a file with the same content soon
+        /// after is the second half of a move across file systems (copy, then delete).
+        var recentNew: [ContentKey: (path: PathBytes, at: ContinuousClock.Instant)] = [:]
+        /// Files reported added or modified that were gone when looked at.
+        var unresolvedReads: [PathBytes: ContinuousClock.Instant] = [:]
     }
+
+    static let unresolvedWindow: Duration = .seconds(60)
+    static let unresolvedMemory = 10_000
+
+    /// How long and how many new files are remembered for `recentNew`.
+    static let copyWindow: Duration = .seconds(600)
+    static let copyMemory = 100_000
 
     /// Opens the watcher (when inotify is available) and starts the thread; the initial scan
     /// starts at once.
@@ -214,7 +228,9 @@ public final class LiveIndex: Sendable {
             if rescan {
                 fullRescan(unavailable: unavailable)
             } else if !batches.isEmpty {
-                let changes = batches.flatMap { $0 }
+                // Joined so that scans still come after everything (a later batch may rename
+                // what an earlier batch's scan names).
+                let changes = WatchChange.joining(batches)
                 apply(changes, unavailable: &unavailable)
                 state.withLock { $0.status.appliedChanges += changes.count }
             }
@@ -261,6 +277,7 @@ public final class LiveIndex: Sendable {
         for root in unavailable.sorted() where indexer.unavailability(of: root) == nil {
             state.withLock { $0.status.busy = true }
             logger.notice("library root '\(root)' is back: reconciling it", [("root", root.string)])
+            submitted.wait()
             watch(root)
             indexer.scan(roots: [root])
             if indexer.status.unavailableRoots[root] == nil {
@@ -288,10 +305,12 @@ public final class LiveIndex: Sendable {
             $0.status.busy = true
             $0.status.polls += 1
         }
+        submitted.wait()
         indexer.scan(subtrees: ChangePlan.outermost(trees), roots: available(unavailable))
     }
 
     private func fullRescan(unavailable: Set<PathBytes>) {
+        submitted.wait()
         logger.warning("rescanning the library to find changes the event queue lost")
         indexer.scan(roots: available(unavailable))
     }
@@ -322,7 +341,11 @@ public final class LiveIndex: Sendable {
         }
         let live = available(unavailable)
         if !scans.isEmpty, !stopping {
-            indexer.scan(subtrees: ChangePlan.outermost(scans), roots: live)
+            // The scan compares the disk with the index: what this batch read must be in it
+            // first, or the scan reads it again.
+            submitted.wait()
+            // New files a scan finds may be copies too (a folder copied in as a whole).
+            indexer.scan(subtrees: ChangePlan.outermost(scans), roots: live) { [weak self] in self?.remember($0) }
         }
     }
 
@@ -343,15 +366,19 @@ public final class LiveIndex: Sendable {
                 if st.isDirectory { scans.append(to) }
             }
         }
+        batch.copiesOfRemoved = copies(ofRemoved: step, files: files)
         var candidates: [Candidate] = []
-        resolve(step.reads, into: &batch, candidates: &candidates, files: &files, scans: &scans)
+        var newFiles = Set<PathBytes>()
+        let reads = step.reads + retryUnresolved(step)
+        resolve(reads, into: &batch, candidates: &candidates, newFiles: &newFiles, files: &files, scans: &scans)
 
         if batch.hasMoves {
             // Wait for it: a move the index cannot resolve (an unknown source) becomes a read.
             let summary = submitAndWait(batch)
             if let summary {
                 var again = WriteBatch()
-                resolve(summary.unresolvedFiles, into: &again, candidates: &candidates, files: &files, scans: &scans)
+                resolve(summary.unresolvedFiles, into: &again, candidates: &candidates, newFiles: &newFiles, files: &files,
+                        scans: &scans)
                 if !again.isEmpty { _ = submitAndWait(again) }
                 scans.append(contentsOf: summary.unresolvedDirectories)
             }
@@ -363,10 +390,13 @@ public final class LiveIndex: Sendable {
             let chunk = Array(candidates[start..<min(start + Indexer.chunkSize, candidates.count)])
             var write = WriteBatch()
             write.files = indexer.read(chunk)
+            remember(write.files.filter { newFiles.contains($0.path) })
             let paths = chunk.map { ($0.path, $0.identity) }
             state.withLock { s in for (p, id) in paths { s.inFlight[p] = id } }
-            sortQueue.submit(write) { [state] _ in
+            submitted.enter()
+            sortQueue.submit(write) { [state, submitted] _ in
                 state.withLock { s in for (p, id) in paths where s.inFlight[p] == id { s.inFlight[p] = nil } }
+                submitted.leave()
             }
         }
     }
@@ -375,9 +405,16 @@ public final class LiveIndex: Sendable {
     /// under another path (moved in from a place the watcher did not see) are moved, ones whose
     /// asset is in Recently Deleted are restored, the rest are read.
     private func resolve(_ paths: [PathBytes], into batch: inout WriteBatch, candidates: inout [Candidate],
-                         files: inout FileLookup, scans: inout [PathBytes]) {
+                         newFiles: inout Set<PathBytes>, files: inout FileLookup, scans: inout [PathBytes]) {
+        // The disk first (no lock held), then one read transaction for every lookup.
+        var probes: [FileLookup.Probe] = []
         for path in paths {
-            guard let st = try? FileStat.of(path, followLinks: false) else { continue }  // gone: its removal follows
+            guard let st = try? FileStat.of(path, followLinks: false) else {
+                // Gone already: its removal or rename follows (a rename of a directory above
+                // it brings it back under its new path, see `retryUnresolved`).
+                unresolved(path)
+                continue
+            }
             if st.isDirectory {
                 scans.append(path)
                 continue
@@ -385,19 +422,96 @@ public final class LiveIndex: Sendable {
             guard st.isRegularFile else { continue }  // links are not followed; devices are not media
             let identity = files.identity(of: path, st)
             if state.withLock({ $0.inFlight[path] == identity }) { continue }
-            let known = files.indexed(path)
-            if let known, known.identity == identity { continue }
-            if known == nil {
-                if let origin = files.movedOrigin(identity, notAt: path) {
-                    batch.movedFiles.append(FileMove(from: origin, to: path, identity: identity))
-                    continue
-                }
-                if let tombstone = files.tombstone(identity) {
-                    batch.restoredFiles.append(FileRestore(path: path, identity: identity, tombstone: tombstone))
-                    continue
+            probes.append(FileLookup.Probe(path: path, identity: identity, key: ResourcePairing.groupKey(of: path.lastComponent)))
+        }
+        guard !probes.isEmpty else { return }
+        let verdicts = files.look(up: probes)
+        var groupsSeen = Set<GroupSeen>()
+        for (probe, verdict) in zip(probes, verdicts) {
+            let path = probe.path
+            switch verdict {
+            case .unchanged:
+                continue
+            case .moved(let origin):
+                batch.movedFiles.append(FileMove(from: origin, to: path, identity: probe.identity))
+            case .restored(let tombstone):
+                batch.restoredFiles.append(FileRestore(path: path, identity: probe.identity, tombstone: tombstone))
+            case .read(let known, let groupEmpty):
+                if !known { newFiles.insert(path) }
+                // Alone in its group, in the index and in this step: the writer may insert its
+                // asset without pairing (a partner arriving later pairs with it then).
+                let first = groupsSeen.insert(GroupSeen(directory: path.parent, key: probe.key)).inserted
+                candidates.append(Candidate(directory: path.parent, name: path.lastComponent, identity: probe.identity,
+                                            isSoleNewMember: !known && groupEmpty && first, isNew: !known))
+            }
+        }
+    }
+
+    /// A file reported added or modified that was gone when looked at: remembered for a while,
+    /// so that a directory rename reported later (the file was read under its old path) brings
+    /// it back under its new one.
+    private func unresolved(_ path: PathBytes) {
+        let now = ContinuousClock.now
+        state.withLock { s in
+            if s.unresolvedReads.count >= Self.unresolvedMemory {
+                s.unresolvedReads = s.unresolvedReads.filter { now - $0.value < Self.unresolvedWindow }
+                if s.unresolvedReads.count >= Self.unresolvedMemory { s.unresolvedReads = [:] }
+            }
+            s.unresolvedReads[path] = now
+        }
+    }
+
+    /// Forgets unresolved reads that a step removes, and returns those below a directory the
+    /// step moves, under their new paths (to be read).
+    private func retryUnresolved(_ step: ChangePlan.Step) -> [PathBytes] {
+        state.withLock { s in
+            guard !s.unresolvedReads.isEmpty else { return [] }
+            for p in step.removedFiles { s.unresolvedReads[p] = nil }
+            for (from, _) in step.movedFiles { s.unresolvedReads[from] = nil }
+            for d in step.removedDirectories { s.unresolvedReads = s.unresolvedReads.filter { !$0.key.isWithin(d) } }
+            var retries: [PathBytes] = []
+            for (from, to) in step.movedDirectories {
+                for (p, _) in s.unresolvedReads where p.isWithin(from) {
+                    s.unresolvedReads[p] = nil
+                    retries.append(PathBytes(to.bytes + p.bytes.dropFirst(from.bytes.count)))
                 }
             }
-            candidates.append(Candidate(directory: path.parent, name: path.lastComponent, identity: identity))
+            return retries
+        }
+    }
+
+    /// Remembers new media files by content, for `copies(ofRemoved:)`.
+    private func remember(_ outcomes: [FileOutcome]) {
+        let now = ContinuousClock.now
+        state.withLock { s in
+            if s.recentNew.count + outcomes.count > Self.copyMemory {
+                s.recentNew = s.recentNew.filter { now - $0.value.at < Self.copyWindow }
+                if s.recentNew.count + outcomes.count > Self.copyMemory { s.recentNew = [:] }
+            }
+            for outcome in outcomes {
+                guard case .media = outcome.kind, let fingerprint = outcome.fingerprint else { continue }
+                s.recentNew[ContentKey(size: outcome.identity.size, fingerprint: fingerprint)] = (outcome.path, now)
+            }
+        }
+    }
+
+    /// Files read lately as new whose content is that of files the step removes: `mv` between
+    /// file systems (two roots on two disks) copies, then deletes; the copy keeps the asset.
+    private func copies(ofRemoved step: ChangePlan.Step, files: FileLookup) -> [PathBytes] {
+        guard !step.removedFiles.isEmpty || !step.removedDirectories.isEmpty,
+              state.withLock({ !$0.recentNew.isEmpty }) else { return [] }
+        let keys = (try? indexer.database.read {
+            try $0.contentKeys(files: step.removedFiles, directories: step.removedDirectories)
+        }) ?? []
+        let now = ContinuousClock.now
+        return state.withLock { s in
+            var copies: [PathBytes] = []
+            for key in keys {
+                guard let recent = s.recentNew[key], now - recent.at < Self.copyWindow else { continue }
+                s.recentNew[key] = nil
+                copies.append(recent.path)
+            }
+            return copies
         }
     }
 
@@ -411,6 +525,12 @@ public final class LiveIndex: Sendable {
         done.wait()
         return result.withLock { $0 }
     }
+}
+
+/// A group (directory, base name) a step has a candidate of.
+struct GroupSeen: Hashable {
+    var directory: PathBytes
+    var key: [UInt8]
 }
 
 /// Index lookups for the live thread, with the file-system ids of the devices seen.
@@ -431,17 +551,43 @@ struct FileLookup {
         return FileIdentity(fsid: fsid, inode: st.inode, size: st.size, mtimeNanoseconds: st.mtimeNanoseconds)
     }
 
-    func indexed(_ path: PathBytes) -> IndexedFile? {
-        (try? indexer.database.read { try $0.file(at: path) }) ?? nil
+    /// A file found on disk, to be compared with the index.
+    struct Probe {
+        var path: PathBytes
+        var identity: FileIdentity
+        var key: [UInt8]
     }
 
-    /// Where a file with this identity was indexed, when that place no longer holds it.
-    func movedOrigin(_ identity: FileIdentity, notAt here: PathBytes) -> PathBytes? {
-        let candidates = (try? indexer.database.read { try $0.files(identity: identity) }) ?? []
-        return candidates.first { $0 != here && !Walk.exists($0, inode: identity.inode) }
+    enum Verdict {
+        /// The index holds it as it is.
+        case unchanged
+        /// Indexed under another path that no longer holds it (moved in from where no watch saw it).
+        case moved(from: PathBytes)
+        /// The file of an asset in Recently Deleted.
+        case restored(tombstone: Int64)
+        /// To be read: `known` when the index has a row for it; `groupEmpty` when no file of
+        /// its group (base name) is indexed in its directory.
+        case read(known: Bool, groupEmpty: Bool)
     }
 
-    func tombstone(_ identity: FileIdentity) -> Int64? {
-        (try? indexer.database.read { try $0.tombstone(identity: identity) }) ?? nil
+    /// Compares files with the index in one read transaction.
+    func look(up probes: [Probe]) -> [Verdict] {
+        let verdicts = try? indexer.database.read { r -> [Verdict] in
+            try r.consistent {
+                try probes.map { probe -> Verdict in
+                    let group = try r.group(directory: probe.path.parent, key: probe.key)
+                    if let known = group.first(where: { $0.name == probe.path.lastComponent }) {
+                        return known.identity == probe.identity ? .unchanged : .read(known: true, groupEmpty: false)
+                    }
+                    let origins = try r.files(identity: probe.identity)
+                    if let origin = origins.first(where: { $0 != probe.path && !Walk.exists($0, inode: probe.identity.inode) }) {
+                        return .moved(from: origin)
+                    }
+                    if let tombstone = try r.tombstone(identity: probe.identity) { return .restored(tombstone: tombstone) }
+                    return .read(known: false, groupEmpty: group.isEmpty)
+                }
+            }
+        }
+        return verdicts ?? probes.map { _ in .read(known: false, groupEmpty: false) }
     }
 }

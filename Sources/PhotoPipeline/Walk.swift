@@ -228,7 +228,8 @@ struct Walk {
                 }
                 candidates += 1
                 let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1
-                let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole)
+                let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole,
+                                          isNew: old == nil)
                 if old == nil, lookForMoves, deferredCandidates.count < Self.maxDeferredCandidates {
                     // A new file nothing identifies: it may be a copy of a file that turns out
                     // to be gone (moved across file systems while photod was down). Read it after

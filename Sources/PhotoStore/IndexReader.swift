@@ -242,6 +242,52 @@ public struct IndexReader {
         return IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error)
     }
 
+    /// The content keys (size, fingerprint) of the asset files at `files` and below
+    /// `directories`: what a removal is about to send to Recently Deleted.
+    public func contentKeys(files: [PathBytes], directories: [PathBytes]) throws -> [ContentKey] {
+        var keys: [ContentKey] = []
+        let one = try db.statement("""
+            SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE d.path = ?1 AND f.name = ?2 AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
+            """)
+        for path in files {
+            one.bind(path.parent.bytes, at: 1)
+            one.bind(path.lastComponent, at: 2)
+            if try one.step() { keys.append(ContentKey(size: one.int64(0), fingerprint: UInt64(bitPattern: one.int64(1)))) }
+            one.reset()
+        }
+        let tree = try db.statement("""
+            SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE (d.path = ?1 OR (d.path >= ?2 AND d.path < ?3)) AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
+            """)
+        for dir in directories {
+            tree.bind(dir.bytes, at: 1)
+            tree.bind(dir.bytes + [UInt8(ascii: "/")], at: 2)
+            tree.bind(dir.bytes + [UInt8(ascii: "0")], at: 3)
+            while try tree.step() { keys.append(ContentKey(size: tree.int64(0), fingerprint: UInt64(bitPattern: tree.int64(1)))) }
+            tree.reset()
+        }
+        return keys
+    }
+
+    /// The indexed files of one group (a directory's files sharing a base name, `group_key`).
+    public func group(directory: PathBytes, key: [UInt8]) throws -> [IndexedFile] {
+        let s = try db.statement("""
+            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status FROM files f
+            JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.group_key = ?2
+            """)
+        defer { s.reset() }
+        s.bind(directory.bytes, at: 1)
+        s.bind(key, at: 2)
+        var files: [IndexedFile] = []
+        while try s.step() {
+            let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
+                                        size: s.int64(3), mtimeNanoseconds: s.int64(4))
+            files.append(IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error))
+        }
+        return files
+    }
+
     /// Whether the index knows a directory.
     public func hasDirectory(_ path: PathBytes) throws -> Bool {
         try db.scalar("SELECT 1 FROM directories WHERE path = ?1", .blob(path.bytes)).int64 != nil

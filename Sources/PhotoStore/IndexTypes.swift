@@ -208,6 +208,16 @@ public struct DirectoryVisit: Sendable, Hashable {
     }
 }
 
+/// What recognises a file's content without its path or inode: its size and fingerprint.
+public struct ContentKey: Sendable, Hashable {
+    public var size: Int64
+    public var fingerprint: UInt64
+    public init(size: Int64, fingerprint: UInt64) {
+        self.size = size
+        self.fingerprint = fingerprint
+    }
+}
+
 /// One unit of writing: committed in a single transaction, all or nothing.
 public struct WriteBatch: Sendable {
     /// Directories to create or refresh.
@@ -224,6 +234,10 @@ public struct WriteBatch: Sendable {
     public var movedFiles: [FileMove] = []
     /// Files found again whose assets are in Recently Deleted (moved while photod was down).
     public var restoredFiles: [FileRestore] = []
+    /// Files indexed shortly before as new assets that are copies of files this batch removes
+    /// (`mv` across file systems copies, then deletes): each takes over the removed file's
+    /// asset (its id, user state, albums), and its own short-lived asset is deleted.
+    public var copiesOfRemoved: [PathBytes] = []
 
     public init() {}
 
@@ -232,7 +246,9 @@ public struct WriteBatch: Sendable {
     }
 
     /// Whether the batch moves or restores anything (such batches are not merged with others).
-    public var hasMoves: Bool { !movedDirectories.isEmpty || !movedFiles.isEmpty || !restoredFiles.isEmpty }
+    public var hasMoves: Bool {
+        !movedDirectories.isEmpty || !movedFiles.isEmpty || !restoredFiles.isEmpty || !copiesOfRemoved.isEmpty
+    }
 
     /// Merges a later batch into this one so that applying the result equals applying the two
     /// in order.

@@ -118,6 +118,57 @@ extension IndexWriter {
         try d.run()
     }
 
+    /// A file indexed as a new asset moments ago turns out to be a copy of a file this job
+    /// removed (the same size and fingerprint): the copy's row joins the removed file's asset
+    /// (which keeps its id, user state and albums, and leaves Recently Deleted if it got there)
+    /// and the copy's own asset, which only that row made, is deleted. Anything else is left
+    /// as it is.
+    func adoptRemovedOriginal(of copy: PathBytes, now: Int64, _ job: inout JobChanges) throws {
+        guard let dir = try existingDirectory(copy.parent) else { return }
+        let row = try db.statement("""
+            SELECT pk, asset_pk, size, fingerprint FROM files
+            WHERE directory_id = ?1 AND name = ?2 AND asset_pk IS NOT NULL AND fingerprint IS NOT NULL
+            """)
+        row.bind(dir, at: 1)
+        row.bind(copy.lastComponent, at: 2)
+        guard try row.step() else {
+            row.reset()
+            return
+        }
+        let (filePK, copyAsset, size, fingerprint) = (row.int64(0), row.int64(1), row.int64(2), row.int64(3))
+        row.reset()
+        let others = try db.scalar("SELECT count(*) FROM files WHERE asset_pk = ?1", .integer(copyAsset)).int64 ?? 0
+        guard others == 1 else { return }  // the copy is paired with other files: leave it
+        let find = try db.statement("""
+            SELECT t.pk, t.asset_pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
+            WHERE t.size = ?1 AND t.fingerprint = ?2 AND t.asset_pk != ?3 LIMIT 1
+            """)
+        find.bind(size, at: 1)
+        find.bind(fingerprint, at: 2)
+        find.bind(copyAsset, at: 3)
+        guard try find.step() else {
+            find.reset()
+            return
+        }
+        let (tombstone, original) = (find.int64(0), find.int64(1))
+        find.reset()
+        try mergeUserState(from: copyAsset, into: original)
+        let relink = try db.statement("""
+            UPDATE files SET asset_pk = ?1, role = (SELECT role FROM tombstones WHERE pk = ?2) WHERE pk = ?3
+            """)
+        relink.bind(original, at: 1)
+        relink.bind(tombstone, at: 2)
+        relink.bind(filePK, at: 3)
+        try relink.run()
+        let drop = try db.statement("DELETE FROM tombstones WHERE pk = ?1")
+        drop.bind(tombstone, at: 1)
+        try drop.run()
+        try deleteAsset(copyAsset, &job)
+        let group = GroupRef(directory: dir, key: ResourcePairing.groupKey(of: copy.lastComponent), path: copy.parent)
+        job.groups.insert(group)
+        job.movedInto.insert(group)
+    }
+
     /// A file found again without being read (the walk matched its identity): its tombstone
     /// becomes its row at the new place.
     func restoreFile(_ r: FileRestore, now: Int64, _ job: inout JobChanges) throws {

@@ -75,6 +75,7 @@ public final class IndexWriter {
         for move in batch.movedDirectories { try moveDirectory(move, now: now, &job) }
         for move in batch.movedFiles { try moveFile(move, now: now, &job) }
         for restore in batch.restoredFiles { try restoreFile(restore, now: now, &job) }
+        for copy in batch.copiesOfRemoved { try adoptRemovedOriginal(of: copy, now: now, &job) }
         for dir in batch.directories { try upsertDirectory(dir) }
         hasTombstones = try db.scalar("SELECT EXISTS (SELECT 1 FROM tombstones)").int64 == 1
         for file in batch.files { try writeFile(file, now: now, &job) }

@@ -6,9 +6,9 @@ import PhotoModel
 public struct TemporaryDirectory: Sendable {
     public let path: PathBytes
 
-    /// Creates `$TMPDIR/photod-test-<label>-<random>`.
-    public init(_ label: String = "t") throws {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+    /// Creates `$TMPDIR/photod-test-<label>-<random>` (or under `parent`).
+    public init(_ label: String = "t", in parent: String? = nil) throws {
+        let base = parent ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
         let name = "photod-test-\(label)-\(UInt64.random(in: 0 ... .max))"
         let url = URL(fileURLWithPath: base).appendingPathComponent(name)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
 import Testing
@@ -122,6 +123,65 @@ struct LiveEndToEndTests {
         try daemon.waitFor("the rename") { _ in (try daemon.idsByPath())[lib("best/renamed.jpg").string] != nil }
         #expect(try daemon.idsByPath()[lib("best/renamed.jpg").string] == before[lib("2019/other/a.jpg").string])
         #expect(try daemon.waitForIdle()["metadataReads"]?.intValue == 0)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A folder moved between two roots on two file systems (mv copies, then deletes), live and while stopped: ids and favorites kept")
+    func moveAcrossFileSystems() throws {
+        let one = try TemporaryDirectory("live-fs1")
+        defer { one.remove() }
+        guard let two = try? TemporaryDirectory("live-fs2", in: "/dev/shm") else {
+            print("skipping the cross-file-system move test: /dev/shm is not writable")
+            return
+        }
+        defer { two.remove() }
+        guard let a = try? FileStat.of(one.path), let b = try? FileStat.of(two.path), a.device != b.device else {
+            print("skipping the cross-file-system move test: /tmp and /dev/shm are one file system here")
+            return
+        }
+        for i in 0..<20 { try one.write("trip/p\(i).jpg", Library.jpeg(date: "2014:08:0\(1 + i % 9) 10:00:00", width: 100 + i)) }
+        for i in 0..<5 { try one.write("later/q\(i).jpg", Library.jpeg(date: "2014:09:0\(1 + i) 10:00:00", width: 300 + i)) }
+        // (A root found empty at start-up while the index holds files is taken for an unmounted
+        // disk: something stays in it.)
+        try one.write("stays/s.jpg", Library.jpeg(date: "2014:10:01 10:00:00"))
+        try two.makeDirectory("in")
+        let state = try TemporaryDirectory("live-fs")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [one.path, two.path], state: state)
+        try daemon.waitForIdle()
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: one("trip"))
+        try markFavorites(database: daemon.database, under: one("later"))
+        daemon = try DaemonProcess(libraries: [one.path, two.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+
+        try shell("mv", [one("trip").string, two("in/trip").string])
+        try daemon.waitFor("the move") { _ in (try daemon.idsByPath())[two("in/trip/p19.jpg").string] != nil }
+        var status = try daemon.waitFor("the removals") {
+            $0["counts"]?["assets"]?.intValue == 26 && $0["state"]?.stringValue == "idle"
+                && $0["counts"]?["recentlyDeleted"]?.intValue == 0
+        }
+        var now = try daemon.allAssets()
+        for i in 0..<20 {
+            let moved = now.first { $0["path"]?.stringValue == two("in/trip/p\(i).jpg").string }
+            #expect(moved?["id"]?.stringValue == ids[one("trip/p\(i).jpg").string])
+            #expect(moved?["isFavorite"]?.boolValue == true)
+        }
+        #expect(daemon.stop() == 0)
+
+        // The same while stopped.
+        try shell("mv", [one("later").string, two("in/later").string])
+        daemon = try DaemonProcess(libraries: [one.path, two.path], state: state)
+        status = try daemon.waitForIdle()
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 0)
+        now = try daemon.allAssets()
+        #expect(now.count == 26)
+        for i in 0..<5 {
+            let moved = now.first { $0["path"]?.stringValue == two("in/later/q\(i).jpg").string }
+            #expect(moved?["id"]?.stringValue == ids[one("later/q\(i).jpg").string])
+            #expect(moved?["isFavorite"]?.boolValue == true)
+        }
         #expect(daemon.stop() == 0)
     }
 

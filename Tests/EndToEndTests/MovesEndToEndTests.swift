@@ -17,7 +17,7 @@ func markFavorites(database: PathBytes, under folder: PathBytes) throws {
         try w.connection.execute("""
             UPDATE assets SET is_favorite = 1 WHERE path >= CAST('\(folder.string)/' AS BLOB) AND path < CAST('\(folder.string)0' AS BLOB);
             INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
-                SELECT id, 1, 0, 0 FROM assets WHERE is_favorite = 1;
+                SELECT id, 1, 0, 0 FROM assets WHERE is_favorite = 1 ON CONFLICT (asset_id) DO NOTHING;
             """)
     }
 }
