@@ -172,11 +172,11 @@ struct Walk {
         var k = 0
         // How many entries share each group key (base name): a file alone in its group, and new,
         // can be written without looking for partners.
-        var groupSizes: [[UInt8]: Int] = [:]
+        var groupSizes: [PathBytes: Int] = [:]  // PathBytes: hashed in one call
         for entry in entries where entry.name.first != UInt8(ascii: ".") {
-            groupSizes[ResourcePairing.groupKey(of: entry.name), default: 0] += 1
+            groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name)), default: 0] += 1
         }
-        var seenDirectories = Set<[UInt8]>()
+        var seenDirectories = Set<PathBytes>()
         var subdirectories: [PathBytes] = []
         var moves = WriteBatch()
 
@@ -190,7 +190,7 @@ struct Walk {
             }
             switch kind {
             case .directory:
-                seenDirectories.insert(entry.name)
+                seenDirectories.insert(PathBytes(entry.name))
                 subdirectories.append(path.appending(entry.name))
             case .file:
                 guard let s = stat else { continue }
@@ -227,7 +227,7 @@ struct Walk {
                     continue
                 }
                 candidates += 1
-                let sole = old == nil && groupSizes[ResourcePairing.groupKey(of: entry.name)] == 1
+                let sole = old == nil && groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name))] == 1
                 let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole,
                                           isNew: old == nil)
                 if old == nil, lookForMoves, deferredCandidates.count < Self.maxDeferredCandidates {
@@ -254,7 +254,7 @@ struct Walk {
             sequence += 1
             pending.sequence = sequence
         }
-        for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(d) {
+        for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(PathBytes(d)) {
             removeDirectory(path.appending(d))
         }
         // Record the visit only when the directory changed: an unchanged library commits nothing.
