@@ -157,6 +157,7 @@ public final class Indexer: Sendable {
                           },
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
                           lookForMoves: lookForMoves)
+        walker.deferNewFiles = subtrees == nil
         if let subtrees {
             for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
         } else {

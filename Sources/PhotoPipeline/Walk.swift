@@ -20,6 +20,10 @@ struct Walk {
     /// Look up new files and directories by identity (moves while photod was down, files back
     /// from Recently Deleted). Off for a first index: nothing to find.
     let lookForMoves: Bool
+    /// Hold new files back until the removals are committed (a full scan after a stop: a copy
+    /// of a removed file then keeps its asset). Off for the watcher's subtree scans, where the
+    /// live index recognises copies itself and the reads should overlap the walk.
+    var deferNewFiles = true
 
     private(set) var filesSeen = 0
     private(set) var candidates = 0
@@ -230,7 +234,7 @@ struct Walk {
                 let sole = old == nil && groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name))] == 1
                 let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole,
                                           isNew: old == nil)
-                if old == nil, lookForMoves, deferredCandidates.count < Self.maxDeferredCandidates {
+                if old == nil, lookForMoves, deferNewFiles, deferredCandidates.count < Self.maxDeferredCandidates {
                     // A new file nothing identifies: it may be a copy of a file that turns out
                     // to be gone (moved across file systems while photod was down). Read it after
                     // the removals, when their tombstones can recognise it by content.

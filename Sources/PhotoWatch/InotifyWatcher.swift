@@ -326,6 +326,11 @@ public final class InotifyWatcher: Sendable {
         engine.withLock { e in
             let deadline = e.coalescer.nextDeadline
             guard deadline != e.armed else { return }
+            // A deadline that moved later (the quiet window restarts with every event of a
+            // burst) keeps the earlier timer: when it fires, `tick` delivers nothing yet and
+            // the timer is set again. One wake-up per window instead of a reschedule through
+            // Dispatch's manager thread per read.
+            if let deadline, let armed = e.armed, deadline > armed, armed > current { return }
             e.armed = deadline
             if let deadline {
                 let delay = max(deadline - current, .zero)
