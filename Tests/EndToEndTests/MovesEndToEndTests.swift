@@ -22,6 +22,30 @@ func markFavorites(database: PathBytes, under folder: PathBytes) throws {
     }
 }
 
+/// After a folder of 200 favorites moved from `from` to `to`: every asset below `to` has the id
+/// it had below `from` and is still a favorite, the folder album (same id) has the new path and
+/// title, and Favorites counts the 200.
+func expectFolderMoved(_ daemon: DaemonProcess, before: [String: String], album: JSONValue, from: PathBytes, to: PathBytes,
+                       total: Int) throws {
+    let after = try daemon.allAssets()
+    #expect(after.count == total)
+    let (fromPrefix, toPrefix) = (from.string + "/", to.string + "/")
+    var moved = 0
+    for a in after where a["path"]!.stringValue!.hasPrefix(toPrefix) {
+        let old = fromPrefix + a["path"]!.stringValue!.dropFirst(toPrefix.count)
+        #expect(a["id"]?.stringValue == before[old])
+        #expect(a["isFavorite"]?.boolValue == true)
+        moved += 1
+    }
+    #expect(moved == 200)
+    let folder = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["id"] == album["id"] })
+    #expect(folder["title"]?.stringValue == String(decoding: to.lastComponent, as: UTF8.self))
+    #expect(folder["path"]?.stringValue == to.string)
+    #expect(folder["assetCount"]?.intValue == 200)
+    let favorites = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_favorites" }
+    #expect(favorites?["assetCount"]?.intValue == 200)
+}
+
 @Suite("Moves and deletions while photod was down, end to end", .serialized)
 struct MovesEndToEndTests {
     @Test("A folder of 200 favorited photos moved while stopped: same ids, still favorites, the album follows, nothing re-read")
@@ -45,19 +69,7 @@ struct MovesEndToEndTests {
         let status = try daemon.waitForIdle()
         #expect(status["metadataReads"]?.intValue == 0)
         #expect(status["lastScan"]?["movedDirectories"]?.intValue == 1)
-        let after = try daemon.allAssets()
-        #expect(after.count == 201)
-        for a in after where a["path"]!.stringValue!.contains("/best/Iceland/") {
-            let old = a["path"]!.stringValue!.replacingOccurrences(of: "/best/Iceland/", with: "/2019/trip/")
-            #expect(a["id"]?.stringValue == before[old])
-            #expect(a["isFavorite"]?.boolValue == true)
-        }
-        let moved = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["id"] == album["id"] })
-        #expect(moved["title"]?.stringValue == "Iceland")
-        #expect(moved["path"]?.stringValue == lib("best/Iceland").string)
-        #expect(moved["assetCount"]?.intValue == 200)
-        let favorites = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_favorites" }
-        #expect(favorites?["assetCount"]?.intValue == 200)
+        try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
         #expect(daemon.stop() == 0)
     }
 

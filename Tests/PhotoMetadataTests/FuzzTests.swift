@@ -7,17 +7,7 @@ import Testing
 /// flips, lying sizes, truncations) must each yield a result or an error, never a trap, a
 /// hang or a huge read. Runs in the debug build, where arithmetic overflow traps.
 @Suite struct FuzzTests {
-    /// SplitMix64: a small deterministic generator, so failures reproduce.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix64
 
     struct Seed: Sendable, CustomStringConvertible {
         let name: String

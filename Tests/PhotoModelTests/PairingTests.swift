@@ -1,4 +1,5 @@
 import PhotoModel
+import PhotoTesting
 import Testing
 
 @Suite("Resource pairing")

@@ -1,5 +1,6 @@
 import PhotoModel
 @testable import PhotoWatch
+import PhotoTesting
 import Testing
 
 /// Random file-system histories: the records the kernel would write go through the coalescer,
@@ -7,16 +8,7 @@ import Testing
 /// files at delivery time, scans last), and at the end its index must equal the disk.
 @Suite("Coalescer property: a consumer applying the batches ends up with the disk")
 struct CoalescerPropertyTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias SplitMix = SplitMix64
 
     /// The disk: files with a content version, and directories.
     struct Disk {
