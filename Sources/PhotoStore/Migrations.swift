@@ -238,6 +238,47 @@ public enum Schema {
                 ('files.media', 0), ('files.sidecar', 0), ('files.ignored', 0), ('files.error', 0),
                 ('directories', 0);
             """),
+        Migration(name: "002_user_collections", sql: """
+            -- User albums and the folders that hold them (PhotoKit's PHAssetCollection of type
+            -- album and PHCollectionList): user state, stored only here, never derived from
+            -- files. Members are kept by asset id, so that they outlive an asset row (Recently
+            -- Deleted and back, a rebuild of the derived tables).
+            CREATE TABLE user_folders (
+                id TEXT PRIMARY KEY,
+                title TEXT NOT NULL,
+                parent_id TEXT REFERENCES user_folders(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX user_folders_parent ON user_folders(parent_id);
+            CREATE TABLE user_albums (
+                id TEXT PRIMARY KEY,
+                title TEXT NOT NULL,
+                folder_id TEXT REFERENCES user_folders(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX user_albums_folder ON user_albums(folder_id);
+            CREATE TABLE user_album_assets (
+                album_id TEXT NOT NULL REFERENCES user_albums(id) ON DELETE CASCADE,
+                asset_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                added_at INTEGER NOT NULL,
+                PRIMARY KEY (album_id, asset_id)
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX user_album_assets_asset ON user_album_assets(asset_id);
+            CREATE INDEX user_album_assets_order ON user_album_assets(album_id, position);
+
+            -- Keywords set by taggers (face, object, scene recognisers), each under its source's
+            -- name; an asset's keywords are these plus the ones its files carry (XMP).
+            CREATE TABLE asset_keywords (
+                asset_id TEXT NOT NULL,
+                source TEXT NOT NULL,
+                keyword TEXT NOT NULL COLLATE NOCASE,
+                PRIMARY KEY (asset_id, source, keyword)
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX asset_keywords_keyword ON asset_keywords(keyword);
+            """),
     ]
 
     /// The `user_version` this build writes.
