@@ -66,12 +66,24 @@ public final class Daemon: Sendable {
         liveOptions.pollInterval = .seconds(options.pollIntervalSeconds)
         liveOptions.retentionMilliseconds = Int64(options.retentionDays) * 86_400_000
         if let n = options.maxWatches { liveOptions.watchLimits = WatchLimits(maxWatches: n) }
+        liveOptions.journalMaxChanges = options.journalMaxChanges
+        liveOptions.journalMaxAgeMilliseconds = Int64(options.journalMaxDays) * 86_400_000
+        let feed: ChangeFeed
+        do {
+            feed = try ChangeFeed(database: database, logger: logger.facility("wire"))
+        } catch {
+            throw StartupError(description: "cannot read the change journal: \(error)")
+        }
+        // Subscribers hear of each change set as soon as it is committed.
+        sortQueue.onCommit { summary, time in
+            if let change = ChangeSet(summary, time: time) { feed.publish(change) }
+        }
         // `--wait` must never see a daemon that has not started its first scan as idle.
         indexer.announceScan()
         let live = LiveIndex(indexer: indexer, sortQueue: sortQueue, roots: roots, options: liveOptions,
                              logger: logger.facility("live"))
-        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, reads: reads, info: info,
-                              liveOptions: liveOptions)
+        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, feed: feed, reads: reads,
+                              info: info, liveOptions: liveOptions)
         if let known = try? database.read({ try $0.roots() }) {
             for (_, root) in known where !roots.contains(root) {
                 logger.warning("library root '\(root)' was indexed before but is not given with --library now; "
@@ -81,6 +93,8 @@ public final class Daemon: Sendable {
         let server = SocketServer(listener: listener, path: options.socket,
                                   handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
+        feed.attach { [weak server] id in server?.connection(id) }
+        server.onDisconnect { id in feed.unsubscribe(client: id) }
         server.start()
         logger.notice("photod \(DaemonOptions.version) listening on \(options.socket), database \(options.database), "
                       + "library \(roots.map(\.string).joined(separator: ", "))")

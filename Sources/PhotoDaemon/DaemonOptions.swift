@@ -17,6 +17,9 @@ public struct DaemonOptions: Sendable {
     public var retentionDays = 30
     /// `--max-watches`: the watch budget (default: the system's limit minus a reserve).
     public var maxWatches: Int?
+    /// `--journal-max-changes` and `--journal-max-days`: what the change journal keeps.
+    public var journalMaxChanges = 100_000
+    public var journalMaxDays = 30
 
     public static let version = "0.1.0"
 
@@ -43,6 +46,9 @@ public struct DaemonOptions: Sendable {
                               purged (default 30; 0 purges at the next hourly check).
           --max-watches N     Watch at most N directories; the rest are polled (default: the
                               user's fs.inotify.max_user_watches minus a reserve for other programs).
+          --journal-max-changes N, --journal-max-days N
+                              What the change journal keeps for clients resuming with a token
+                              (default 100000 change sets, 30 days); older tokens get tokenExpired.
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --version           Print the version and exit.
           -h, --help          Show this help and exit.
@@ -107,6 +113,18 @@ public struct DaemonOptions: Sendable {
                     throw .usage("--max-watches must be a positive number (got '\(text)')")
                 }
                 options.maxWatches = n
+            case "--journal-max-changes":
+                let text = try next()
+                guard let n = Int(text), (1...100_000_000).contains(n) else {
+                    throw .usage("--journal-max-changes must be a positive number (got '\(text)')")
+                }
+                options.journalMaxChanges = n
+            case "--journal-max-days":
+                let text = try next()
+                guard let n = Int(text), (1...36_500).contains(n) else {
+                    throw .usage("--journal-max-days must be 1...36500 (got '\(text)')")
+                }
+                options.journalMaxDays = n
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {

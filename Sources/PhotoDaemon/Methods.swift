@@ -12,6 +12,7 @@ struct Methods: Sendable {
     let indexer: Indexer
     let sortQueue: SortQueue
     let live: LiveIndex
+    let feed: ChangeFeed
     let reads: ReadCounter
     let info: DaemonInfo
     let liveOptions: LiveIndex.Options
@@ -28,13 +29,24 @@ struct Methods: Sendable {
             "smartAlbums.fetch": { p, _ throws(RPCError) in try fetchSmartAlbums(p) },
             "collectionLists.fetch": { p, _ throws(RPCError) in try fetchCollectionLists(p) },
             "collections.assets": { p, _ throws(RPCError) in try collectionAssets(p) },
+            "changes.currentToken": { p, _ throws(RPCError) in try currentToken(p) },
+            "changes.since": { p, _ throws(RPCError) in try changesSince(p) },
+            "changes.subscribe": { p, c throws(RPCError) in try subscribe(p, c) },
+            "changes.unsubscribe": { p, c throws(RPCError) in try unsubscribe(p, c) },
         ]
     }
 
     /// The method names, for `rpc.hello`'s capabilities.
     static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
-                        "collections.assets"]
+                        "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
+                        "changes.unsubscribe"]
+
+    /// Runs store queries on one snapshot and returns their result with the change token that
+    /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
+    func snapshot<R: Sendable>(_ body: @escaping (IndexReader) throws -> R) throws(RPCError) -> (R, Int64) {
+        try query { r in try r.consistent { (try body(r), try r.journalBounds().current) } }
+    }
 
     /// Runs a store query, mapping its failure to `internalError` (the store is ours; a
     /// failure there is not the client's fault).
@@ -173,15 +185,9 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])
         let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
         let offset = try p.int("offset", default: 0, in: 0...Int.max)
-        let (assets, total) = try query { r in
-            try r.consistent { (try r.assets(limit: limit, offset: offset), try r.visibleAssetCount()) }
-        }
-        var o = JSONObject()
-        o["assets"] = .array(assets.map { WireMapping.asset($0, offline: offlineRoots) })
-        o["total"] = .int(Int64(total))
-        o["offset"] = .int(Int64(offset))
-        o["nextOffset"] = Self.nextOffset(offset: offset, count: assets.count, total: total)
-        return .object(o)
+        let ((assets, total), token) = try snapshot { r in (try r.assets(limit: limit, offset: offset), try r.visibleAssetCount()) }
+        return Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset,
+                          token: token)
     }
 
     /// `limit` (1–1000, default 100) and `offset` (≥ 0, default 0).
@@ -189,13 +195,14 @@ struct Methods: Sendable {
         (try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize), try p.int("offset", default: 0, in: 0...Int.max))
     }
 
-    /// A paged result: `key` holds the records.
-    static func paged(_ key: String, _ records: [JSONValue], total: Int, offset: Int) -> JSONValue {
+    /// A paged result: `key` holds the records; `token` is the change token they reflect.
+    static func paged(_ key: String, _ records: [JSONValue], total: Int, offset: Int, token: Int64) -> JSONValue {
         var o = JSONObject()
         o[key] = .array(records)
         o["total"] = .int(Int64(total))
         o["offset"] = .int(Int64(offset))
         o["nextOffset"] = nextOffset(offset: offset, count: records.count, total: total)
+        o["token"] = .int(token)
         return .object(o)
     }
 
@@ -220,17 +227,18 @@ struct Methods: Sendable {
             }
             if key == "from" { filter.firstDay = max(filter.firstDay ?? Int.min, day) } else { filter.lastDay = min(filter.lastDay ?? Int.max, day) }
         }
-        let (moments, total) = try query { r in try r.consistent { (try r.moments(filter, limit: limit, offset: offset), try r.momentCount(filter)) } }
-        return Self.paged("moments", moments.map(WireMapping.moment), total: total, offset: offset)
+        let ((moments, total), token) = try snapshot { r in (try r.moments(filter, limit: limit, offset: offset), try r.momentCount(filter)) }
+        return Self.paged("moments", moments.map(WireMapping.moment), total: total, offset: offset, token: token)
     }
 
     /// `momentLists.fetch`: the moment lists by year and by month, newest first.
     func fetchMomentLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["kind"])
         let kind = try p.optionalString("kind", oneOf: ["year", "month"])
-        let moments = try query { try $0.moments() }
+        let (moments, token) = try snapshot { try $0.moments() }
         let (years, months) = MomentLists.build(moments)
         var o = JSONObject()
+        o["token"] = .int(token)
         if kind != "month" { o["years"] = .array(years.map(WireMapping.momentList)) }
         if kind != "year" { o["months"] = .array(months.map(WireMapping.momentList)) }
         return .object(o)
@@ -240,15 +248,17 @@ struct Methods: Sendable {
     func fetchAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])
         let (limit, offset) = try Self.page(p)
-        let (albums, total) = try query { r in try r.consistent { (try r.folderAlbums(limit: limit, offset: offset), try r.folderAlbumCount()) } }
-        return Self.paged("albums", albums.map(WireMapping.folderAlbum), total: total, offset: offset)
+        let ((albums, total), token) = try snapshot { r in (try r.folderAlbums(limit: limit, offset: offset), try r.folderAlbumCount()) }
+        return Self.paged("albums", albums.map(WireMapping.folderAlbum), total: total, offset: offset, token: token)
     }
 
     /// `smartAlbums.fetch`: every smart album with its count.
     func fetchSmartAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
-        let counts = try query { try $0.smartAlbumCounts(now: info.now()) }
+        let now = info.now()
+        let (counts, token) = try snapshot { try $0.smartAlbumCounts(now: now) }
         var o = JSONObject()
+        o["token"] = .int(token)
         o["smartAlbums"] = .array(SmartAlbums.all.map { WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0) })
         return .object(o)
     }
@@ -256,9 +266,10 @@ struct Methods: Sendable {
     /// `collectionLists.fetch`: the folder tree above the folder albums, a list per root.
     func fetchCollectionLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
-        let inputs = try query { try $0.folderAlbumInputs() }
+        let (inputs, token) = try snapshot { try $0.folderAlbumInputs() }
         let lists = FolderTree.build(roots: info.roots, albums: inputs)
         var o = JSONObject()
+        o["token"] = .int(token)
         o["lists"] = .array(lists.map(WireMapping.collectionList))
         return .object(o)
     }
@@ -275,9 +286,10 @@ struct Methods: Sendable {
             throw .notFound("no collection '\(id)'", extra: ["id": .string(id)])
         }
         let now = info.now()
-        let found = try query { r in try r.consistent { try r.assets(in: ref, limit: limit, offset: offset, now: now) } }
+        let (found, token) = try snapshot { r in try r.assets(in: ref, limit: limit, offset: offset, now: now) }
         guard let (assets, total) = found else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
-        guard case .object(var o) = Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset) else {
+        guard case .object(var o) = Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total,
+                                               offset: offset, token: token) else {
             return .null
         }
         o["id"] = .string(id)

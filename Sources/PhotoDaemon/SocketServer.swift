@@ -53,6 +53,7 @@ final class SocketServer: Sendable {
     private let cancelled = Mutex<DispatchSemaphore?>(nil)
     /// Whether accepting is paused because the process ran out of descriptors (touched on `queue`).
     private let paused = Mutex(false)
+    private let disconnectHandler = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
     /// `path` is unlinked at `stop()` (nil for an inherited, socket-activated listener).
     init(listener: FileDescriptor, path: PathBytes?, handler: any LineHandler, logger: Logger) {
@@ -90,6 +91,14 @@ final class SocketServer: Sendable {
 
     var clientCount: Int { clients.withLock { $0.count } }
 
+    /// A connected client, by id (nil once it is gone).
+    func connection(_ id: Int) -> ClientConnection? { clients.withLock { $0[id] } }
+
+    /// Called with a client's id when it disconnects (subscriptions end with it).
+    func onDisconnect(_ handler: @escaping @Sendable (Int) -> Void) {
+        disconnectHandler.withLock { $0 = handler }
+    }
+
     private func acceptPending() {
         while true {
             let fd: FileDescriptor
@@ -124,6 +133,7 @@ final class SocketServer: Sendable {
             }
             let client = ClientConnection(fd: fd, context: context, handler: handler, logger: logger) { [weak self] id in
                 _ = self?.clients.withLock { $0.removeValue(forKey: id) }
+                self?.disconnectHandler.withLock { $0 }?(id)
             }
             clients.withLock { $0[context.id] = client }
             logger.debug("client connected", [("client.id", String(context.id)), ("client.pid", String(context.pid)),
@@ -179,6 +189,23 @@ final class ClientConnection: Sendable {
         writeSource.setCancelHandler(handler: release)
         readSource.resume()
     }
+
+    /// Runs `work` on the client's serial queue, after what is queued there (responses and
+    /// notifications stay in order).
+    func perform(after delay: Duration? = nil, _ work: @escaping @Sendable () -> Void) {
+        if let delay {
+            let (s, a) = delay.components
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(s) * 1_000_000_000 + Int(a / 1_000_000_000)), execute: work)
+        } else {
+            queue.async(execute: work)
+        }
+    }
+
+    /// Bytes queued for the client and not yet written.
+    var pendingOutboundBytes: Int { state.withLock { $0.outbound.count - $0.sent } }
+
+    /// Whether the connection is closed.
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Closes the connection (idempotent); safe from any thread.
     func close() {
@@ -250,6 +277,7 @@ final class ClientConnection: Sendable {
 
     /// Queues response bytes and writes what the socket takes now. A client whose earlier
     /// responses are still unread beyond the limit is cut off: it never slows the daemon.
+    /// Call it on the client's queue (`perform`).
     func enqueue(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         let overflow = state.withLock { s -> Bool in

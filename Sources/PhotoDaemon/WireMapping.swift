@@ -125,6 +125,25 @@ enum WireMapping {
         return .object(o)
     }
 
+    /// A change set: `{"token", "time", "assets": {inserted, updated, deleted}, "collections": {…}}`.
+    static func changeSet(_ c: ChangeSet) -> JSONValue {
+        func ids(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }
+        var assets = JSONObject()
+        assets["inserted"] = ids(c.assetsInserted)
+        assets["updated"] = ids(c.assetsUpdated)
+        assets["deleted"] = ids(c.assetsDeleted)
+        var collections = JSONObject()
+        collections["inserted"] = ids(c.collectionsInserted)
+        collections["updated"] = ids(c.collectionsUpdated)
+        collections["deleted"] = ids(c.collectionsDeleted)
+        var o = JSONObject()
+        o["token"] = .int(c.token)
+        o["time"] = .string(Timestamps.utcString(milliseconds: c.time))
+        o["assets"] = .object(assets)
+        o["collections"] = .object(collections)
+        return .object(o)
+    }
+
     static func scanReport(_ r: ScanReport) -> JSONValue {
         var o = JSONObject()
         o["files"] = .int(Int64(r.files))

@@ -21,8 +21,12 @@ public final class LiveIndex: Sendable {
         public var rootRecheckInterval: Duration = .seconds(2)
         /// How long assets stay in Recently Deleted before they are purged (Unix milliseconds).
         public var retentionMilliseconds: Int64 = 30 * 86_400_000
-        /// How often the purge runs.
+        /// How often the purge runs (and the change journal is pruned).
         public var purgeInterval: Duration = .seconds(3_600)
+        /// The change journal keeps at most this many change sets, and none older than
+        /// `journalMaxAgeMilliseconds` (the newest is always kept): older tokens get `tokenExpired`.
+        public var journalMaxChanges = 100_000
+        public var journalMaxAgeMilliseconds: Int64 = 30 * 86_400_000
         /// The watch budget (default: the user's limit minus a reserve for other programs).
         public var watchLimits: WatchLimits = .system()
         public var coalescing = CoalescerLimits()
@@ -205,6 +209,12 @@ public final class LiveIndex: Sendable {
         while !stopping {
             if nextPurge <= clock.now {
                 sortQueue.submitPurge(deletedBefore: now() - options.retentionMilliseconds)
+                let (keep, age, logger) = (options.journalMaxChanges, options.journalMaxAgeMilliseconds, logger)
+                sortQueue.submit(operation: { writer, now in
+                    let dropped = try writer.pruneJournal(keep: keep, before: now - age)
+                    if dropped > 0 { logger.info("pruned \(dropped) change sets from the journal") }
+                    return BatchSummary()
+                })
                 nextPurge = clock.now.advanced(by: options.purgeInterval)
             }
             if !unavailable.isEmpty, nextRecheck <= clock.now {

@@ -29,10 +29,13 @@ public final class SortQueue: Sendable {
     /// How a job ended.
     public typealias Completion = @Sendable (Result<BatchSummary, StoreError>) -> Void
 
+    /// Work for the writer other than a batch (a purge, a user-state write): runs alone, in
+    /// its own transaction, and returns its change set.
+    public typealias Operation = @Sendable (IndexWriter, _ now: Int64) throws -> BatchSummary
+
     struct Entry: Sendable {
         var batch: WriteBatch
-        /// A purge of Recently Deleted instead of a batch: assets deleted before this instant.
-        var purgeBefore: Int64?
+        var operation: Operation?
         var done: Completion
     }
 
@@ -50,6 +53,7 @@ public final class SortQueue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let idle = Locked<[DispatchSemaphore]>([])
+    private let commitHandler = Locked<(@Sendable (BatchSummary, Int64) -> Void)?>(nil)
 
     public init(database: Database, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
@@ -72,7 +76,22 @@ public final class SortQueue: Sendable {
     /// Queues the purge of the assets that went to Recently Deleted before `cutoff` (Unix
     /// milliseconds): a job of its own, with its change set (they are `deleted`).
     public func submitPurge(deletedBefore cutoff: Int64, done: @escaping Completion = { _ in }) {
-        enqueue(Entry(batch: WriteBatch(), purgeBefore: cutoff, done: done))
+        submit(operation: { [logger] writer, now in
+            let summary = try writer.purge(deletedBefore: cutoff, now: now)
+            if !summary.deleted.isEmpty { logger.info("purged \(summary.deleted.count) assets from Recently Deleted") }
+            return summary
+        }, done: done)
+    }
+
+    /// Queues an operation: it is never merged with other jobs, and `done` runs after its commit.
+    public func submit(operation: @escaping Operation, done: @escaping Completion = { _ in }) {
+        enqueue(Entry(batch: WriteBatch(), operation: operation, done: done))
+    }
+
+    /// Called on the queue's thread after each commit that recorded a change set, before the
+    /// jobs' completions (subscribers hear of a change no later than its writer does).
+    public func onCommit(_ handler: @escaping @Sendable (BatchSummary, _ time: Int64) -> Void) {
+        commitHandler.withLock { $0 = handler }
     }
 
     private func enqueue(_ entry: Entry) {
@@ -116,7 +135,7 @@ public final class SortQueue: Sendable {
             // Jobs that move or restore files run alone; the others between them are merged.
             var run: [Entry] = []
             for entry in entries {
-                if entry.batch.hasMoves || entry.purgeBefore != nil {
+                if entry.batch.hasMoves || entry.operation != nil {
                     if !run.isEmpty { runJob(run) }
                     run = []
                     runJob([entry])
@@ -139,14 +158,13 @@ public final class SortQueue: Sendable {
         let result: Result<BatchSummary, StoreError>
         do {
             let summary: BatchSummary
-            if entries.count == 1, let cutoff = entries[0].purgeBefore {
-                summary = try database.write { try $0.purge(deletedBefore: cutoff, now: now()) }
-                if !summary.deleted.isEmpty {
-                    logger.info("purged \(summary.deleted.count) assets from Recently Deleted")
-                }
+            let time = now()
+            if entries.count == 1, let operation = entries[0].operation {
+                summary = try database.write { try operation($0, time) }
             } else {
-                summary = try database.write { try $0.apply(merged, now: now()) }
+                summary = try database.write { try $0.apply(merged, now: time) }
             }
+            if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler(summary, time) }
             result = .success(summary)
             state.withLock {
                 $0.stats.ran += 1

@@ -1,0 +1,124 @@
+import PhotoModel
+
+/// One change set of the journal: what one sort job changed, by id, with its token.
+public struct ChangeSet: Sendable, Hashable {
+    public var token: Int64
+    /// When it was committed (Unix milliseconds, UTC).
+    public var time: Int64
+    public var assetsInserted: [String]
+    public var assetsUpdated: [String]
+    public var assetsDeleted: [String]
+    public var collectionsInserted: [String]
+    public var collectionsUpdated: [String]
+    public var collectionsDeleted: [String]
+
+    public init(token: Int64, time: Int64, assetsInserted: [String] = [], assetsUpdated: [String] = [],
+                assetsDeleted: [String] = [], collectionsInserted: [String] = [], collectionsUpdated: [String] = [],
+                collectionsDeleted: [String] = []) {
+        self.token = token
+        self.time = time
+        self.assetsInserted = assetsInserted
+        self.assetsUpdated = assetsUpdated
+        self.assetsDeleted = assetsDeleted
+        self.collectionsInserted = collectionsInserted
+        self.collectionsUpdated = collectionsUpdated
+        self.collectionsDeleted = collectionsDeleted
+    }
+
+    /// The change set a committed batch recorded (nil when it recorded none).
+    public init?(_ summary: BatchSummary, time: Int64) {
+        guard let token = summary.token else { return nil }
+        self.init(token: token, time: time, assetsInserted: summary.inserted.map(\.rawValue),
+                  assetsUpdated: summary.updated.map(\.rawValue), assetsDeleted: summary.deleted.map(\.rawValue),
+                  collectionsInserted: summary.collectionsInserted, collectionsUpdated: summary.collectionsUpdated,
+                  collectionsDeleted: summary.collectionsDeleted)
+    }
+
+    /// Every collection id it names.
+    public var collections: [String] { collectionsInserted + collectionsUpdated + collectionsDeleted }
+}
+
+/// Where the journal stands: the newest token, and the oldest token a client may still resume
+/// from (change sets up to `floor` were pruned).
+public struct JournalBounds: Sendable, Hashable {
+    /// The newest token handed out (0 before the first change set).
+    public var current: Int64
+    /// `changes.since(t)` is answerable for `floor <= t <= current`.
+    public var floor: Int64
+
+    public init(current: Int64, floor: Int64) {
+        self.current = current
+        self.floor = floor
+    }
+}
+
+extension IndexReader {
+    /// The journal's bounds, on this connection's snapshot.
+    public func journalBounds() throws -> JournalBounds {
+        // AUTOINCREMENT keeps the highest token ever handed out in sqlite_sequence, even when
+        // every row has been pruned.
+        let current = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").int64 ?? 0
+        let oldest = try db.scalar("SELECT min(token) FROM changes").int64
+        return JournalBounds(current: current, floor: oldest.map { $0 - 1 } ?? current)
+    }
+
+    /// Change sets after `token`, oldest first, at most `limit`.
+    public func changes(after token: Int64, limit: Int) throws -> [ChangeSet] {
+        let s = try db.statement("""
+            SELECT token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
+                   collections_updated, collections_deleted
+            FROM changes WHERE token > ?1 ORDER BY token LIMIT ?2
+            """)
+        defer { s.reset() }
+        s.bind(token, at: 1)
+        s.bind(limit, at: 2)
+        func ids(_ column: Int32) -> [String] {
+            let text = s.string(column)
+            return text.isEmpty ? [] : text.split(separator: ",").map(String.init)
+        }
+        var result: [ChangeSet] = []
+        while try s.step() {
+            result.append(ChangeSet(token: s.int64(0), time: s.int64(1), assetsInserted: ids(2), assetsUpdated: ids(3),
+                                    assetsDeleted: ids(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),
+                                    collectionsDeleted: ids(7)))
+        }
+        return result
+    }
+
+    /// Of `ids`, the assets that exist now with this media type.
+    public func assetIDs(_ ids: [String], mediaType: MediaType) throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        var found = Set<String>()
+        let s = try db.statement("SELECT 1 FROM assets WHERE id = ?1 AND media_type = ?2")
+        defer { s.reset() }
+        for id in ids {
+            s.bind(id, at: 1)
+            s.bind(mediaType.rawValue, at: 2)
+            if try s.step() { found.insert(id) }
+            s.reset()
+        }
+        return found
+    }
+}
+
+extension IndexWriter {
+    /// Drops the oldest change sets beyond `keep` and those committed before `before` (Unix
+    /// ms), always keeping the newest one; returns how many were dropped. A client holding an
+    /// older token is told `tokenExpired` and refetches.
+    @discardableResult
+    public func pruneJournal(keep: Int, before: Int64) throws -> Int {
+        try db.transaction {
+            // Always a prefix of the tokens (a clock that went back must not punch holes in
+            // the middle: `floor` assumes the kept tokens are contiguous).
+            let s = try db.statement("""
+                DELETE FROM changes WHERE token < (SELECT max(token) FROM changes)
+                    AND token <= max((SELECT max(token) FROM changes) - ?1,
+                                     coalesce((SELECT max(token) FROM changes WHERE time < ?2), 0))
+                """)
+            s.bind(max(1, keep), at: 1)
+            s.bind(before, at: 2)
+            try s.run()
+            return db.changes
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import PhotoModel
+import PhotoTesting
+import PhotoWire
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `docs/examples/subscriber.py` run as a user would: it prints each change set as one JSON line
+/// and keeps its token in a file, so that a restart resumes where it stopped.
+final class PythonSubscriber: Sendable {
+    let process = Process()
+    private let received = Mutex<[JSONValue]>([])
+    private let ended = Mutex(false)
+    private let errors = Mutex("")
+
+    static var python: URL? {
+        for dir in ["/usr/bin", "/usr/local/bin", "/bin"] {
+            let url = URL(fileURLWithPath: dir).appendingPathComponent("python3")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    init(socket: PathBytes, tokenFile: PathBytes) throws {
+        guard let python = Self.python else { throw HarnessError("python3 is not installed") }
+        process.executableURL = python
+        process.arguments = [TestPaths.packageRoot.appendingPathComponent("docs/examples/subscriber.py").path,
+                             socket.string, tokenFile.string]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading, stderr = err.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            var pending = Data()
+            while true {
+                let chunk = stdout.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = pending[pending.startIndex..<newline]
+                    pending = Data(pending[pending.index(after: newline)...])
+                    if let value = try? JSONValue.parse(String(decoding: line, as: UTF8.self)) {
+                        received.withLock { $0.append(value) }
+                    }
+                }
+            }
+            ended.withLock { $0 = true }
+        }
+        Thread.detachNewThread { [self] in
+            let data = stderr.readDataToEndOfFile()
+            errors.withLock { $0 = String(decoding: data, as: UTF8.self) }
+        }
+    }
+
+    var changeSets: [JSONValue] { received.withLock { $0 } }
+    var tokens: [Int] { changeSets.compactMap { $0["token"]?.intValue } }
+    var stderr: String { errors.withLock { $0 } }
+
+    /// Waits until a change set with `token` (or later) arrived.
+    func waitFor(token: Int, timeout: Duration = .seconds(30)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while (tokens.last ?? -1) < token {
+            if ContinuousClock.now >= deadline || (!process.isRunning && ended.withLock({ $0 })) {
+                throw HarnessError("subscriber got tokens \(tokens), waited for \(token); stderr: \(stderr)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// Waits for the script to exit; returns its status.
+    func waitForExit(timeout: Duration = .seconds(10)) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(10_000)
+        }
+        return process.terminationStatus
+    }
+
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { kill() }
+}
+
+extension DaemonProcess {
+    /// The newest change token.
+    func currentToken() throws -> Int { try call("changes.currentToken")["token"]?.intValue ?? -1 }
+}
+
+@Suite("Change subscriptions, end to end", .serialized)
+struct SubscriptionEndToEndTests {
+    @Test("A Python subscriber gets every change set in order, resumes after its own and the daemon's restart, and an expired token is refused")
+    func pythonSubscriber() throws {
+        guard PythonSubscriber.python != nil else {
+            print("skipping the Python subscriber test: python3 is not installed (scripts/install-deps --tests installs it)")
+            return
+        }
+        let lib = try TemporaryDirectory("sub-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("a/p\(i).jpg", Library.jpeg(date: "2021:06:0\(1 + i) 09:00:00", width: 100 + i)) }
+        let state = try TemporaryDirectory("sub")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let start = try daemon.currentToken()
+        let p0 = try #require(try daemon.idsByPath()[lib("a/p0.jpg").string])
+        let tokenFile = state("subscriber.token")
+        var subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
+        // The first run starts from now: it saves the current token before any change.
+        try daemon.waitFor("the subscription") { _ in FileManager.default.fileExists(atPath: tokenFile.string) }
+
+        // Add, modify, move, delete: each arrives, in order, with consecutive tokens.
+        try lib.write("a/new.jpg", Library.jpeg(date: "2021:07:01 09:00:00", width: 300))
+        try subscriber.waitFor(token: start + 1)
+        try lib.write("a/new.jpg", Library.jpeg(date: "2021:07:02 09:00:00", width: 301))
+        try subscriber.waitFor(token: start + 2)
+        try shell("mv", [lib("a/new.jpg").string, lib("a/moved.jpg").string])
+        try subscriber.waitFor(token: start + 3)
+        #expect(unlink(lib("a/p0.jpg").string) == 0)
+        try subscriber.waitFor(token: start + 4)
+        try daemon.waitForIdle()
+        let journal = try daemon.call("changes.since", ["since": .int(Int64(start))])
+        let expected = journal["changes"]?.arrayValue ?? []
+        #expect(subscriber.tokens == Array(start + 1 ... start + expected.count))
+        #expect(subscriber.changeSets == expected)
+        let sets = subscriber.changeSets
+        let inserted = sets[0]["assets"]?["inserted"]?.arrayValue ?? []
+        #expect(inserted.count == 1)
+        // The re-read and the move are updates of the new asset; the delete is an update of
+        // p0's (it went to Recently Deleted); nothing was deleted for good.
+        func updated(_ i: Int) -> [JSONValue] { sets[i]["assets"]?["updated"]?.arrayValue ?? [] }
+        #expect(updated(1).contains(inserted[0]))
+        #expect(updated(2).contains(inserted[0]))
+        #expect(updated(3) == [.string(p0)])
+        #expect(sets.allSatisfy { $0["assets"]?["deleted"]?.arrayValue?.isEmpty == true })
+
+        // The subscriber dies; changes go on; restarted, it gets exactly what it missed.
+        subscriber.kill()
+        let seen = subscriber.tokens.last!
+        try lib.write("b/x.jpg", Library.jpeg(date: "2021:08:01 09:00:00", width: 400))
+        try lib.write("b/y.jpg", Library.jpeg(date: "2021:08:02 09:00:00", width: 401))
+        try daemon.waitForAssets(5)
+        let missedUpTo = try daemon.currentToken()
+        #expect(missedUpTo > seen)
+        subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
+        try subscriber.waitFor(token: missedUpTo)
+        #expect(subscriber.tokens == Array(seen + 1 ... missedUpTo))
+
+        // The daemon restarts, with changes while it was down: the subscriber's connection
+        // ends; restarted, it resumes from its token, across the daemon's restart.
+        #expect(daemon.stop() == 0)
+        #expect(subscriber.waitForExit() != nil)
+        try lib.write("c/z.jpg", Library.jpeg(date: "2021:09:01 09:00:00", width: 500))
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let afterRestart = try daemon.currentToken()
+        #expect(afterRestart > missedUpTo)
+        subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
+        try subscriber.waitFor(token: afterRestart)
+        #expect(subscriber.tokens == Array(missedUpTo + 1 ... afterRestart))
+        subscriber.kill()
+        #expect(daemon.stop() == 0)
+
+        // A journal that keeps only the newest change set: the old token is expired.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--journal-max-changes", "1"])
+        try daemon.waitForIdle()
+        try lib.write("c/w.jpg", Library.jpeg(date: "2021:09:02 09:00:00", width: 501))
+        try lib.write("c/v.jpg", Library.jpeg(date: "2021:09:03 09:00:00", width: 502))
+        try daemon.waitForAssets(8)
+        #expect(daemon.stop() == 0)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--journal-max-changes", "1"])
+        try daemon.waitForIdle()
+        try daemon.waitFor("the journal pruned") { _ in
+            (try daemon.call("changes.currentToken"))["oldestToken"]?.intValue ?? 0 >= afterRestart
+        }
+        try "\(start)".write(toFile: tokenFile.string, atomically: true, encoding: .utf8)
+        subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
+        #expect(subscriber.waitForExit() == 1)
+        #expect(subscriber.stderr.contains("older than the change journal keeps"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("changes.since pages through the journal; tokens from the future or the pruned past are tokenExpired; filters")
+    func sinceAndFilters() throws {
+        let lib = try TemporaryDirectory("since-lib")
+        defer { lib.remove() }
+        try lib.write("a/p.jpg", Library.jpeg(date: "2021:06:01 09:00:00"))
+        let state = try TemporaryDirectory("since")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let start = try daemon.currentToken()
+        for i in 0..<5 {
+            try lib.write("b/q\(i).jpg", Library.jpeg(date: "2021:06:0\(2 + i) 09:00:00", width: 200 + i))
+            try daemon.waitFor("file \(i)") { $0["counts"]?["assets"]?.intValue == 2 + i }
+        }
+        let end = try daemon.currentToken()
+        #expect(end >= start + 5)
+        // Pages of two.
+        var since = start
+        var tokens: [Int] = []
+        while true {
+            let page = try daemon.call("changes.since", ["since": .int(Int64(since)), "limit": 2])
+            tokens += (page["changes"]?.arrayValue ?? []).compactMap { $0["token"]?.intValue }
+            since = page["token"]?.intValue ?? since
+            if page["more"]?.boolValue != true { break }
+        }
+        #expect(tokens == Array(start + 1 ... end))
+        // The fetch results carry the token they reflect.
+        #expect(try daemon.call("assets.fetch")["token"]?.intValue == end)
+        // From the future: expired, with the current token.
+        let c = try daemon.connect()
+        do {
+            _ = try c.call("changes.since", ["since": .int(Int64(end + 100))])
+            Issue.record("a token from the future was accepted")
+        } catch {
+            guard case .rpc(let e) = error else { throw error }
+            #expect(e.code == -32001)
+            #expect(e.data?["currentToken"]?.intValue == end)
+        }
+        // A collection filter: only the change sets that name it.
+        let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "b" })
+        let filtered = try daemon.call("changes.since", ["since": .int(Int64(start)), "collection": album["id"]!])
+        let sets = filtered["changes"]?.arrayValue ?? []
+        #expect(sets.count == 5)
+        #expect(sets.allSatisfy { ($0["collections"]?["updated"]?.arrayValue ?? []).contains(album["id"]!)
+            || ($0["collections"]?["inserted"]?.arrayValue ?? []).contains(album["id"]!) })
+        #expect(try daemon.call("changes.since", ["since": .int(Int64(start)), "mediaType": "video"])["changes"]?.arrayValue?.isEmpty == true)
+        #expect(daemon.stop() == 0)
+    }
+}
