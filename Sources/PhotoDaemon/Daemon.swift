@@ -45,6 +45,8 @@ public final class Daemon: Sendable {
             try Directory.makePath(options.socket.parent, mode: getuid() == 0 ? 0o755 : 0o700)
             try Directory.checkTrusted(options.socket.parent)
             listener = try UnixSocket.listen(options.socket)
+            // Who may connect: the socket's group (reads); writes are checked per request.
+            if let group = options.socketGroup { try Groups.chgrp(options.socket, to: group) }
         } catch {
             throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
         }
@@ -82,8 +84,9 @@ public final class Daemon: Sendable {
         indexer.announceScan()
         let live = LiveIndex(indexer: indexer, sortQueue: sortQueue, roots: roots, options: liveOptions,
                              logger: logger.facility("live"))
+        let access = WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup)
         let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, feed: feed, reads: reads,
-                              info: info, liveOptions: liveOptions)
+                              info: info, liveOptions: liveOptions, access: access)
         if let known = try? database.read({ try $0.roots() }) {
             for (_, root) in known where !roots.contains(root) {
                 logger.warning("library root '\(root)' was indexed before but is not given with --library now; "

@@ -17,6 +17,10 @@ public struct DaemonOptions: Sendable {
     public var retentionDays = 30
     /// `--max-watches`: the watch budget (default: the system's limit minus a reserve).
     public var maxWatches: Int?
+    /// `--socket-group`: the socket file's group (mode 0660: its members may connect and read).
+    public var socketGroup: UInt32?
+    /// `--write-group`: besides root and photod's own user, who may write (favorites, albums…).
+    public var writeGroup: UInt32?
     /// `--journal-max-changes` and `--journal-max-days`: what the change journal keeps.
     public var journalMaxChanges = 100_000
     public var journalMaxDays = 30
@@ -46,6 +50,10 @@ public struct DaemonOptions: Sendable {
                               purged (default 30; 0 purges at the next hourly check).
           --max-watches N     Watch at most N directories; the rest are polled (default: the
                               user's fs.inotify.max_user_watches minus a reserve for other programs).
+          --socket-group GROUP
+                              The socket's group (mode 0660): its members may connect and read.
+          --write-group GROUP Who may write (favorites, hidden, albums, keywords, rescans) besides
+                              root and photod's own user; others get permissionDenied.
           --journal-max-changes N, --journal-max-days N
                               What the change journal keeps for clients resuming with a token
                               (default 100000 change sets, 30 days); older tokens get tokenExpired.
@@ -113,6 +121,10 @@ public struct DaemonOptions: Sendable {
                     throw .usage("--max-watches must be a positive number (got '\(text)')")
                 }
                 options.maxWatches = n
+            case "--socket-group", "--write-group":
+                let name = try next()
+                guard let gid = Groups.id(named: name) else { throw .usage("\(arg): no group '\(name)'") }
+                if arg == "--socket-group" { options.socketGroup = gid } else { options.writeGroup = gid }
             case "--journal-max-changes":
                 let text = try next()
                 guard let n = Int(text), (1...100_000_000).contains(n) else {

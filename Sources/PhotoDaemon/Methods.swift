@@ -16,8 +16,13 @@ struct Methods: Sendable {
     let reads: ReadCounter
     let info: DaemonInfo
     let liveOptions: LiveIndex.Options
+    let access: WriteAccess
 
     var table: [String: MethodHandler] {
+        readTable.merging(writeTable) { a, _ in a }
+    }
+
+    var readTable: [String: MethodHandler] {
         [
             "rpc.hello": { p, _ throws(RPCError) in try hello(p) },
             "library.status": { p, _ throws(RPCError) in try status(p) },
@@ -33,6 +38,7 @@ struct Methods: Sendable {
             "changes.since": { p, _ throws(RPCError) in try changesSince(p) },
             "changes.subscribe": { p, c throws(RPCError) in try subscribe(p, c) },
             "changes.unsubscribe": { p, c throws(RPCError) in try unsubscribe(p, c) },
+            "userAlbums.fetch": { p, _ throws(RPCError) in try fetchUserAlbums(p) },
         ]
     }
 
@@ -40,7 +46,7 @@ struct Methods: Sendable {
     static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
-                        "changes.unsubscribe"]
+                        "changes.unsubscribe", "userAlbums.fetch"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -294,6 +300,15 @@ struct Methods: Sendable {
         }
         o["id"] = .string(id)
         return .object(o)
+    }
+
+    /// `userAlbums.fetch` → `{"folders": [...], "albums": [...], "token"}`: the user's albums and
+    /// the folders holding them (a tree through `parentID` / `folderID`), by title.
+    func fetchUserAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: [])
+        let ((folders, albums), token) = try snapshot { r in (try r.userFolders(), try r.userAlbums()) }
+        return .object(["folders": .array(folders.map(WireMapping.userFolder)), "albums": .array(albums.map(WireMapping.userAlbum)),
+                        "token": .int(token)])
     }
 
     /// The offset of the next page, or null after the last one.

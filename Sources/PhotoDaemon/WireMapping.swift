@@ -125,6 +125,18 @@ enum WireMapping {
         return .object(o)
     }
 
+    static func userAlbum(_ a: UserAlbum) -> JSONValue {
+        .object(["id": .string(a.id), "title": .string(a.title), "folderID": a.folderID.map { .string($0) } ?? .null,
+                 "assetCount": .int(Int64(a.assetCount)), "createdDate": .string(Timestamps.utcString(milliseconds: a.createdAt)),
+                 "updatedDate": .string(Timestamps.utcString(milliseconds: a.updatedAt))])
+    }
+
+    static func userFolder(_ f: UserFolder) -> JSONValue {
+        .object(["id": .string(f.id), "title": .string(f.title), "parentID": f.parentID.map { .string($0) } ?? .null,
+                 "createdDate": .string(Timestamps.utcString(milliseconds: f.createdAt)),
+                 "updatedDate": .string(Timestamps.utcString(milliseconds: f.updatedAt))])
+    }
+
     /// A change set: `{"token", "time", "assets": {inserted, updated, deleted}, "collections": {…}}`.
     static func changeSet(_ c: ChangeSet) -> JSONValue {
         func ids(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }

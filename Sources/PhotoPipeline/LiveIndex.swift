@@ -82,6 +82,10 @@ public final class LiveIndex: Sendable {
         var pending: [[WatchChange]] = []
         var pendingCount = 0
         var droppedForRescan = false
+        /// Callers of `rescan` waiting for the batch that carries their request.
+        var waiters: [DispatchSemaphore] = []
+        /// A full rescan asked for (`library.rescan` without a path).
+        var requestedRescan = false
         var stopping = false
         var status = Status()
         /// Files submitted for writing and not yet committed, with the identity read: a second
@@ -161,6 +165,27 @@ public final class LiveIndex: Sendable {
         finished.signal()
     }
 
+    /// Compares trees (or, with none, every root) with the disk now, through this thread like
+    /// any change; returns once that is applied and committed.
+    public func rescan(_ trees: [PathBytes]) {
+        let done = DispatchSemaphore(value: 0)
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping else { return false }
+            if trees.isEmpty {
+                s.requestedRescan = true
+            } else {
+                s.pending.append(trees.map { .rescan($0) })
+                s.pendingCount += trees.count
+            }
+            s.waiters.append(done)
+            return true
+        }
+        guard accepted else { return }
+        wake.signal()
+        done.wait()
+        submitted.wait()
+    }
+
     /// A batch from the watcher (on its queue: only queue it here).
     private func receive(_ changes: [WatchChange]) {
         guard !changes.isEmpty else { return }
@@ -226,17 +251,20 @@ public final class LiveIndex: Sendable {
                 nextPoll = clock.now.advanced(by: options.pollInterval)
             }
 
-            let (batches, rescan) = state.withLock { s -> ([[WatchChange]], Bool) in
-                let taken = (s.pending, s.droppedForRescan)
+            let (batches, rescan, waiters, requested) = state.withLock { s -> ([[WatchChange]], Bool, [DispatchSemaphore], Bool) in
+                let taken = (s.pending, s.droppedForRescan, s.waiters, s.requestedRescan)
                 s.pending = []
                 s.pendingCount = 0
                 s.droppedForRescan = false
+                s.requestedRescan = false
+                s.waiters = []
                 s.status.pendingChanges = 0
-                s.status.busy = !taken.0.isEmpty || taken.1
+                s.status.busy = !taken.0.isEmpty || taken.1 || taken.3
                 return taken
             }
-            if rescan {
-                fullRescan(unavailable: unavailable)
+            defer { waiters.forEach { $0.signal() } }
+            if rescan || requested {
+                fullRescan(unavailable: unavailable, lost: rescan)
             } else if !batches.isEmpty {
                 // Joined so that scans still come after everything (a later batch may rename
                 // what an earlier batch's scan names).
@@ -245,7 +273,7 @@ public final class LiveIndex: Sendable {
                 state.withLock { $0.status.appliedChanges += changes.count }
             }
             state.withLock { $0.status.busy = false }
-            guard batches.isEmpty && !rescan else { continue }
+            guard batches.isEmpty && !rescan && !requested else { continue }
 
             var deadline = nextPurge
             if !unavailable.isEmpty { deadline = min(deadline, nextRecheck) }
@@ -319,9 +347,13 @@ public final class LiveIndex: Sendable {
         indexer.scan(subtrees: ChangePlan.outermost(trees), roots: available(unavailable))
     }
 
-    private func fullRescan(unavailable: Set<PathBytes>) {
+    private func fullRescan(unavailable: Set<PathBytes>, lost: Bool = true) {
         submitted.wait()
-        logger.warning("rescanning the library to find changes the event queue lost")
+        if lost {
+            logger.warning("rescanning the library to find changes the event queue lost")
+        } else {
+            logger.notice("rescanning the library, as asked")
+        }
         indexer.scan(roots: available(unavailable))
     }
 

@@ -166,8 +166,19 @@ public struct IndexReader {
             let role = Resource.Role(rawValue: s.string(3)) ?? .primary
             byPK[s.int64(0), default: []].append(Resource(path: PathBytes(s.bytes(1)).appending(s.bytes(2)), role: role))
         }
+        // Taggers' keywords join the files' own (once each, whatever the case).
+        var tagged: [String: [String]] = [:]
+        let k = try db.statement("""
+            SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(?1))
+            ORDER BY asset_id, source, keyword
+            """)
+        k.bind(IndexWriter.jsonArray(rows.map(\.asset.id.rawValue)), at: 1)
+        while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
         return rows.map { row in
             var asset = row.asset
+            for word in tagged[asset.id.rawValue] ?? [] where !asset.keywords.contains(where: { $0.lowercased() == word.lowercased() }) {
+                asset.keywords.append(word)
+            }
             let order = Resource.Role.allCases
             asset.resources = (byPK[row.pk] ?? []).sorted {
                 (order.firstIndex(of: $0.role)!, $0.path) < (order.firstIndex(of: $1.role)!, $1.path)

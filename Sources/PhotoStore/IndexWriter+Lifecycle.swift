@@ -333,14 +333,47 @@ extension IndexWriter {
             s.bind(cutoff, at: 1)
             var pks: [Int64] = []
             while try s.step() { pks.append(s.int64(0)) }
-            for pk in pks { try deleteAsset(pk, &job) }
+            var ids: [String] = []
+            for pk in pks {
+                if let id = try db.scalar("SELECT id FROM assets WHERE pk = ?1", .integer(pk)).string { ids.append(id) }
+                try deleteAsset(pk, &job)
+            }
+            // Gone for good: what users said about them goes too (albums lose them).
+            let albums = try forgetUserState(of: ids, now: now)
             try applyCounters(job.counters)
             var summary = BatchSummary()
+            summary.collectionsUpdated = albums
             job.assetEvents(into: &summary)
             updateSmartAlbums(job, now: now, &summary)
             if !summary.isEmpty { summary.token = try journal(summary, now: now) }
             return summary
         }
+    }
+}
+
+extension IndexWriter {
+    /// Deletes the user state of purged assets; returns the user albums that lost members.
+    func forgetUserState(of ids: [String], now: Int64) throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        let list = Self.jsonArray(ids)
+        let albums = try db.statement("""
+            SELECT DISTINCT album_id FROM user_album_assets WHERE asset_id IN (SELECT value FROM json_each(?1)) ORDER BY album_id
+            """)
+        albums.bind(list, at: 1)
+        var touched: [String] = []
+        while try albums.step() { touched.append(albums.string(0)) }
+        for table in ["user_album_assets", "asset_keywords", "user_state"] {
+            let d = try db.statement("DELETE FROM \(table) WHERE asset_id IN (SELECT value FROM json_each(?1))")
+            d.bind(list, at: 1)
+            try d.run()
+        }
+        let stamp = try db.statement("UPDATE user_albums SET updated_at = ?2 WHERE id = ?1")
+        for album in touched {
+            stamp.bind(album, at: 1)
+            stamp.bind(now, at: 2)
+            try stamp.run()
+        }
+        return touched
     }
 }
 

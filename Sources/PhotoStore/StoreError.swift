@@ -20,6 +20,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let constraint = Code(rawValue: "constraint")
         /// Any other SQLite error.
         public static let sqlite = Code(rawValue: "sqlite")
+        /// A write names an asset, album or folder that does not exist (`ids` in the message).
+        public static let notFound = Code(rawValue: "notFound")
+        /// A write the data refuses (an album moved into itself, an empty title).
+        public static let invalid = Code(rawValue: "invalid")
         public var description: String { rawValue }
     }
 
@@ -29,12 +33,22 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var sql: String?
     /// SQLite's extended result code, when the error came from SQLite.
     public var sqliteCode: Int32?
+    /// For `notFound`: the ids that do not exist.
+    public var missing: [String] = []
 
     public init(code: Code, message: String, sql: String? = nil, sqliteCode: Int32? = nil) {
         self.code = code
         self.message = message
         self.sql = sql
         self.sqliteCode = sqliteCode
+    }
+
+    /// A write named ids that do not exist (`kind`: "asset", "album", "folder").
+    public static func notFound(_ kind: String, _ ids: [String]) -> StoreError {
+        var e = StoreError(code: .notFound, message: "no \(kind)\(ids.count == 1 ? "" : "s") " + ids.prefix(20).joined(separator: ", ")
+                               + (ids.count > 20 ? " (and \(ids.count - 20) more)" : ""))
+        e.missing = ids
+        return e
     }
 
     /// A stored row that does not decode (a damaged database or a bug).

@@ -1,0 +1,443 @@
+import PhotoModel
+
+/// A flag users set on assets.
+public enum UserFlag: String, Sendable {
+    case favorite, hidden
+}
+
+/// How a tagger's keywords are written.
+public enum KeywordEdit: Sendable {
+    /// The source's keywords on each asset become exactly these.
+    case replace([String])
+    case add([String])
+    case remove([String])
+}
+
+/// User state: favorites, hidden, user albums and folders, taggers' keywords. Stored only in the
+/// database, keyed by asset id (never derived from files). Every write is one transaction with
+/// its change set in the journal, like a sort job; all or nothing: an unknown id fails the
+/// whole write (`StoreError.notFound` lists them).
+extension IndexWriter {
+    // MARK: Flags
+
+    /// Sets `favorite` or `hidden` on assets (those in Recently Deleted included). The assets
+    /// are updated in the change set, with the smart albums, moments and albums they change.
+    public func set(_ flag: UserFlag, _ value: Bool, ids: [AssetID], now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            let pks = try assetPKs(ids.map(\.rawValue))
+            var job = JobChanges()
+            let column = flag == .favorite ? "is_favorite" : "is_hidden"
+            let current = try db.statement("SELECT \(column) FROM assets WHERE pk = ?1")
+            let update = try db.statement("UPDATE assets SET \(column) = ?2 WHERE pk = ?1")
+            for (pk, _) in pks {
+                current.bind(pk, at: 1)
+                let already = try current.step() && (current.int(0) != 0) == value
+                current.reset()
+                if already { continue }  // nothing changes: not in the change set
+                try job.recordBefore(pk) { try self.assetState(pk: $0) }
+                update.bind(pk, at: 1)
+                update.bind(value ? 1 : 0, at: 2)
+                try update.run()
+            }
+            let state = try db.statement("""
+                INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
+                SELECT id, is_favorite, is_hidden, ?2 FROM assets WHERE pk = ?1
+                ON CONFLICT (asset_id) DO UPDATE SET is_favorite = excluded.is_favorite, is_hidden = excluded.is_hidden,
+                                                     updated_at = excluded.updated_at
+                """)
+            for pk in job.touched {
+                state.bind(pk, at: 1)
+                state.bind(now, at: 2)
+                try state.run()
+            }
+            return try finishUserJob(&job, now: now)
+        }
+    }
+
+    // MARK: Albums and folders
+
+    /// Creates a user album (in a folder, or at the top); returns its id with the change set.
+    public func createUserAlbum(title: String, folder: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
+        try db.transaction {
+            let title = try Self.checkedTitle(title)
+            if let folder { try requireFolder(folder) }
+            let id = Self.newCollectionID(prefix: "u_", now: now)
+            let s = try db.statement("INSERT INTO user_albums (id, title, folder_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
+            s.bind(id, at: 1)
+            s.bind(title, at: 2)
+            s.bind(folder, at: 3)
+            s.bind(now, at: 4)
+            try s.run()
+            var summary = BatchSummary()
+            summary.collectionsInserted = [id]
+            if let folder { summary.collectionsUpdated = [folder] }
+            return (id, try journaled(summary, now: now))
+        }
+    }
+
+    /// Creates a user folder (PhotoKit's collection list), nested in `parent` or at the top.
+    public func createUserFolder(title: String, parent: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
+        try db.transaction {
+            let title = try Self.checkedTitle(title)
+            if let parent { try requireFolder(parent) }
+            let id = Self.newCollectionID(prefix: "uf_", now: now)
+            let s = try db.statement("INSERT INTO user_folders (id, title, parent_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
+            s.bind(id, at: 1)
+            s.bind(title, at: 2)
+            s.bind(parent, at: 3)
+            s.bind(now, at: 4)
+            try s.run()
+            var summary = BatchSummary()
+            summary.collectionsInserted = [id]
+            if let parent { summary.collectionsUpdated = [parent] }
+            return (id, try journaled(summary, now: now))
+        }
+    }
+
+    /// Renames a user album or folder (by its id's prefix).
+    public func renameUserCollection(_ id: String, title: String, now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            let title = try Self.checkedTitle(title)
+            let table = try Self.userTable(id)
+            let s = try db.statement("UPDATE \(table) SET title = ?2, updated_at = ?3 WHERE id = ?1")
+            s.bind(id, at: 1)
+            s.bind(title, at: 2)
+            s.bind(now, at: 3)
+            try s.run()
+            guard db.changes == 1 else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
+            var summary = BatchSummary()
+            summary.collectionsUpdated = [id]
+            return try journaled(summary, now: now)
+        }
+    }
+
+    /// Moves a user album or folder into `folder` (nil: the top). A folder cannot move into
+    /// itself or below itself.
+    public func moveUserCollection(_ id: String, to folder: String?, now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            let table = try Self.userTable(id)
+            let parentColumn = table == "user_albums" ? "folder_id" : "parent_id"
+            let old = try parent(of: id, table: table, column: parentColumn)
+            if let folder {
+                try requireFolder(folder)
+                if table == "user_folders", try folderAncestors(of: folder).contains(id) || folder == id {
+                    throw StoreError(code: .invalid, message: "folder \(id) cannot move into itself or a folder below it")
+                }
+            }
+            let s = try db.statement("UPDATE \(table) SET \(parentColumn) = ?2, updated_at = ?3 WHERE id = ?1")
+            s.bind(id, at: 1)
+            s.bind(folder, at: 2)
+            s.bind(now, at: 3)
+            try s.run()
+            var summary = BatchSummary()
+            summary.collectionsUpdated = Array(Set([id] + [old, folder].compactMap { $0 })).sorted()
+            return try journaled(summary, now: now)
+        }
+    }
+
+    /// Deletes a user album, or a folder with everything in it. The assets stay in the library
+    /// (they are updated: their album membership changed).
+    public func deleteUserCollection(_ id: String, now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            let table = try Self.userTable(id)
+            var albums: [String] = []
+            var folders: [String] = []
+            if table == "user_albums" {
+                albums = [id]
+            } else {
+                folders = try folderSubtree(id)
+                let s = try db.statement("SELECT id FROM user_albums WHERE folder_id IN (SELECT value FROM json_each(?1))")
+                s.bind(Self.jsonArray(folders), at: 1)
+                while try s.step() { albums.append(s.string(0)) }
+            }
+            let parentColumn = table == "user_albums" ? "folder_id" : "parent_id"
+            let parent = try parent(of: id, table: table, column: parentColumn)
+            let members = try albumMembers(albums)
+            var job = JobChanges()
+            for pk in try assetPKs(members, requireAll: false).map(\.pk) { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+            let delete = try db.statement("DELETE FROM \(table) WHERE id = ?1")  // cascades to albums and members
+            delete.bind(id, at: 1)
+            try delete.run()
+            var extra = BatchSummary()
+            extra.collectionsDeleted = (albums + folders).sorted()
+            if let parent { extra.collectionsUpdated = [parent] }
+            return try finishUserJob(&job, now: now, extra: extra)
+        }
+    }
+
+    /// Adds assets to a user album, after its last member, in the order given (ids already in
+    /// it keep their place).
+    public func addToUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            try requireAlbum(album)
+            let pks = try assetPKs(ids.map(\.rawValue))
+            var next = try db.scalar("SELECT coalesce(max(position), 0) FROM user_album_assets WHERE album_id = ?1", .text(album)).int64 ?? 0
+            let insert = try db.statement("""
+                INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT DO NOTHING
+                """)
+            var job = JobChanges()
+            for (pk, id) in pks {
+                next += 1
+                insert.bind(album, at: 1)
+                insert.bind(id, at: 2)
+                insert.bind(next, at: 3)
+                insert.bind(now, at: 4)
+                try insert.run()
+                if db.changes == 1 { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+            }
+            return try finishUserJob(&job, now: now, extra: try touchAlbum(album, now: now, changed: !job.touched.isEmpty))
+        }
+    }
+
+    /// Removes assets from a user album (ids not in it are ignored; unknown ids fail).
+    public func removeFromUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            try requireAlbum(album)
+            let known = try assetPKs(ids.map(\.rawValue), requireAll: false)
+            let missing = Set(ids.map(\.rawValue)).subtracting(known.map(\.id))
+            // An asset purged since may still be a member: removing it is allowed.
+            let members = Set(try albumMembers([album]))
+            let unknown = missing.subtracting(members)
+            if !unknown.isEmpty { throw StoreError.notFound("asset", unknown.sorted()) }
+            let delete = try db.statement("DELETE FROM user_album_assets WHERE album_id = ?1 AND asset_id = ?2")
+            var job = JobChanges()
+            var removed = 0
+            for id in ids.map(\.rawValue) {
+                delete.bind(album, at: 1)
+                delete.bind(id, at: 2)
+                try delete.run()
+                guard db.changes == 1 else { continue }
+                removed += 1
+                if let pk = known.first(where: { $0.id == id })?.pk { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+            }
+            return try finishUserJob(&job, now: now, extra: try touchAlbum(album, now: now, changed: removed > 0))
+        }
+    }
+
+    // MARK: Keywords
+
+    /// Edits the keywords a tagger (`source`) set on assets. Keywords are trimmed; empty ones
+    /// and line breaks are refused.
+    public func editKeywords(_ edit: KeywordEdit, source: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
+        try db.transaction {
+            guard !source.isEmpty, source.count <= 100 else {
+                throw StoreError(code: .invalid, message: "a keyword source is a name of 1 to 100 characters")
+            }
+            let words: [String]
+            switch edit {
+            case .replace(let w), .add(let w), .remove(let w): words = try Self.checkedKeywords(w)
+            }
+            let pks = try assetPKs(ids.map(\.rawValue))
+            var job = JobChanges()
+            let insert = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+            let remove = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2 AND keyword = ?3")
+            let clear = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
+            for (pk, id) in pks {
+                var changed = 0
+                switch edit {
+                case .replace:
+                    let before = Set(try keywords(of: id, source: source).map { $0.lowercased() })
+                    guard before != Set(words.map { $0.lowercased() }) else { continue }
+                    clear.bind(id, at: 1)
+                    clear.bind(source, at: 2)
+                    try clear.run()
+                    changed = 1
+                    fallthrough
+                case .add:
+                    for w in words {
+                        insert.bind(id, at: 1)
+                        insert.bind(source, at: 2)
+                        insert.bind(w, at: 3)
+                        try insert.run()
+                        changed += db.changes
+                    }
+                case .remove:
+                    for w in words {
+                        remove.bind(id, at: 1)
+                        remove.bind(source, at: 2)
+                        remove.bind(w, at: 3)
+                        try remove.run()
+                        changed += db.changes
+                    }
+                }
+                if changed > 0 { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+            }
+            return try finishUserJob(&job, now: now)
+        }
+    }
+
+    func keywords(of asset: String, source: String) throws -> [String] {
+        let s = try db.statement("SELECT keyword FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
+        defer { s.reset() }
+        s.bind(asset, at: 1)
+        s.bind(source, at: 2)
+        var result: [String] = []
+        while try s.step() { result.append(s.string(0)) }
+        return result
+    }
+
+    // MARK: Helpers
+
+    /// Ends a job that changed asset state, not files: the change set with the moments,
+    /// albums and smart albums it changes, plus `extra` collections, in the journal.
+    func finishUserJob(_ job: inout JobChanges, now: Int64, extra: BatchSummary = BatchSummary()) throws -> BatchSummary {
+        try job.loadAfterStates { try self.assetState(pk: $0) }
+        try applyCounters(job.counters)
+        var summary = BatchSummary()
+        job.assetEvents(into: &summary)
+        try updateMoments(job, &summary)
+        try updateAlbums(job, &summary)
+        updateSmartAlbums(job, now: now, &summary)
+        summary.collectionsInserted += extra.collectionsInserted.filter { !summary.collectionsInserted.contains($0) }
+        summary.collectionsUpdated += extra.collectionsUpdated.filter { !summary.collectionsUpdated.contains($0) }
+        summary.collectionsDeleted += extra.collectionsDeleted.filter { !summary.collectionsDeleted.contains($0) }
+        return try journaled(summary, now: now)
+    }
+
+    func journaled(_ summary: BatchSummary, now: Int64) throws -> BatchSummary {
+        var summary = summary
+        if !summary.isEmpty { summary.token = try journal(summary, now: now) }
+        return summary
+    }
+
+    /// The pks of assets by id, in the order given (repeats dropped); unknown ids throw
+    /// `notFound` unless `requireAll` is false.
+    func assetPKs(_ ids: [String], requireAll: Bool = true) throws -> [(pk: Int64, id: String)] {
+        guard ids.count <= Self.maxIDsPerWrite else {
+            throw StoreError(code: .invalid, message: "at most \(Self.maxIDsPerWrite) ids per write (got \(ids.count))")
+        }
+        let s = try db.statement("SELECT pk FROM assets WHERE id = ?1")
+        defer { s.reset() }
+        var seen = Set<String>()
+        var found: [(Int64, String)] = []
+        var missing: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            s.bind(id, at: 1)
+            if try s.step() { found.append((s.int64(0), id)) } else { missing.append(id) }
+            s.reset()
+        }
+        if requireAll && !missing.isEmpty { throw StoreError.notFound("asset", missing) }
+        return found
+    }
+
+    /// Ids a write may name at most.
+    public static let maxIDsPerWrite = 10_000
+
+    func albumMembers(_ albums: [String]) throws -> [String] {
+        guard !albums.isEmpty else { return [] }
+        let s = try db.statement("SELECT DISTINCT asset_id FROM user_album_assets WHERE album_id IN (SELECT value FROM json_each(?1))")
+        s.bind(Self.jsonArray(albums), at: 1)
+        var ids: [String] = []
+        while try s.step() { ids.append(s.string(0)) }
+        return ids
+    }
+
+    /// The album's `updated_at` and its place in the change set (and its folder's).
+    func touchAlbum(_ album: String, now: Int64, changed: Bool) throws -> BatchSummary {
+        var summary = BatchSummary()
+        guard changed else { return summary }
+        let s = try db.statement("UPDATE user_albums SET updated_at = ?2 WHERE id = ?1")
+        s.bind(album, at: 1)
+        s.bind(now, at: 2)
+        try s.run()
+        summary.collectionsUpdated = [album]
+        return summary
+    }
+
+    func requireAlbum(_ id: String) throws {
+        guard try db.scalar("SELECT 1 FROM user_albums WHERE id = ?1", .text(id)).int64 != nil else {
+            throw StoreError.notFound("album", [id])
+        }
+    }
+
+    func requireFolder(_ id: String) throws {
+        guard try db.scalar("SELECT 1 FROM user_folders WHERE id = ?1", .text(id)).int64 != nil else {
+            throw StoreError.notFound("folder", [id])
+        }
+    }
+
+    /// The folder and every folder below it.
+    func folderSubtree(_ id: String) throws -> [String] {
+        let s = try db.statement("""
+            WITH RECURSIVE below(id) AS (SELECT ?1 UNION SELECT f.id FROM user_folders f JOIN below b ON f.parent_id = b.id)
+            SELECT id FROM below
+            """)
+        s.bind(id, at: 1)
+        var ids: [String] = []
+        while try s.step() { ids.append(s.string(0)) }
+        return ids
+    }
+
+    /// The folders above `id` (its parent first).
+    func folderAncestors(of id: String) throws -> [String] {
+        let s = try db.statement("""
+            WITH RECURSIVE above(id, depth) AS (
+                SELECT parent_id, 1 FROM user_folders WHERE id = ?1
+                UNION ALL SELECT f.parent_id, a.depth + 1 FROM user_folders f JOIN above a ON f.id = a.id
+                WHERE a.depth < 1000)
+            SELECT id FROM above WHERE id IS NOT NULL ORDER BY depth
+            """)
+        s.bind(id, at: 1)
+        var ids: [String] = []
+        while try s.step() { ids.append(s.string(0)) }
+        return ids
+    }
+
+    static func userTable(_ id: String) throws -> String {
+        if id.hasPrefix("u_") { return "user_albums" }
+        if id.hasPrefix("uf_") { return "user_folders" }
+        throw StoreError.notFound("album", [id])
+    }
+
+    static func checkedTitle(_ title: String) throws -> String {
+        let trimmed = title.trimmingWhitespace()
+        guard !trimmed.isEmpty, trimmed.count <= 500, !trimmed.contains("\n") else {
+            throw StoreError(code: .invalid, message: "a title is 1 to 500 characters on one line")
+        }
+        return trimmed
+    }
+
+    static func checkedKeywords(_ words: [String]) throws -> [String] {
+        guard words.count <= 1_000 else { throw StoreError(code: .invalid, message: "at most 1000 keywords per write") }
+        var result: [String] = []
+        for w in words {
+            let t = w.trimmingWhitespace()
+            guard !t.isEmpty, t.count <= 200, !t.contains("\n") else {
+                throw StoreError(code: .invalid, message: "a keyword is 1 to 200 characters on one line (got \"\(w.prefix(40))\")")
+            }
+            if !result.contains(where: { $0.lowercased() == t.lowercased() }) { result.append(t) }
+        }
+        return result
+    }
+
+    /// A collection id: a prefix, then the time-ordered random id assets use.
+    static func newCollectionID(prefix: String, now: Int64) -> String {
+        var g = SystemRandomNumberGenerator()
+        return prefix + AssetID.random(milliseconds: now, using: &g).rawValue.dropFirst(2)
+    }
+
+    /// A JSON array of strings, for `json_each` (ids hold no quotes or backslashes, but escape anyway).
+    static func jsonArray(_ values: [String]) -> String {
+        var out = "["
+        for (i, v) in values.enumerated() {
+            if i > 0 { out += "," }
+            var escaped = ""
+            for c in v {
+                if c == "\\" || c == "\"" { escaped.append("\\") }
+                escaped.append(c)
+            }
+            out += "\"" + escaped + "\""
+        }
+        return out + "]"
+    }
+
+    /// The parent folder of a user album or folder (nil at the top); `notFound` if it does not exist.
+    func parent(of id: String, table: String, column: String) throws -> String? {
+        let s = try db.statement("SELECT \(column) FROM \(table) WHERE id = ?1")
+        defer { s.reset() }
+        s.bind(id, at: 1)
+        guard try s.step() else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
+        return s.isNull(0) ? nil : s.string(0)
+    }
+}

@@ -1,0 +1,52 @@
+import PhotoModel
+
+/// A user album (PhotoKit's album of type `.album`): user state, stored only in the database.
+public struct UserAlbum: Sendable, Hashable {
+    public var id: String
+    public var title: String
+    /// The user folder it is in (nil at the top).
+    public var folderID: String?
+    /// Members that are in the library and visible (neither hidden nor in Recently Deleted).
+    public var assetCount: Int
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// A user folder (PhotoKit's collection list): holds albums and folders.
+public struct UserFolder: Sendable, Hashable {
+    public var id: String
+    public var title: String
+    public var parentID: String?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+extension IndexReader {
+    /// Every user folder, by title.
+    public func userFolders() throws -> [UserFolder] {
+        let s = try db.statement("SELECT id, title, parent_id, created_at, updated_at FROM user_folders ORDER BY title, id")
+        var result: [UserFolder] = []
+        while try s.step() {
+            result.append(UserFolder(id: s.string(0), title: s.string(1), parentID: s.optionalString(2),
+                                     createdAt: s.int64(3), updatedAt: s.int64(4)))
+        }
+        return result
+    }
+
+    /// Every user album (or one), by title, with its visible member count.
+    public func userAlbums(id: String? = nil) throws -> [UserAlbum] {
+        let s = try db.statement("""
+            SELECT u.id, u.title, u.folder_id, u.created_at, u.updated_at,
+                   (SELECT count(*) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
+                    WHERE m.album_id = u.id AND a.is_hidden = 0 AND a.deleted_at IS NULL)
+            FROM user_albums u WHERE ?1 IS NULL OR u.id = ?1 ORDER BY u.title, u.id
+            """)
+        s.bind(id, at: 1)
+        var result: [UserAlbum] = []
+        while try s.step() {
+            result.append(UserAlbum(id: s.string(0), title: s.string(1), folderID: s.optionalString(2), assetCount: s.int(5),
+                                    createdAt: s.int64(3), updatedAt: s.int64(4)))
+        }
+        return result
+    }
+}
