@@ -36,6 +36,8 @@ public final class PhotoConnection {
     private var pending: [[UInt8]] = []
     private var nextID: Int64 = 1
     private var closed = false
+    /// Notifications that arrived while a call waited for its response, oldest first.
+    private var notifications: [RPCNotification] = []
 
     /// Connects to the daemon's socket. With a `timeout`, every later call fails with
     /// `timedOut` when the daemon does not answer within it (a stopped or wedged daemon).
@@ -90,12 +92,40 @@ public final class PhotoConnection {
                 return result
             case .response(.failure(let rid, let error)) where rid == .int(id) || rid == nil:
                 throw .rpc(error)
-            case .notification:
-                continue  // not subscribed here; ignore
+            case .notification(let n):
+                // A subscription's notification overtook the response: kept, in order, for
+                // `nextNotification()`.
+                notifications.append(n)
             default:
                 throw .connection("photod answered a different request than \(id)")
             }
         }
+    }
+
+    /// The next notification (`changes`, `changes.expired`), waiting for one when none is
+    /// queued — at most the connection's timeout, if it has one (then `timedOut`). Notifications
+    /// that arrived during a `call` come first, in the order they were sent.
+    public func nextNotification() throws(ClientError) -> RPCNotification {
+        if !notifications.isEmpty { return notifications.removeFirst() }
+        while true {
+            let line = try readLine()
+            let message: RPCServerMessage
+            do {
+                message = try RPCMessage.decodeServerMessage(line)
+            } catch {
+                throw .connection("photod sent an unreadable line: \(error)")
+            }
+            switch message {
+            case .notification(let n): return n
+            case .response(.failure(nil, let error)): throw .rpc(error)
+            default: throw .connection("photod sent a response when no request was waiting")
+            }
+        }
+    }
+
+    /// Sets or clears the time a call or `nextNotification()` waits for the daemon.
+    public func setTimeout(_ timeout: Duration?) {
+        if let timeout { UnixSocket.setTimeout(fd, timeout) } else { UnixSocket.clearTimeout(fd) }
     }
 
     private func send(_ bytes: [UInt8]) throws(ClientError) {

@@ -187,13 +187,79 @@ struct Methods: Sendable {
         return .object(o)
     }
 
+    /// `assets.fetch`: a page of the library's assets, filtered by `predicate`, in `sort`'s order
+    /// (capture time by default), with `includeHidden` letting hidden assets in.
     func fetchAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
-        try p.rejectUnknownKeys(allowed: ["limit", "offset"])
-        let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
-        let offset = try p.int("offset", default: 0, in: 0...Int.max)
-        let ((assets, total), token) = try snapshot { r in (try r.assets(limit: limit, offset: offset), try r.visibleAssetCount()) }
+        try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["limit", "offset"]))
+        let (limit, offset) = try Self.page(p)
+        let query = try Self.assetQuery(p)
+        let now = info.now()
+        let (found, token) = try snapshot { r in try r.assets(query, in: .library, limit: limit, offset: offset, now: now) }
+        guard let (assets, total) = found else { throw .internalError("the library scope did not resolve") }
         return Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset,
                           token: token)
+    }
+
+    /// The fetch options `assets.fetch` and `collections.assets` take besides paging.
+    static let queryKeys: Set<String> = ["predicate", "sort", "includeHidden"]
+
+    /// The fetch options: `predicate` (docs/PREDICATES.md), `sort` (`"localDateTime,-pixelWidth"`
+    /// or `[{"key": "localDateTime", "ascending": false}]`) and `includeHidden`. A predicate or
+    /// sort that does not parse is `invalid params` with the position and what was expected
+    /// (`data.position`, `data.expected`, `data.found`, `data.reason`).
+    static func assetQuery(_ p: RPCParams) throws(RPCError) -> AssetQuery {
+        var query = AssetQuery(includeHidden: try p.bool("includeHidden", default: false))
+        if let text = try p.optionalString("predicate") {
+            do {
+                query.predicate = try AssetPredicate.parse(text)
+            } catch {
+                throw Self.invalid(error, param: "predicate")
+            }
+        }
+        switch p["sort"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            do {
+                query.sort = try AssetSort.parse(text)
+            } catch {
+                throw Self.invalid(error, param: "sort")
+            }
+        case .array(let items)?:
+            var descriptors: [AssetSortDescriptor] = []
+            for (i, item) in items.enumerated() {
+                guard case .object(let o) = item, let name = o["key"]?.stringValue else {
+                    throw .invalidParams("'sort[\(i)]' must be an object {\"key\": …, \"ascending\": true|false}", param: "sort")
+                }
+                guard let key = AssetSortKey(rawValue: name) else {
+                    throw .invalidParams("'sort[\(i)].key' must be one of \(AssetSortKey.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(name)\")",
+                                         param: "sort")
+                }
+                var ascending = true
+                switch o["ascending"] {
+                case nil, .null?: break
+                case .bool(let b)?: ascending = b
+                default: throw .invalidParams("'sort[\(i)].ascending' must be true or false", param: "sort")
+                }
+                if let extra = o.keys.first(where: { $0 != "key" && $0 != "ascending" }) {
+                    throw .invalidParams("'sort[\(i)]' has an unknown member '\(extra)'", param: "sort")
+                }
+                guard !descriptors.contains(where: { $0.key == key }) else {
+                    throw .invalidParams("'sort' names '\(name)' twice", param: "sort")
+                }
+                descriptors.append(AssetSortDescriptor(key, ascending: ascending))
+            }
+            query.sort = AssetSort(descriptors)
+        case let other?:
+            throw RPCParams.mismatch("sort", "a string like \"localDateTime,-pixelWidth\" or an array of {key, ascending}", got: other)
+        }
+        return query
+    }
+
+    /// `invalid params` for a predicate or sort, pointing at the spot.
+    static func invalid(_ error: AssetPredicateError, param: String) -> RPCError {
+        RPCError(.invalidParams, detail: "'\(param)': \(error.message)",
+                 extra: ["param": .string(param), "position": .int(Int64(error.position)), "expected": .string(error.expected),
+                         "found": .string(error.found), "reason": .string(error.code.rawValue)])
     }
 
     /// `limit` (1–1000, default 100) and `offset` (≥ 0, default 0).
@@ -280,19 +346,27 @@ struct Methods: Sendable {
         return .object(o)
     }
 
-    /// `collections.assets`: the assets of one moment, folder album or smart album, in its order.
+    /// `collections.assets`: the assets of one moment, folder album, smart album or user album, in
+    /// its order or `sort`'s, filtered by `predicate`.
     func collectionAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
-        try p.rejectUnknownKeys(allowed: ["id", "limit", "offset"])
+        try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["id", "limit", "offset"]))
         let id = try p.string("id")
         let (limit, offset) = try Self.page(p)
-        if id.hasPrefix("l_") {
-            throw .invalidParams("'\(id)' is a collection list: it holds collections, not assets (see collectionLists.fetch)", param: "id")
+        if id.hasPrefix("l_") || id.hasPrefix("uf_") {
+            throw .invalidParams("'\(id)' is a collection list: it holds collections, not assets (see collectionLists.fetch, userAlbums.fetch)",
+                                 param: "id")
         }
-        guard let ref = CollectionRef(id: id) else {
+        let scope: AssetScope
+        if id.hasPrefix("u_"), id.count > 2 {
+            scope = .userAlbum(id: id)
+        } else if let ref = CollectionRef(id: id) {
+            scope = AssetScope(ref)
+        } else {
             throw .notFound("no collection '\(id)'", extra: ["id": .string(id)])
         }
+        let query = try Self.assetQuery(p)
         let now = info.now()
-        let (found, token) = try snapshot { r in try r.assets(in: ref, limit: limit, offset: offset, now: now) }
+        let (found, token) = try snapshot { r in try r.assets(query, in: scope, limit: limit, offset: offset, now: now) }
         guard let (assets, total) = found else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
         guard case .object(var o) = Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total,
                                                offset: offset, token: token) else {

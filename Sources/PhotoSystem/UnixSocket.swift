@@ -108,6 +108,14 @@ public enum UnixSocket {
         }
     }
 
+    /// Clears the send and receive timeouts: reads and writes block until they can proceed.
+    public static func clearTimeout(_ fd: FileDescriptor) {
+        var tv = timeval(tv_sec: 0, tv_usec: 0)
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            _ = setsockopt(fd.rawValue, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     /// The peer's pid, uid and gid (`SO_PEERCRED`).
     public static func peerCredentials(_ fd: FileDescriptor) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
         var cred = photo_ucred()

@@ -1,0 +1,470 @@
+import CSQLite
+import PhotoModel
+
+/// What a fetch asks for (`assets.fetch`, `collections.assets`): which assets, in what order.
+public struct AssetQuery: Sendable, Hashable {
+    /// Only assets it matches; `nil` for all of them.
+    public var predicate: AssetPredicate?
+    /// The order; empty for the scope's own (capture time, a smart album's, a user album's positions).
+    public var sort: AssetSort
+    /// Whether hidden assets are included (the Hidden smart album always includes them; assets
+    /// in Recently Deleted are only ever in that album).
+    public var includeHidden: Bool
+
+    public init(predicate: AssetPredicate? = nil, sort: AssetSort = AssetSort(), includeHidden: Bool = false) {
+        self.predicate = predicate
+        self.sort = sort
+        self.includeHidden = includeHidden
+    }
+}
+
+/// Where a fetch looks: the whole library or one collection.
+public enum AssetScope: Sendable, Hashable {
+    /// Every asset not in Recently Deleted.
+    case library
+    /// One calendar day on the capture clock (CivilTime day number); exists while it has visible assets.
+    case moment(day: Int)
+    /// The assets directly in one directory, by the directory's album id.
+    case folderAlbum(id: String)
+    /// A smart album, with its own rule (and its own order when the query has no sort).
+    case smartAlbum(SmartAlbum)
+    /// A user album by id, in the album's order when the query has no sort.
+    case userAlbum(id: String)
+
+    /// The scope of a collection reference.
+    public init(_ collection: CollectionRef) {
+        switch collection {
+        case .moment(let day): self = .moment(day: day)
+        case .folderAlbum(let id): self = .folderAlbum(id: id)
+        case .smartAlbum(let album): self = .smartAlbum(album)
+        }
+    }
+}
+
+/// SQL text with the values bound to its numbered parameters, in order from the first number
+/// the caller gave.
+public struct SQLFragment: Sendable, Hashable {
+    public var sql: String
+    public var bindings: [SQLValue]
+}
+
+/// Compiles predicates and sorts to SQL on `assets a`. Every value a client wrote is bound as a
+/// parameter; the only text spliced into the SQL is the compiler's own (column names, operators,
+/// subtype bit masks — constants, so that the partial indexes' conditions match literally).
+///
+/// Semantics (`docs/PREDICATES.md`): each comparison is two-valued — a missing value (NULL) fails
+/// every comparison except `== null`, and `!=` is exactly `NOT ==` — so NOT never meets SQL's
+/// third truth value. NOT is pushed down to the comparisons (De Morgan) and each AND/OR puts its
+/// most deeply nested operand first: SQLite before 3.46 parses with a fixed 100-entry stack that
+/// every parenthesised group to the right of an operator deepens by about three entries, while a
+/// group on the left is reduced before the rest is read. With both, any predicate within
+/// `PredicateLimits` parses (the tests try the worst shapes).
+public enum PredicateSQL {
+    /// The condition for `predicate`, its parameters numbered from `firstParameter` (`?N`).
+    public static func compile(_ predicate: AssetPredicate, firstParameter: Int) -> SQLFragment {
+        var compiler = Compiler(next: firstParameter)
+        let sql = compiler.compile(predicate, negated: false)
+        return SQLFragment(sql: sql, bindings: compiler.bindings)
+    }
+
+    /// The ORDER BY terms of a non-empty sort, ending with the tie-breakers path and id, which
+    /// follow the first key's direction (so `-localDateTime` is the default order reversed and
+    /// can walk the `assets_order` index backwards). Missing values sort last either way.
+    public static func orderBy(_ sort: AssetSort) -> String {
+        guard let first = sort.descriptors.first else { return "a.local_datetime, a.path, a.id" }
+        var terms = sort.descriptors.map { d in
+            column(d.key) + (d.ascending ? "" : " DESC") + (d.key.isNullable ? " NULLS LAST" : "")
+        }
+        let direction = first.ascending ? "" : " DESC"
+        if !sort.descriptors.contains(where: { $0.key == .path }) { terms.append("a.path" + direction) }
+        terms.append("a.id" + direction)
+        return terms.joined(separator: ", ")
+    }
+
+    static func column(_ key: AssetSortKey) -> String {
+        switch key {
+        case .localDateTime: return "a.local_datetime"
+        case .addedDate: return "a.added_at"
+        case .pixelWidth: return "a.pixel_width"
+        case .pixelHeight: return "a.pixel_height"
+        case .duration: return "a.duration"
+        case .make: return "a.make COLLATE NOCASE"
+        case .model: return "a.model COLLATE NOCASE"
+        case .path: return "a.path"
+        case .mediaType: return "a.media_type"
+        case .latitude: return "a.latitude"
+        case .longitude: return "a.longitude"
+        case .isFavorite: return "a.is_favorite"
+        }
+    }
+
+    static func column(_ key: PredicateKey) -> String {
+        switch key {
+        case .mediaType: return "a.media_type"
+        case .subtypes: return "a.subtypes"
+        case .localDateTime: return "a.local_datetime"
+        case .localDate: return "a.day"
+        case .pixelWidth: return "a.pixel_width"
+        case .pixelHeight: return "a.pixel_height"
+        case .isFavorite: return "a.is_favorite"
+        case .isHidden: return "a.is_hidden"
+        case .make: return "a.make"
+        case .model: return "a.model"
+        case .path: return "a.path"
+        case .latitude: return "a.latitude"
+        case .longitude: return "a.longitude"
+        case .duration: return "a.duration"
+        case .addedDate: return "a.added_at"
+        case .keywords: return "a.keywords"
+        }
+    }
+
+    /// `text` as a LIKE pattern that matches it literally (with `ESCAPE '\'`).
+    static func likeLiteral(_ text: String) -> String {
+        var out = ""
+        for c in text.unicodeScalars {
+            if c == "\\" || c == "%" || c == "_" { out.unicodeScalars.append("\\") }
+            out.unicodeScalars.append(c)
+        }
+        return out
+    }
+
+    /// ASCII letters in lower case, other scalars unchanged: SQLite's `lower()` and NOCASE
+    /// without ICU (the system library has none), which the keyword match must agree with.
+    static func asciiLowercased(_ text: String) -> String {
+        var out = ""
+        for u in text.unicodeScalars {
+            out.unicodeScalars.append(u.value >= 0x41 && u.value <= 0x5A ? Unicode.Scalar(u.value + 32)! : u)
+        }
+        return out
+    }
+
+    /// The smallest byte string above every string that starts with `prefix`, or `nil` when
+    /// there is none (empty, or all 0xFF): the open end of a BEGINSWITH range on BLOBs.
+    static func upperBound(_ prefix: [UInt8]) -> [UInt8]? {
+        var b = prefix
+        while let last = b.last, last == 0xFF { b.removeLast() }
+        guard !b.isEmpty else { return nil }
+        b[b.count - 1] += 1
+        return b
+    }
+
+    struct Compiler {
+        var next: Int
+        var bindings: [SQLValue] = []
+
+        mutating func bind(_ v: SQLValue) -> String {
+            bindings.append(v)
+            next += 1
+            return "?\(next - 1)"
+        }
+
+        /// `p`, or its negation: never NULL.
+        mutating func compile(_ p: AssetPredicate, negated: Bool) -> String {
+            switch p {
+            case .not(let q): return compile(q, negated: !negated)
+            case .comparison(let c):
+                let s = comparison(c)
+                return negated ? "NOT " + s : s
+            case .and(let ps), .or(let ps):
+                var isAnd = false
+                if case .and = p { isAnd = true }
+                if negated { isAnd.toggle() }
+                guard !ps.isEmpty else { return isAnd ? "1" : "0" }
+                // Deepest first (stable among equals): see the type's comment.
+                let ordered = ps.enumerated().sorted { ($0.element.height, -$0.offset) > ($1.element.height, -$1.offset) }
+                let parts = ordered.map { item -> String in
+                    let s = compile(item.element, negated: negated)
+                    if case .comparison = item.element.withoutNot { return s }
+                    return "(" + s + ")"
+                }
+                return parts.joined(separator: isAnd ? " AND " : " OR ")
+            }
+        }
+
+        /// A comparison in parentheses (or a single term), never NULL.
+        mutating func comparison(_ c: PredicateComparison) -> String {
+            let key = c.key
+            let col = PredicateSQL.column(key)
+            switch key.valueType {
+            case .keywords: return keywords(c)
+            case .localDateTime: return localDateTime(c)
+            case .subtypes:
+                switch c.operation {
+                case .contains(.subtype(let s)): return "((a.subtypes & \(AssetColumns.bit(s))) != 0)"
+                case .compare(.equal, .subtypes(let set)): return "(a.subtypes = \(bind(.integer(AssetColumns.mask(set)))))"
+                case .compare(.notEqual, .subtypes(let set)): return "(a.subtypes != \(bind(.integer(AssetColumns.mask(set)))))"
+                default: preconditionFailure("unchecked predicate: \(c)")
+                }
+            case .boolean:
+                guard case .compare(let r, .boolean(let b)) = c.operation else { preconditionFailure("unchecked predicate: \(c)") }
+                // The partial index `assets_favorites` is on `is_favorite != 0`: the same text.
+                return (r == .equal) == b ? "(\(col) != 0)" : "(\(col) = 0)"
+            case .mediaType, .localDate, .instant, .integer, .real, .text, .path:
+                break
+            }
+            let isText = key.valueType == .text
+            let cmp = isText ? col + " COLLATE NOCASE" : col
+            // A nullable column fails every comparison while NULL (and never yields NULL).
+            let guardNull = key.isNullable ? "\(col) IS NOT NULL AND " : ""
+            switch c.operation {
+            case .compare(.equal, .null): return "(\(col) IS NULL)"
+            case .compare(.notEqual, .null): return "(\(col) IS NOT NULL)"
+            case .compare(.notEqual, let v): return "NOT (\(guardNull)\(cmp) = \(bind(value(v))))"
+            case .compare(let r, let v): return "(\(guardNull)\(cmp) \(r == .equal ? "=" : r.rawValue) \(bind(value(v))))"
+            case .isIn(let vs):
+                guard !vs.isEmpty else { return "(0)" }
+                return "(\(guardNull)\(cmp) IN (" + vs.map { bind(value($0)) }.joined(separator: ", ") + "))"
+            case .between(let lo, let hi):
+                return "(\(guardNull)\(cmp) BETWEEN \(bind(value(lo))) AND \(bind(value(hi))))"
+            case .contains(.bytes(let b)):
+                return "(instr(a.path, \(bind(.blob(b)))) > 0)"
+            case .beginsWith(.bytes(let b)):
+                guard !b.isEmpty else { return "(1)" }
+                let low = bind(.blob(b))
+                guard let upper = PredicateSQL.upperBound(b) else { return "(a.path >= \(low))" }
+                return "(a.path >= \(low) AND a.path < \(bind(.blob(upper))))"
+            case .contains(.text(let s)):
+                return "(\(guardNull)\(col) LIKE \(bind(.text("%" + PredicateSQL.likeLiteral(s) + "%"))) ESCAPE '\\')"
+            case .beginsWith(.text(let s)):
+                return "(\(guardNull)\(col) LIKE \(bind(.text(PredicateSQL.likeLiteral(s) + "%"))) ESCAPE '\\')"
+            case .contains, .beginsWith:
+                preconditionFailure("unchecked predicate: \(c)")
+            }
+        }
+
+        /// The stored value for a typed one.
+        func value(_ v: PredicateValue) -> SQLValue {
+            switch v {
+            case .null: return .null
+            case .boolean(let b): return .integer(b ? 1 : 0)
+            case .integer(let i): return .integer(i)
+            case .real(let d): return .real(d)
+            case .text(let s): return .text(s)
+            case .bytes(let b): return .blob(b)
+            case .mediaType(let t): return .text(t.rawValue)
+            case .subtype(let s): return .integer(AssetColumns.bit(s))
+            case .subtypes(let set): return .integer(AssetColumns.mask(set))
+            case .localDateTime(let t): return .text(t.millisecondsText)
+            case .localDate(let day): return .integer(Int64(day))
+            case .instant(let ms): return .integer(ms)
+            }
+        }
+
+        /// `local_datetime` holds `...SS` when the source had no sub-seconds and `...SS.fff` when
+        /// it had; both mean millisecond 0 when equal at the seconds, and text order is time order
+        /// otherwise. So a time equals the stored text when that is its `...SS` or `...SS.000`
+        /// form (millisecond 0) or its `...SS.fff` form; `<` compares with the lowest of these,
+        /// `<=` with the highest. Plain text comparisons keep the `assets_order` index usable.
+        mutating func localDateTime(_ c: PredicateComparison) -> String {
+            func low(_ v: PredicateValue) -> String {
+                guard case .localDateTime(let t) = v else { preconditionFailure("unchecked predicate: \(c)") }
+                return t.millisecond == 0 ? t.secondsText : t.millisecondsText
+            }
+            func high(_ v: PredicateValue) -> String {
+                guard case .localDateTime(let t) = v else { preconditionFailure("unchecked predicate: \(c)") }
+                return t.millisecondsText
+            }
+            func forms(_ vs: [PredicateValue]) -> [String] {
+                var seen: Set<String> = []
+                return vs.flatMap { [low($0), high($0)] }.filter { seen.insert($0).inserted }
+            }
+            switch c.operation {
+            case .compare(.equal, let v):
+                return "(a.local_datetime IN (" + forms([v]).map { bind(.text($0)) }.joined(separator: ", ") + "))"
+            case .compare(.notEqual, let v):
+                return "(a.local_datetime NOT IN (" + forms([v]).map { bind(.text($0)) }.joined(separator: ", ") + "))"
+            case .compare(.less, let v): return "(a.local_datetime < \(bind(.text(low(v)))))"
+            case .compare(.lessOrEqual, let v): return "(a.local_datetime <= \(bind(.text(high(v)))))"
+            case .compare(.greater, let v): return "(a.local_datetime > \(bind(.text(high(v)))))"
+            case .compare(.greaterOrEqual, let v): return "(a.local_datetime >= \(bind(.text(low(v)))))"
+            case .isIn(let vs):
+                guard !vs.isEmpty else { return "(0)" }
+                return "(a.local_datetime IN (" + forms(vs).map { bind(.text($0)) }.joined(separator: ", ") + "))"
+            case .between(let lo, let hi):
+                return "(a.local_datetime >= \(bind(.text(low(lo)))) AND a.local_datetime <= \(bind(.text(high(hi)))))"
+            case .contains, .beginsWith: preconditionFailure("unchecked predicate: \(c)")
+            }
+        }
+
+        /// An asset's keywords are its files' (`a.keywords`, one per line) and its taggers'
+        /// (`asset_keywords`, NOCASE); a member matches ignoring ASCII case in both. The taggers'
+        /// side is one uncorrelated subquery on `asset_keywords_keyword`, built once per query.
+        mutating func keywords(_ c: PredicateComparison) -> String {
+            let words: [String]
+            switch c.operation {
+            case .contains(.text(let s)): words = [s]
+            case .isIn(let vs):
+                words = vs.map { v in
+                    guard case .text(let s) = v else { preconditionFailure("unchecked predicate: \(c)") }
+                    return s
+                }
+            default: preconditionFailure("unchecked predicate: \(c)")
+            }
+            guard !words.isEmpty else { return "(0)" }
+            var terms: [String] = []
+            // A stored file keyword is never empty and never holds a line break.
+            for w in words where !w.isEmpty && !w.unicodeScalars.contains("\n") {
+                let needle = bind(.text("\n" + PredicateSQL.asciiLowercased(w) + "\n"))
+                terms.append("instr(char(10) || lower(coalesce(a.keywords, '')) || char(10), \(needle)) > 0")
+            }
+            let list = words.map { bind(.text($0)) }.joined(separator: ", ")
+            terms.append("a.id IN (SELECT k.asset_id FROM asset_keywords k WHERE k.keyword IN (\(list)))")
+            return "(" + terms.joined(separator: " OR ") + ")"
+        }
+    }
+}
+
+extension AssetPredicate {
+    /// The predicate under any NOTs.
+    fileprivate var withoutNot: AssetPredicate {
+        if case .not(let p) = self { return p.withoutNot }
+        return self
+    }
+}
+
+/// A query resolved against a scope: the FROM, the WHERE and the default order, with bindings.
+struct AssetQueryPlan {
+    var from: String
+    var condition: String
+    var order: String
+    var bindings: [SQLValue]
+    /// No predicate and no sort: the SQL is one of a few fixed texts, worth the statement cache.
+    var isFixed: Bool
+
+    /// The next free parameter number.
+    var nextParameter: Int { bindings.count + 1 }
+
+    /// A page of full rows; LIMIT and OFFSET are the two parameters after the bindings.
+    var pageSQL: String {
+        """
+        SELECT \(AssetColumns.select) FROM \(from) WHERE \(condition)
+        ORDER BY \(order) LIMIT ?\(nextParameter) OFFSET ?\(nextParameter + 1)
+        """
+    }
+
+    /// The number of rows the page is cut from.
+    var countSQL: String { "SELECT count(*) FROM \(from) WHERE \(condition)" }
+
+    /// Every id, in order.
+    var idsSQL: String { "SELECT a.id FROM \(from) WHERE \(condition) ORDER BY \(order)" }
+}
+
+extension Connection {
+    /// A statement prepared for one use, not kept in the cache: predicate queries differ in
+    /// their text (the shape of the predicate, the length of lists), and caching each would
+    /// grow the cache without bound. Finalized when released.
+    func transientStatement(_ sql: String) throws(StoreError) -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, 0, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+        return Statement(handle: stmt, connection: self, sql: sql)
+    }
+}
+
+extension IndexReader {
+    /// Visibility when hidden assets are wanted: everything not in Recently Deleted.
+    static let notDeleted = "a.deleted_at IS NULL"
+
+    /// Resolves the scope; `nil` when the collection does not exist.
+    func plan(_ query: AssetQuery, in scope: AssetScope, now: Int64) throws -> AssetQueryPlan? {
+        let visibility = query.includeHidden ? Self.notDeleted : Self.visible
+        let byCapture = "a.local_datetime, a.path, a.id"
+        var plan: AssetQueryPlan
+        switch scope {
+        case .library:
+            plan = AssetQueryPlan(from: "assets a", condition: visibility, order: byCapture, bindings: [], isFixed: true)
+        case .moment(let day):
+            guard try db.scalar("SELECT 1 FROM moments WHERE day = ?1", .integer(Int64(day))).int64 != nil else { return nil }
+            plan = AssetQueryPlan(from: "assets a", condition: "a.day = ?1 AND \(visibility)", order: byCapture,
+                                  bindings: [.integer(Int64(day))], isFixed: true)
+        case .folderAlbum(let id):
+            guard let dir = try db.scalar("SELECT id FROM directories WHERE album_id = ?1", .text(id)).int64 else { return nil }
+            plan = AssetQueryPlan(from: "assets a", condition: "a.directory_id = ?1 AND \(visibility)", order: byCapture,
+                                  bindings: [.integer(dir)], isFixed: true)
+        case .smartAlbum(let album):
+            var (condition, order) = Self.smartAlbumSQL(album, now: now)
+            if query.includeHidden, album.kind != .hidden, album.kind != .recentlyDeleted {
+                // The album's rule with hidden assets let in: its visibility clause relaxed.
+                condition = condition.replacing(Self.visible, with: Self.notDeleted)
+            }
+            plan = AssetQueryPlan(from: "assets a", condition: condition, order: order, bindings: [], isFixed: true)
+        case .userAlbum(let id):
+            guard try db.scalar("SELECT 1 FROM user_albums WHERE id = ?1", .text(id)).int64 != nil else { return nil }
+            plan = AssetQueryPlan(from: "assets a JOIN user_album_assets u ON u.asset_id = a.id",
+                                  condition: "u.album_id = ?1 AND \(visibility)", order: "u.position, a.path, a.id",
+                                  bindings: [.text(id)], isFixed: true)
+        }
+        if let predicate = query.predicate {
+            let fragment = PredicateSQL.compile(predicate, firstParameter: plan.nextParameter)
+            // The predicate leftmost: see PredicateSQL on SQLite's parser stack.
+            plan.condition = "(\(fragment.sql)) AND \(plan.condition)"
+            plan.bindings += fragment.bindings
+            plan.isFixed = false
+        }
+        if !query.sort.isEmpty {
+            plan.order = PredicateSQL.orderBy(query.sort)
+            plan.isFixed = false
+        }
+        return plan
+    }
+
+    private func statement(_ sql: String, _ plan: AssetQueryPlan) throws -> Statement {
+        let s = plan.isFixed ? try db.statement(sql) : try db.transientStatement(sql)
+        for (i, v) in plan.bindings.enumerated() { try s.bind(v, at: Int32(i + 1)) }
+        return s
+    }
+
+    /// A page of the assets `query` selects in `scope`, in its order, each with its resources,
+    /// and how many there are in all (counted with the same condition); `nil` when the
+    /// collection does not exist. Assets in Recently Deleted are only in that smart album.
+    /// Run it inside `consistent` for a page and total from one snapshot.
+    public func assets(_ query: AssetQuery, in scope: AssetScope = .library, limit: Int, offset: Int,
+                       now: Int64) throws -> (assets: [Asset], total: Int)? {
+        guard let plan = try plan(query, in: scope, now: now) else { return nil }
+        let n = plan.nextParameter
+        let s = try statement(plan.pageSQL, plan)
+        s.bind(max(0, min(limit, Int(Int32.max))), at: Int32(n))
+        s.bind(max(0, offset), at: Int32(n + 1))
+        var rows: [(pk: Int64, asset: Asset)] = []
+        while try s.step() {
+            // A row this build cannot read is a bug or a damaged file, not something to skip:
+            // a short page would end the client's paging early.
+            guard let row = AssetColumns.decode(s) else {
+                let key = s.string(1)
+                s.reset()
+                throw StoreError.undecodable(table: "assets", key: key)
+            }
+            rows.append(row)
+        }
+        s.reset()
+        return (try attachResources(rows), try total(plan, query, scope))
+    }
+
+    /// How many assets the plan selects: the kept counters for the unfiltered library (O(1)),
+    /// a count with the page's condition otherwise.
+    private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws -> Int {
+        if scope == .library, query.predicate == nil {
+            return query.includeHidden ? try assetCount() : try visibleAssetCount()
+        }
+        let s = try statement(plan.countSQL, plan)
+        defer { s.reset() }
+        _ = try s.step()
+        return s.int(0)
+    }
+
+    /// The ids of every asset `query` selects in `scope`, in its order (for change details: a
+    /// client diffs them against what it holds); `nil` when the collection does not exist. Reads
+    /// one column per row: no decoding, no resources.
+    public func assetIDs(_ query: AssetQuery, in scope: AssetScope = .library, now: Int64) throws -> [AssetID]? {
+        guard let plan = try plan(query, in: scope, now: now) else { return nil }
+        let s = try statement(plan.idsSQL, plan)
+        defer { s.reset() }
+        var ids: [AssetID] = []
+        while try s.step() {
+            guard let id = AssetID(rawValue: s.string(0)) else { throw StoreError.undecodable(table: "assets", key: s.string(0)) }
+            ids.append(id)
+        }
+        return ids
+    }
+}
