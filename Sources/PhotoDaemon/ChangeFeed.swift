@@ -106,16 +106,20 @@ final class ChangeFeed: Sendable {
     /// `changes.since`: the change sets after `since` that pass the filter, at most `limit`
     /// examined; `token` is the last one examined (resume from it).
     func changes(since: Int64, filter: Filter, limit: Int) throws(RPCError) -> (token: Int64, changes: [ChangeSet], more: Bool) {
-        let bounds = try journalBounds()
-        try Self.check(since, against: bounds)
+        let read: (JournalBounds, [ChangeSet])
         do {
-            let rows = try database.read { try $0.changes(after: since, limit: limit) }
-            let token = rows.last?.token ?? since
-            return (token, try rows.compactMap { try self.filtered($0, filter) }, token < bounds.current)
-        } catch let error as RPCError {
-            throw error
+            // The bounds and the rows from one snapshot: a pruning in between cannot open a gap.
+            read = try database.read { r in try r.consistent { (try r.journalBounds(), try r.changes(after: since, limit: limit)) } }
         } catch {
             throw .internalError("cannot read the change journal: \(error)")
+        }
+        let (bounds, rows) = read
+        try Self.check(since, against: bounds)
+        let token = rows.last?.token ?? since
+        do {
+            return (token, try rows.compactMap { try self.filtered($0, filter) }, token < bounds.current)
+        } catch {
+            throw .internalError("cannot filter the change journal: \(error)")
         }
     }
 
@@ -155,7 +159,16 @@ final class ChangeFeed: Sendable {
             } else {
                 conn.perform { [self] in
                     // The media-type filter looks assets up: on the client's queue, not the writer's.
-                    if let kept = try? filtered(change, filter) { conn.enqueue(Self.notification(kept)) }
+                    do {
+                        if let kept = try filtered(change, filter) { conn.enqueue(Self.notification(kept)) }
+                    } catch {
+                        // Never a silent gap: the client loses its connection and resumes with
+                        // its last token, which the journal still has.
+                        logger.error("cannot filter change set \(change.token) for a subscriber; disconnecting it: \(error)",
+                                     [("client.id", String(id))])
+                        unsubscribe(client: id)
+                        conn.close()
+                    }
                 }
             }
         }
@@ -195,16 +208,24 @@ final class ChangeFeed: Sendable {
                 continue
             }
             if let first = rows.first, first.token != sub.sent + 1 {
-                // Pruned under a slow subscriber: it must refetch.
+                // Pruned under a slow subscriber: it must refetch, then resume from the current token.
+                let current = (try? database.read { try $0.journalBounds() })?.current ?? rows.last?.token ?? sub.sent
                 conn.enqueue(RPCNotification(method: "changes.expired", params: .object([
-                    "token": .int(sub.sent), "currentToken": .int(rows.last?.token ?? sub.sent),
+                    "token": .int(sub.sent), "currentToken": .int(current),
                 ])).encodedLine())
                 unsubscribe(client: client)
                 return
             }
-            for row in rows {
-                if let kept = try? filtered(row, sub.filter) { conn.enqueue(Self.notification(kept)) }
+            let kept: [ChangeSet]
+            do {
+                kept = try rows.compactMap { try filtered($0, sub.filter) }
+            } catch {
+                // Nothing sent, nothing skipped: the same page again in a second.
+                logger.error("cannot filter the change journal for a subscriber: \(error)", [("client.id", String(client))])
+                conn.perform(after: .seconds(1)) { [self] in catchUp(client) }
+                return
             }
+            for change in kept { conn.enqueue(Self.notification(change)) }
             let last = rows.last!.token
             state.withLock { $0.subscribers[client]?.sent = last }
             if conn.isClosed {

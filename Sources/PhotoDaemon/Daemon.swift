@@ -41,9 +41,13 @@ public final class Daemon: Sendable {
         }
         let listener: FileDescriptor
         do {
-            // A private directory (0700 when created here); an existing one must be trustworthy.
-            try Directory.makePath(options.socket.parent, mode: getuid() == 0 ? 0o755 : 0o700)
-            try Directory.checkTrusted(options.socket.parent)
+            // A private directory (0700 when created here, or 0750 for --socket-group's members to
+            // reach the socket); an existing one must be trustworthy and is left as it is.
+            let directory = options.socket.parent
+            let existed = access(directory.string, F_OK) == 0
+            try Directory.makePath(directory, mode: getuid() == 0 ? 0o755 : options.socketGroup != nil ? 0o750 : 0o700)
+            if !existed, let group = options.socketGroup { try Groups.chgrp(directory, to: group) }
+            try Directory.checkTrusted(directory)
             listener = try UnixSocket.listen(options.socket)
             // Who may connect: the socket's group (reads); writes are checked per request.
             if let group = options.socketGroup { try Groups.chgrp(options.socket, to: group) }
@@ -94,7 +98,7 @@ public final class Daemon: Sendable {
             }
         }
         let server = SocketServer(listener: listener, path: options.socket,
-                                  handler: RPCDispatcher(methods: methods.table, logger: logger.facility("wire")),
+                                  handler: RPCDispatcher(methods: methods.table, admission: methods.admission, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
         feed.attach { [weak server] id in server?.connection(id) }
         server.onDisconnect { id in feed.unsubscribe(client: id) }

@@ -24,7 +24,15 @@ struct WriteAccess: Sendable {
 /// keywords) and rescans. Each goes through the sort queue like every other change, in one
 /// transaction with its change set, and is answered after its commit, with the token.
 extension Methods {
-    /// The write methods, each behind the access check.
+    /// The access check of each write method, for the dispatcher to run before the parameters
+    /// are decoded.
+    var admission: [String: @Sendable (ClientContext) throws(RPCError) -> Void] {
+        let check: @Sendable (ClientContext) throws(RPCError) -> Void = { [access] c throws(RPCError) in try access.check(c) }
+        return Dictionary(uniqueKeysWithValues: Self.writeNames.map { ($0, check) })
+    }
+
+    /// The write methods, each behind the access check (again: a dispatcher without
+    /// `admission` still cannot let a write through).
     var writeTable: [String: MethodHandler] {
         func guarded(_ body: @escaping @Sendable (RPCParams) throws(RPCError) -> JSONValue) -> MethodHandler {
             { [access] p, c throws(RPCError) in
@@ -159,7 +167,7 @@ extension Methods {
     func moveCollection(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["id", "folder"])
         let id = try p.string("id")
-        guard p.contains("folder") else { throw .invalidParams("'folder' is required (a folder id, or null for the top)", param: "folder") }
+        guard p.members["folder"] != nil else { throw .invalidParams("'folder' is required (a folder id, or null for the top)", param: "folder") }
         let folder = try p.optionalString("folder")
         return Self.written(try commit { writer, now in try writer.moveUserCollection(id, to: folder, now: now) })
     }

@@ -9,6 +9,9 @@ typealias MethodHandler = @Sendable (RPCParams, ClientContext) throws(RPCError) 
 /// stays usable.
 struct RPCDispatcher: LineHandler {
     let methods: [String: MethodHandler]
+    /// Checks of the caller that run before a method's parameters are decoded (the write
+    /// methods' access check): a caller who may not write learns nothing about its parameters.
+    var admission: [String: @Sendable (ClientContext) throws(RPCError) -> Void] = [:]
     let logger: Logger
 
     func handle(line: [UInt8], client: ClientContext) -> [UInt8] {
@@ -61,6 +64,7 @@ struct RPCDispatcher: LineHandler {
         let outcome: Result<JSONValue, RPCError>
         if let method = methods[request.method] {
             do {
+                try admission[request.method]?(client)
                 let params = try RPCParams(request.params)
                 outcome = .success(try method(params, client))
             } catch {

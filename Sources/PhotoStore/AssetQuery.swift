@@ -129,16 +129,6 @@ public enum PredicateSQL {
         return out
     }
 
-    /// ASCII letters in lower case, other scalars unchanged: SQLite's `lower()` and NOCASE
-    /// without ICU (the system library has none), which the keyword match must agree with.
-    static func asciiLowercased(_ text: String) -> String {
-        var out = ""
-        for u in text.unicodeScalars {
-            out.unicodeScalars.append(u.value >= 0x41 && u.value <= 0x5A ? Unicode.Scalar(u.value + 32)! : u)
-        }
-        return out
-    }
-
     /// The smallest byte string above every string that starts with `prefix`, or `nil` when
     /// there is none (empty, or all 0xFF): the open end of a BEGINSWITH range on BLOBs.
     static func upperBound(_ prefix: [UInt8]) -> [UInt8]? {
@@ -305,7 +295,7 @@ public enum PredicateSQL {
             var terms: [String] = []
             // A stored file keyword is never empty and never holds a line break.
             for w in words where !w.isEmpty && !w.unicodeScalars.contains("\n") {
-                let needle = bind(.text("\n" + PredicateSQL.asciiLowercased(w) + "\n"))
+                let needle = bind(.text("\n" + Keywords.folded(w) + "\n"))
                 terms.append("instr(char(10) || lower(coalesce(a.keywords, '')) || char(10), \(needle)) > 0")
             }
             let list = words.map { bind(.text($0)) }.joined(separator: ", ")

@@ -176,7 +176,7 @@ public struct IndexReader {
         while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
         return rows.map { row in
             var asset = row.asset
-            for word in tagged[asset.id.rawValue] ?? [] where !asset.keywords.contains(where: { $0.lowercased() == word.lowercased() }) {
+            for word in tagged[asset.id.rawValue] ?? [] where !asset.keywords.contains(where: { Keywords.same($0, word) }) {
                 asset.keywords.append(word)
             }
             let order = Resource.Role.allCases

@@ -237,8 +237,8 @@ extension IndexWriter {
                 var changed = 0
                 switch edit {
                 case .replace:
-                    let before = Set(try keywords(of: id, source: source).map { $0.lowercased() })
-                    guard before != Set(words.map { $0.lowercased() }) else { continue }
+                    let before = Set(try keywords(of: id, source: source).map(Keywords.folded))
+                    guard before != Set(words.map(Keywords.folded)) else { continue }
                     clear.bind(id, at: 1)
                     clear.bind(source, at: 2)
                     try clear.run()
@@ -406,7 +406,7 @@ extension IndexWriter {
             guard !t.isEmpty, t.count <= 200, !t.contains("\n") else {
                 throw StoreError(code: .invalid, message: "a keyword is 1 to 200 characters on one line (got \"\(w.prefix(40))\")")
             }
-            if !result.contains(where: { $0.lowercased() == t.lowercased() }) { result.append(t) }
+            if !result.contains(where: { Keywords.same($0, t) }) { result.append(t) }
         }
         return result
     }

@@ -1017,19 +1017,6 @@ struct JobChanges {
     }
 }
 
-/// Keywords as stored: one per line (a keyword never holds a line break).
-enum Keywords {
-    static func encode(_ keywords: [String]) -> String? {
-        let clean = keywords.map { String($0.map { $0 == "\n" ? " " : $0 }) }.filter { !$0.isEmpty }
-        return clean.isEmpty ? nil : clean.joined(separator: "\n")
-    }
-
-    static func decode(_ text: String?) -> [String] {
-        guard let text, !text.isEmpty else { return [] }
-        return text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-    }
-}
-
 extension DateSource {
     /// Whether the date came from EXIF (which a sidecar's date does not override).
     var isEXIF: Bool { self == .exifOriginal || self == .exifDigitized || self == .exifModified }

@@ -121,6 +121,12 @@ struct WritesEndToEndTests {
         #expect(Self.idList(try after.call("assets.fetch", ["predicate": #"keywords CONTAINS "BOB""#])) == [a, d])
         #expect(try after.call("changes.currentToken")["token"]!.int64Value! >= last)
 
+        // An album moves to the top (folder null) and back into its folder.
+        _ = try after.call("albums.move", ["id": .string(album), "folder": .null])
+        #expect(try after.call("userAlbums.fetch")["albums"]?.arrayValue?.first?["folderID"]?.isNull == true)
+        #expect(Self.failure { try after.call("albums.move", ["id": .string(album)]) }?.data?["param"]?.stringValue == "folder")
+        _ = try after.call("albums.move", ["id": .string(album), "folder": .string(folder)])
+
         // Deleting the folder deletes the album in it; the assets stay.
         _ = try after.call("albums.delete", ["id": .string(folder)])
         #expect(try after.call("userAlbums.fetch")["albums"]?.arrayValue?.isEmpty == true)

@@ -20,3 +20,5 @@ for line in f:
     if msg.get("method") == "changes":    # one change set, in token order, none missed
         print(json.dumps(msg["params"]), flush=True)
         save(msg["params"]["token"])
+    if msg.get("method") == "changes.expired":  # fell behind the journal: refetch, as for tokenExpired
+        sys.exit("photod: the journal moved past token %d; refetch" % msg["params"]["token"])
