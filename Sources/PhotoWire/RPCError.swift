@@ -8,11 +8,11 @@
 /// | -32602 | `invalidParams`    | wrong, missing or unknown parameters (`data.param` names the parameter when there is one) |
 /// | -32603 | `internalError`    | a bug or an unexpected failure in the daemon |
 /// | -32001 | `tokenExpired`     | the change token is older than the journal keeps; refetch (`data.currentToken`) |
-/// | -32002 | `unavailable`      | cannot be served right now: a library root is unavailable, the daemon is shutting down |
+/// | -32002 | `unavailable`      | cannot be served right now: a write met a full disk or a busy database |
 /// | -32003 | `permissionDenied` | the caller may not write (checked by peer credentials) |
 /// | -32004 | `notFound`         | an asset, album or other object named in the request does not exist |
-/// | -32005 | `overloaded`       | too many clients, or the client's outbound queue is full |
-/// | -32006 | `unsupported`      | a valid request the daemon does not support (for example on this file system) |
+/// | -32005 | `overloaded`       | too many clients, or a batch whose responses exceed the budget |
+/// | -32006 | `unsupported`      | reserved: a valid request this daemon does not support |
 public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The numeric code on the wire.
     public let rawValue: Int
@@ -32,13 +32,13 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
     /// -32001: the change token is older than the journal keeps; `data.currentToken` says
     /// where to resume after a refetch.
     public static let tokenExpired = RPCErrorCode(rawValue: -32001)
-    /// -32002: cannot be served right now (a library root is unavailable, shutting down).
+    /// -32002: cannot be served right now (a write met a full disk or a busy database).
     public static let unavailable = RPCErrorCode(rawValue: -32002)
     /// -32003: the caller may not do this (writes need a writer's credentials).
     public static let permissionDenied = RPCErrorCode(rawValue: -32003)
     /// -32004: an object named in the request does not exist.
     public static let notFound = RPCErrorCode(rawValue: -32004)
-    /// -32005: too many clients, or the client's outbound queue is full.
+    /// -32005: too many clients, or a batch whose responses exceed the budget.
     public static let overloaded = RPCErrorCode(rawValue: -32005)
     /// -32006: a valid request the daemon does not support.
     public static let unsupported = RPCErrorCode(rawValue: -32006)
@@ -190,7 +190,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         RPCError(.tokenExpired, detail: detail, extra: ["currentToken": .int(currentToken)])
     }
 
-    /// -32002: cannot be served right now (a library root is unavailable, shutting down).
+    /// -32002: cannot be served right now (a write met a full disk or a busy database).
     public static func unavailable(_ detail: String) -> RPCError {
         RPCError(.unavailable, detail: detail)
     }
@@ -206,7 +206,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         RPCError(.notFound, detail: detail, extra: extra)
     }
 
-    /// -32005: too many clients, or the client's outbound queue is full.
+    /// -32005: too many clients, or a batch whose responses exceed the budget.
     public static func overloaded(_ detail: String) -> RPCError {
         RPCError(.overloaded, detail: detail)
     }
