@@ -39,7 +39,7 @@ let package = Package(
                 swiftSettings: strict),
 
         // Products.
-        .target(name: "PhotoClient", dependencies: ["PhotoWire", "PhotoSystem"], swiftSettings: strict),
+        .target(name: "PhotoClient", dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .target(name: "PhotoDaemon",
                 dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline"],
                 swiftSettings: strict),
@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoClientTests", dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "photod", "photoctl"],

@@ -12,6 +12,8 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
     case rpc(RPCError)
     /// The connection broke or the daemon sent something that is not a response.
     case connection(String)
+    /// The daemon's answer to `method` does not have the shape the method promises.
+    case malformedReply(method: String, MalformedReply)
 
     public var description: String {
         switch self {
@@ -22,6 +24,7 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
             if let detail = e.detail, !e.message.contains(detail) { return "\(e.message): \(detail)" }
             return e.message
         case .connection(let m): return m
+        case .malformedReply(let method, let e): return "photod's answer to \(method) is malformed: \(e)"
         }
     }
 }

@@ -28,6 +28,7 @@ struct Methods: Sendable {
             "library.status": { p, _ throws(RPCError) in try status(p) },
             "library.errors": { p, _ throws(RPCError) in try errors(p) },
             "assets.fetch": { p, _ throws(RPCError) in try fetchAssets(p) },
+            "assets.fetchIDs": { p, _ throws(RPCError) in try fetchIDs(p) },
             "moments.fetch": { p, _ throws(RPCError) in try fetchMoments(p) },
             "momentLists.fetch": { p, _ throws(RPCError) in try fetchMomentLists(p) },
             "albums.fetch": { p, _ throws(RPCError) in try fetchAlbums(p) },
@@ -46,7 +47,7 @@ struct Methods: Sendable {
     static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
-                        "changes.unsubscribe", "userAlbums.fetch"] + writeNames
+                        "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -352,18 +353,7 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["id", "limit", "offset"]))
         let id = try p.string("id")
         let (limit, offset) = try Self.page(p)
-        if id.hasPrefix("l_") || id.hasPrefix("uf_") {
-            throw .invalidParams("'\(id)' is a collection list: it holds collections, not assets (see collectionLists.fetch, userAlbums.fetch)",
-                                 param: "id")
-        }
-        let scope: AssetScope
-        if id.hasPrefix("u_"), id.count > 2 {
-            scope = .userAlbum(id: id)
-        } else if let ref = CollectionRef(id: id) {
-            scope = AssetScope(ref)
-        } else {
-            throw .notFound("no collection '\(id)'", extra: ["id": .string(id)])
-        }
+        let scope = try Self.assetScope(collection: id)
         let query = try Self.assetQuery(p)
         let now = info.now()
         let (found, token) = try snapshot { r in try r.assets(query, in: scope, limit: limit, offset: offset, now: now) }

@@ -1,0 +1,193 @@
+import PhotoModel
+import PhotoWire
+
+/// One photo or video as photod indexes it (PhotoKit's `PHAsset`): the record `assets.fetch`
+/// and `collections.assets` answer with.
+public struct PhotoAsset: Sendable, Hashable, Identifiable {
+    /// Whether an asset is a still image or a video. Open: a newer daemon may name more types.
+    public struct MediaType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The wire name (`"image"`).
+        public let rawValue: String
+        /// The type with this wire name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A still image.
+        public static let image = MediaType(rawValue: "image")
+        /// A video.
+        public static let video = MediaType(rawValue: "video")
+        /// The wire name.
+        public var description: String { rawValue }
+    }
+
+    /// A kind of photo or video within its type (PhotoKit's `PHAssetMediaSubtype`). Open, like
+    /// ``MediaType``.
+    public struct Subtype: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The wire name (`"screenshot"`).
+        public let rawValue: String
+        /// The subtype with this wire name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A screenshot.
+        public static let screenshot = Subtype(rawValue: "screenshot")
+        /// A panorama.
+        public static let panorama = Subtype(rawValue: "panorama")
+        /// A Live Photo (a still with its short video).
+        public static let live = Subtype(rawValue: "live")
+        /// A camera raw file (or a raw + JPEG pair).
+        public static let raw = Subtype(rawValue: "raw")
+        /// A front-camera photo.
+        public static let selfie = Subtype(rawValue: "selfie")
+        /// The wire name.
+        public var description: String { rawValue }
+    }
+
+    /// One file of an asset (PhotoKit's `PHAssetResource`): the primary file, a raw or video
+    /// companion, a sidecar.
+    public struct Resource: Sendable, Hashable {
+        /// The file.
+        public var path: PathBytes
+        /// What the file is to the asset (`"primary"`, `"raw"`, `"pairedVideo"`, `"sidecar"`).
+        public var role: String
+    }
+
+    /// The stable id (`a_…`): the same file keeps it across renames, moves and restarts.
+    public var id: String
+    /// The primary file.
+    public var path: PathBytes
+    /// Image or video.
+    public var mediaType: MediaType
+    /// The container format (`"jpeg"`, `"heic"`, `"mp4"`, …).
+    public var format: String
+    /// Screenshot, panorama, Live Photo, raw, selfie.
+    public var subtypes: Set<Subtype>
+    /// The capture time on the camera's clock.
+    public var localDateTime: LocalDateTime
+    /// The capture clock's offset from UTC, when the file says so.
+    public var utcOffset: UTCOffset?
+    /// Where the capture time came from (`"exifOriginal"`, `"fileName"`, `"fileModified"`, …).
+    public var dateSource: String
+    /// Width in pixels after orientation, when known.
+    public var pixelWidth: Int?
+    /// Height in pixels after orientation, when known.
+    public var pixelHeight: Int?
+    /// The EXIF orientation (1–8; 1 when the file says nothing).
+    public var orientation: Int
+    /// Where it was taken, when the file says so.
+    public var location: Location?
+    /// The camera maker.
+    public var make: String?
+    /// The camera model.
+    public var model: String?
+    /// The lens.
+    public var lensModel: String?
+    /// A video's length in seconds.
+    public var duration: Double?
+    /// The rating (0–5), when the file has one.
+    public var rating: Int?
+    /// The file's keywords and the taggers' (`assets.setKeywords`), merged.
+    public var keywords: [String]
+    /// In Favorites.
+    public var isFavorite: Bool
+    /// Hidden (only in fetches with `includeHidden` and the Hidden smart album).
+    public var isHidden: Bool
+    /// False while its library root is unavailable (an unmounted disk): listed, not openable.
+    public var isAvailable: Bool
+    /// The primary file's size in bytes.
+    public var fileSize: Int64
+    /// When photod first indexed it, in Unix milliseconds.
+    public var addedAt: Int64
+    /// Every file of the asset, the primary first.
+    public var resources: [Resource]
+
+    /// A place on Earth (WGS 84).
+    public struct Location: Sendable, Hashable {
+        /// Degrees north.
+        public var latitude: Double
+        /// Degrees east.
+        public var longitude: Double
+        /// Metres above sea level, when known.
+        public var altitude: Double?
+    }
+
+    /// Decodes an asset record; `path` names it in errors (`assets[3]`).
+    public init(json: JSONValue, path: String = "asset") throws(MalformedReply) {
+        let f = try Fields(json, at: path)
+        id = try f.string("id")
+        self.path = try f.path("path")
+        mediaType = MediaType(rawValue: try f.string("mediaType"))
+        format = try f.optionalString("format") ?? ""
+        subtypes = Set(try f.strings("subtypes").map(Subtype.init(rawValue:)))
+        localDateTime = try f.localDateTime("localDateTime")
+        utcOffset = try f.optionalOffset("utcOffset")
+        dateSource = try f.optionalString("dateSource") ?? ""
+        pixelWidth = try f.optionalInt("pixelWidth").map { Int($0) }
+        pixelHeight = try f.optionalInt("pixelHeight").map { Int($0) }
+        orientation = Int(try f.optionalInt("orientation") ?? 1)
+        let latitude = try f.optionalDouble("latitude"), longitude = try f.optionalDouble("longitude")
+        let altitude = try f.optionalDouble("altitude")
+        location = latitude.flatMap { lat in longitude.map { Location(latitude: lat, longitude: $0, altitude: altitude) } }
+        make = try f.optionalString("make")
+        model = try f.optionalString("model")
+        lensModel = try f.optionalString("lensModel")
+        duration = try f.optionalDouble("duration")
+        rating = try f.optionalInt("rating").map { Int($0) }
+        keywords = try f.strings("keywords")
+        isFavorite = try f.bool("isFavorite")
+        isHidden = try f.bool("isHidden")
+        isAvailable = try f.optionalBool("isAvailable") ?? true
+        fileSize = try f.optionalInt("fileSize") ?? 0
+        addedAt = try f.utcMilliseconds("addedDate")
+        resources = try f.objects("resources") { value, path throws(MalformedReply) in
+            let r = try Fields(value, at: path)
+            return Resource(path: try r.path("path"), role: try r.string("role"))
+        }
+    }
+}
+
+/// One commit's changes (a journal entry): what `changes` notifications and `changes.since`
+/// carry. Ids only; fetch the objects for their new state.
+public struct ChangeSet: Sendable, Hashable {
+    /// The change token after this commit; tokens only grow.
+    public var token: Int64
+    /// When it was committed, in Unix milliseconds.
+    public var time: Int64
+    /// Assets that appeared (new files).
+    public var assetsInserted: [String]
+    /// Assets whose record or user state changed (re-read, moved, favorited, gone to Recently
+    /// Deleted, added to an album).
+    public var assetsUpdated: [String]
+    /// Assets purged for good.
+    public var assetsDeleted: [String]
+    /// Collections that appeared (a new moment, folder, user album).
+    public var collectionsInserted: [String]
+    /// Collections whose members, order or title changed.
+    public var collectionsUpdated: [String]
+    /// Collections that are gone.
+    public var collectionsDeleted: [String]
+
+    /// A change set with these lists.
+    public init(token: Int64, time: Int64 = 0, assetsInserted: [String] = [], assetsUpdated: [String] = [],
+                assetsDeleted: [String] = [], collectionsInserted: [String] = [], collectionsUpdated: [String] = [],
+                collectionsDeleted: [String] = []) {
+        self.token = token
+        self.time = time
+        self.assetsInserted = assetsInserted
+        self.assetsUpdated = assetsUpdated
+        self.assetsDeleted = assetsDeleted
+        self.collectionsInserted = collectionsInserted
+        self.collectionsUpdated = collectionsUpdated
+        self.collectionsDeleted = collectionsDeleted
+    }
+
+    /// Decodes `{"token", "time", "assets": {inserted, updated, deleted}, "collections": {…}}`.
+    public init(json: JSONValue, path: String = "change") throws(MalformedReply) {
+        let f = try Fields(json, at: path)
+        token = try f.int("token")
+        time = try f.utcMilliseconds("time")
+        let assets = try f.fields("assets"), collections = try f.fields("collections")
+        assetsInserted = try assets.strings("inserted")
+        assetsUpdated = try assets.strings("updated")
+        assetsDeleted = try assets.strings("deleted")
+        collectionsInserted = try collections.strings("inserted")
+        collectionsUpdated = try collections.strings("updated")
+        collectionsDeleted = try collections.strings("deleted")
+    }
+}
