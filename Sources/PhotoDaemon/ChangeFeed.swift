@@ -43,7 +43,7 @@ final class ChangeFeed: Sendable {
     let database: Database
     let logger: Logger
     private let state: Mutex<State>
-    private let connections = Mutex<(@Sendable (Int) -> ClientConnection?)?>(nil)
+    private let connections = Mutex<Callback<Int, ClientConnection?>?>(nil)
 
     init(database: Database, logger: Logger) throws {
         self.database = database
@@ -54,7 +54,7 @@ final class ChangeFeed: Sendable {
 
     /// Where the feed finds connections (the socket server, once it exists).
     func attach(_ lookup: @escaping @Sendable (Int) -> ClientConnection?) {
-        connections.withLock { $0 = lookup }
+        connections.withLock { $0 = Callback(lookup) }
     }
 
     private func connection(_ id: Int) -> ClientConnection? { connections.withLock { $0 }?(id) }

@@ -53,7 +53,7 @@ final class SocketServer: Sendable {
     private let cancelled = Mutex<DispatchSemaphore?>(nil)
     /// Whether accepting is paused because the process ran out of descriptors (touched on `queue`).
     private let paused = Mutex(false)
-    private let disconnectHandler = Mutex<(@Sendable (Int) -> Void)?>(nil)
+    private let disconnectHandler = Mutex<Callback<Int, Void>?>(nil)
 
     /// `path` is unlinked at `stop()` (nil for an inherited, socket-activated listener).
     init(listener: FileDescriptor, path: PathBytes?, handler: any LineHandler, logger: Logger) {
@@ -96,7 +96,7 @@ final class SocketServer: Sendable {
 
     /// Called with a client's id when it disconnects (subscriptions end with it).
     func onDisconnect(_ handler: @escaping @Sendable (Int) -> Void) {
-        disconnectHandler.withLock { $0 = handler }
+        disconnectHandler.withLock { $0 = Callback(handler) }
     }
 
     private func acceptPending() {

@@ -115,7 +115,7 @@ public final class LiveIndex: Sendable {
         self.options = options
         self.logger = logger
         self.now = now
-        let inbox = Locked<(@Sendable ([WatchChange]) -> Void)?>(nil)
+        let inbox = Locked<Callback<[WatchChange], Void>?>(nil)
         do {
             watcher = try InotifyWatcher(limits: options.watchLimits, coalescing: options.coalescing,
                                          logger: logger.facility("watch"),
@@ -130,7 +130,7 @@ public final class LiveIndex: Sendable {
             $0.status.watchBudget = options.watchLimits.maxWatches
             $0.status.systemWatchLimit = WatchLimits.systemMaxUserWatches()
         }
-        inbox.withLock { $0 = { [weak self] changes in self?.receive(changes) } }
+        inbox.withLock { $0 = Callback { [weak self] changes in self?.receive(changes) } }
         let thread = Thread { [self] in
             setThreadName("photod-live")
             run()

@@ -53,7 +53,7 @@ public final class SortQueue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let idle = Locked<[DispatchSemaphore]>([])
-    private let commitHandler = Locked<(@Sendable (BatchSummary, Int64) -> Void)?>(nil)
+    private let commitHandler = Locked<Callback<(BatchSummary, Int64), Void>?>(nil)
 
     public init(database: Database, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
@@ -91,7 +91,7 @@ public final class SortQueue: Sendable {
     /// Called on the queue's thread after each commit that recorded a change set, before the
     /// jobs' completions (subscribers hear of a change no later than its writer does).
     public func onCommit(_ handler: @escaping @Sendable (BatchSummary, _ time: Int64) -> Void) {
-        commitHandler.withLock { $0 = handler }
+        commitHandler.withLock { $0 = Callback { handler($0.0, $0.1) } }
     }
 
     private func enqueue(_ entry: Entry) {
@@ -164,7 +164,7 @@ public final class SortQueue: Sendable {
             } else {
                 summary = try database.write { try $0.apply(merged, now: time) }
             }
-            if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler(summary, time) }
+            if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler((summary, time)) }
             result = .success(summary)
             state.withLock {
                 $0.stats.ran += 1
