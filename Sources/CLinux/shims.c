@@ -116,3 +116,12 @@ int photo_is_open_for_writing(int dirfd, const char *name) {
     close(fd);
     return result;
 }
+
+int photo_memcontains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length) != NULL;
+}
+
+long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    const char *found = memmem(haystack, haystack_length, needle, needle_length);
+    return found == NULL ? -1 : (long)(found - (const char *)haystack);
+}

@@ -411,6 +411,13 @@ extension IndexReader {
     /// Run it inside `consistent` for a page and total from one snapshot.
     public func assets(_ query: AssetQuery, in scope: AssetScope = .library, limit: Int, offset: Int,
                        now: Int64) throws -> (assets: [Asset], total: Int)? {
+        if scope == .library, let catalog {
+            return try consistent {
+                let snapshot = try catalog.snapshot(self)
+                let selected = snapshot.select(query)
+                return (try assets(selected, of: snapshot, limit: limit, offset: offset), selected.count)
+            }
+        }
         guard let plan = try plan(query, in: scope, now: now) else { return nil }
         let n = plan.nextParameter
         let s = try statement(plan.pageSQL, plan)
@@ -431,6 +438,32 @@ extension IndexReader {
         return (try attachResources(rows), try total(plan, query, scope))
     }
 
+    /// The assets at `offset..<offset + limit` of `selected` (a catalog's record indexes), read
+    /// from SQLite in the same transaction as the catalog's snapshot, in that order.
+    private func assets(_ selected: [Int32], of snapshot: CatalogSnapshot, limit: Int, offset: Int) throws -> [Asset] {
+        let offset = max(0, offset)
+        guard offset < selected.count, limit > 0 else { return [] }
+        let page = selected[offset..<min(selected.count, offset + limit)].map { snapshot.columns.pk[Int($0)] }
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.pk IN (SELECT value FROM json_each(?1))")
+        s.bind("[" + page.map(String.init).joined(separator: ",") + "]", at: 1)
+        var byPK: [Int64: (pk: Int64, asset: Asset)] = [:]
+        while try s.step() {
+            guard let row = AssetColumns.decode(s) else {
+                let key = s.string(1)
+                s.reset()
+                throw StoreError.undecodable(table: "assets", key: key)
+            }
+            byPK[row.pk] = row
+        }
+        s.reset()
+        // The snapshot is of this transaction: every pk is there.
+        let rows = try page.map { pk in
+            guard let row = byPK[pk] else { throw StoreError(code: .sqlite, message: "the catalog names asset \(pk), which is gone") }
+            return row
+        }
+        return try attachResources(rows)
+    }
+
     /// How many assets the plan selects: the kept counters for the unfiltered library (O(1)),
     /// a count with the page's condition otherwise.
     private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws -> Int {
@@ -447,6 +480,16 @@ extension IndexReader {
     /// client diffs them against what it holds); `nil` when the collection does not exist. Reads
     /// one column per row: no decoding, no resources.
     public func assetIDs(_ query: AssetQuery, in scope: AssetScope = .library, now: Int64) throws -> [AssetID]? {
+        if scope == .library, let catalog {
+            return try consistent {
+                let snapshot = try catalog.snapshot(self)
+                return try snapshot.select(query).map { i in
+                    let id = snapshot.ids[Int(i)]
+                    guard let asset = AssetID(rawValue: id) else { throw StoreError.undecodable(table: "assets", key: id) }
+                    return asset
+                }
+            }
+        }
         guard let plan = try plan(query, in: scope, now: now) else { return nil }
         let s = try statement(plan.idsSQL, plan)
         defer { s.reset() }

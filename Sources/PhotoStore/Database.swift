@@ -16,6 +16,7 @@ public final class Database: Sendable {
     private let writer: Mutex<IndexWriter>
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
+    private let catalog = AssetCatalog()
 
     /// How the database is opened.
     public struct Options: Sendable {
@@ -134,6 +135,10 @@ public final class Database: Sendable {
         try writer.withLock { w in try body(w) }
     }
 
+    /// Makes library fetches read everything again: for changes written outside the journaled
+    /// writer methods (tests and maintenance tools that edit the tables directly).
+    public func invalidateCatalog() { catalog.invalidate() }
+
     /// Runs `body` on a reader connection from the pool.
     public func read<R: Sendable>(_ body: (IndexReader) throws -> R) throws -> R {
         let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
@@ -143,7 +148,7 @@ public final class Database: Sendable {
                 try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-4000;")
                 connection = c
             }
-            return try body(IndexReader(connection!))
+            return try body(IndexReader(connection!, catalog: catalog))
         }
     }
 }

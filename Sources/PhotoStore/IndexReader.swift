@@ -3,8 +3,18 @@ import PhotoModel
 /// Read-only queries on the index, on a pooled reader connection (never blocked by the writer).
 public struct IndexReader {
     let db: Connection
+    /// The in-memory catalog library fetches with a predicate or sort are answered from (nil
+    /// for readers outside a `Database`'s pool: they query SQLite).
+    let catalog: AssetCatalog?
 
-    init(_ db: Connection) { self.db = db }
+    init(_ db: Connection, catalog: AssetCatalog? = nil) {
+        self.db = db
+        self.catalog = catalog
+    }
+
+    /// This reader without the catalog: library fetches compiled to SQL, as other scopes are
+    /// (the tests hold the two to the same answers).
+    public var withoutCatalog: IndexReader { IndexReader(db) }
 
     /// The underlying connection, for ad-hoc queries in tests and maintenance tools.
     public var connection: Connection { db }
@@ -36,8 +46,10 @@ public struct IndexReader {
     }
 
     /// Runs several queries on one snapshot of the index (a page and its total agree).
+    /// Nested calls join the outer snapshot.
     public func consistent<R>(_ body: () throws -> R) throws -> R {
-        try db.transaction(immediate: false, body)
+        if db.isInTransaction { return try body() }
+        return try db.transaction(immediate: false, body)
     }
 
     /// Counts for `library.status`, from the trigger-maintained counters: O(1).

@@ -81,6 +81,9 @@ public final class Connection {
         return s.value(0)
     }
 
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// The rowid of the last insert.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

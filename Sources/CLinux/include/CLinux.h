@@ -78,3 +78,10 @@ int photo_sqlite_disable_memstatus(void);
 /// instant breaks the lease with `SIGIO`, which the first call sets to be ignored (its default
 /// action would end the process).
 int photo_is_open_for_writing(int dirfd, const char *name);
+
+/// Whether `needle` occurs in `haystack` (glibc's memmem, a GNU extension Swift's Glibc
+/// module does not show). An empty needle always occurs.
+int photo_memcontains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
+/// The offset of the first `needle` in `haystack`, or -1 (glibc's memmem).
+long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);

@@ -1,0 +1,153 @@
+import PhotoModel
+import PhotoStore
+import PhotoTesting
+import Testing
+
+/// The in-memory catalog follows every kind of write through the change journal: after each
+/// one, library fetches answered from it equal the same fetches compiled to SQL.
+@Suite("Fetch catalog: kept in step with the store by the change journal")
+struct CatalogTests {
+    static let predicates = [
+        nil, "isFavorite == true", "isHidden == true", #"mediaType == "video""#, "pixelWidth >= 1000 OR pixelWidth == null",
+        #"make BEGINSWITH "can" AND NOT model == null"#, #"make IN {"NIKON", "apple"}"#, "latitude != null",
+        #"localDateTime BETWEEN "2020-03-01" AND "2020-06-30T12:00:00""#, #"localDate == "2020-02-03""#,
+        #"path CONTAINS "/b/""#, #"path BEGINSWITH "/lib/moved""#, #"keywords CONTAINS "dog""#, #"keywords IN {"CAT", "sea"}"#,
+        #"subtypes CONTAINS "raw""#, "duration > 1.5", #"addedDate >= "1970-01-01T00:00:02Z""#,
+    ]
+    static let sorts = ["", "-localDateTime", "pixelWidth", "-make,localDateTime", "path", "-latitude", "addedDate,-pixelHeight",
+                        "isFavorite,-path", "mediaType,model"]
+
+    /// Compares the two answers for every predicate and sort, with and without hidden assets.
+    static func check(_ db: Database, step: Int, _ g: inout SplitMix64) throws {
+        for text in predicates {
+            let sort = sorts[Int(g.next() % UInt64(sorts.count))]
+            let query = AssetQuery(predicate: try text.map { try AssetPredicate.parse($0) }, sort: try AssetSort.parse(sort),
+                                   includeHidden: g.next() % 2 == 0)
+            let (viaCatalog, viaSQL) = try db.read { r in
+                (try r.assetIDs(query, now: 1_000_000), try r.withoutCatalog.assetIDs(query, now: 1_000_000))
+            }
+            #expect(viaCatalog == viaSQL, "step \(step): \(text ?? "all") sorted '\(sort)'")
+            let offset = Int(g.next() % 5)
+            let (page, sqlPage) = try db.read { r in
+                (try r.assets(query, limit: 3, offset: offset, now: 1_000_000),
+                 try r.withoutCatalog.assets(query, limit: 3, offset: offset, now: 1_000_000))
+            }
+            #expect(page?.assets.map(\.id) == sqlPage?.assets.map(\.id) && page?.total == sqlPage?.total,
+                    "step \(step): page of \(text ?? "all")")
+        }
+    }
+
+    @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges), 12 seeds × 40 steps")
+    func followsWrites() throws {
+        for seed in UInt64(1)...12 {
+            let dir = try TemporaryDirectory("catalog")
+            defer { dir.remove() }
+            let db = try Database(path: dir("c.db").string)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            var g = SplitMix64(seed: seed)
+            var inode: UInt64 = 1
+            var live: [String: UInt64] = [:]  // path → inode
+            var now: Int64 = 1_000
+
+            func media(_ g: inout SplitMix64) -> FileMetadata {
+                let month = 1 + Int(g.next() % 9)
+                let millis = g.next() % 3 == 0 ? ".\(100 + g.next() % 900)" : ""
+                let date = "2020-0\(month)-0\(1 + g.next() % 9)T1\(g.next() % 10):0\(g.next() % 10):1\(g.next() % 10)\(millis)"
+                let makes: [String?] = ["Canon", "NIKON", "Apple", "apple", nil]
+                return Make.media(date: date, type: g.next() % 6 == 0 ? .video : .image, raw: g.next() % 8 == 0,
+                                  width: g.next() % 5 == 0 ? nil : [640, 1000, 4000][Int(g.next() % 3)],
+                                  make: makes[Int(g.next() % UInt64(makes.count))],
+                                  latitude: g.next() % 3 == 0 ? nil : Double(g.next() % 100) - 50)
+            }
+            func newFile(_ g: inout SplitMix64) -> FileOutcome {
+                let path = "/lib/\(["a", "b", "c/d"][Int(g.next() % 3)])/IMG_\(inode).JPG"
+                live[path] = inode
+                inode += 1
+                return Make.outcome(path, inode: inode - 1, .media(media(&g)))
+            }
+            func ids(_ db: Database) throws -> [AssetID] {
+                try db.read { try $0.withoutCatalog.assetIDs(AssetQuery(includeHidden: true), now: 1_000_000) } ?? []
+            }
+
+            _ = try db.write { w in try w.apply(Make.batch((0..<20).map { _ in newFile(&g) }), now: now) }
+            try Self.check(db, step: 0, &g)
+            for step in 1...40 {
+                now += 1_000
+                let all = try ids(db)
+                let some = Array(all.shuffled(using: &g).prefix(1 + Int(g.next() % 4)))
+                switch g.next() % 9 {
+                case 0:
+                    _ = try db.write { w in try w.apply(Make.batch((0..<(1 + Int(g.next() % 5))).map { _ in newFile(&g) }), now: now) }
+                case 1:  // a file rewritten with other metadata
+                    if let (path, ino) = live.randomElement(using: &g) {
+                        var o = Make.outcome(path, inode: ino, .media(media(&g)), size: Int64(2000 + step))
+                        o.identity.mtimeNanoseconds = Int64(step)
+                        _ = try db.write { w in try w.apply(Make.batch([o]), now: now) }
+                    }
+                case 2:  // removed: to Recently Deleted
+                    if let path = live.keys.randomElement(using: &g) {
+                        live[path] = nil
+                        var b = WriteBatch()
+                        let p = PathBytes(path)
+                        b.removedFiles = [(p.parent, p.lastComponent)]
+                        _ = try db.write { w in try w.apply(b, now: now) }
+                    }
+                case 3:  // a file moved
+                    if let (path, ino) = live.randomElement(using: &g) {
+                        let to = "/lib/moved/\(step)-\(PathBytes(path).lastComponent.count).JPG"
+                        live[path] = nil
+                        live[to] = ino
+                        var b = WriteBatch()
+                        b.movedFiles = [FileMove(from: PathBytes(path), to: PathBytes(to))]
+                        _ = try db.write { w in try w.apply(b, now: now) }
+                    }
+                case 4:  // a folder moved
+                    let from = ["/lib/a", "/lib/b", "/lib/c"].randomElement(using: &g)!
+                    let to = "/lib/moved/f\(step)"
+                    if live.keys.contains(where: { $0.hasPrefix(from + "/") }) {
+                        for (path, ino) in live where path.hasPrefix(from + "/") {
+                            live[path] = nil
+                            live[to + path.dropFirst(from.count)] = ino
+                        }
+                        var b = WriteBatch()
+                        b.movedDirectories = [DirectoryMove(from: PathBytes(from), to: PathBytes(to))]
+                        _ = try db.write { w in try w.apply(b, now: now) }
+                    }
+                case 5:
+                    _ = try db.write { w in try w.set(.favorite, g.next() % 3 != 0, ids: some, now: now) }
+                case 6:
+                    _ = try db.write { w in try w.set(.hidden, g.next() % 2 == 0, ids: some, now: now) }
+                case 7:
+                    let words = [["Dog"], ["cat", "Sea"], [], ["DOG", "sea"]][Int(g.next() % 4)]
+                    let edit: KeywordEdit = g.next() % 2 == 0 ? .replace(words) : .add(words)
+                    _ = try db.write { w in try w.editKeywords(edit, source: ["faces", "scenes"][Int(g.next() % 2)], ids: some, now: now) }
+                default:
+                    _ = try db.write { w in try w.purge(deletedBefore: now - 2_000, now: now) }
+                }
+                try Self.check(db, step: step, &g)
+            }
+        }
+    }
+
+    @Test("A journal pruned past the catalog's token: everything is read again")
+    func pruned() throws {
+        let dir = try TemporaryDirectory("catalog-pruned")
+        defer { dir.remove() }
+        var g = SplitMix64(seed: 99)
+        let db = try Database(path: dir("c.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        func add(_ i: Int, width: Int) throws {
+            _ = try db.write { w in
+                try w.apply(Make.batch([Make.outcome("/lib/a/\(i).jpg", inode: UInt64(i + 1), .media(Make.media(width: width)))]),
+                            now: 1_000)
+            }
+        }
+        try add(0, width: 10)
+        try Self.check(db, step: 0, &g)  // the catalog at token 1
+        for i in 1..<5 { try add(i, width: 9999) }
+        #expect(try db.write { try $0.pruneJournal(keep: 1, before: Int64.max) } > 0)
+        try Self.check(db, step: 1, &g)
+        let query = AssetQuery(predicate: try AssetPredicate.parse("pixelWidth == 9999"))
+        #expect(try db.read { try $0.assets(query, limit: 5, offset: 0, now: 0) }?.total == 4)
+    }
+}
