@@ -1,0 +1,227 @@
+// photoctl's help texts: the overview and one page per subcommand (`-h`, `--help` and
+// `photoctl help <subcommand>` print the same page).
+
+let overview = """
+    OVERVIEW: photoctl talks to photod, the photo and video library indexer.
+
+    USAGE: photoctl [--socket PATH] <subcommand> [options]
+
+    OPTIONS:
+      --socket PATH     photod's socket (default: $PHOTOD_SOCKET; else $RUNTIME_DIRECTORY/photod.sock,
+                        $XDG_RUNTIME_DIR/photod.sock or /tmp/photod-$UID/photod.sock, then the
+                        system service's /run/photod/photod.sock). Allowed before or after the subcommand.
+      --version         Print the version.
+      -h, --help        Show help (also: photoctl help <subcommand>).
+
+    SUBCOMMANDS:
+      status            The daemon's state, counts and last scan.
+      assets            List assets (the whole library, or one collection with --in ID), filtered and sorted.
+      moments           Moments: the days with photos, newest first.
+      albums            Folder albums: the folders that hold photos.
+      smart-albums      Smart albums (Favorites, Videos, Screenshots, ...) and their counts.
+      folders           The folder tree (collection lists) above the albums.
+      errors            Files that could not be indexed, with the reason.
+      watch             Print each change set as it happens (survives daemon restarts).
+      favorite          Mark assets as favorites.
+      unfavorite        Unmark them.
+      hide              Hide assets from fetches and most collections.
+      unhide            Show hidden assets again.
+      album             User albums and folders: list, create, rename, move, delete, add, remove.
+      keywords          Set, add or remove a tagger's keywords on an asset.
+      rescan            Compare the library (or a directory in it) with the disk now.
+
+    Writes (favorite, hide, album, keywords, rescan) are for root, photod's user and its --write-group.
+    Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
+    """
+
+/// The subcommands, in the order the overview lists them.
+let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "errors", "watch", "favorite", "unfavorite",
+                   "hide", "unhide", "album", "keywords", "rescan"]
+
+/// Subcommands whose help page another one shares.
+let helpAliases = ["unfavorite": "favorite", "unhide": "hide"]
+
+let helps: [String: String] = [
+    "status": """
+        OVERVIEW: Show photod's state (indexing or idle), counts and last scan.
+
+        USAGE: photoctl status [--wait] [--timeout SECONDS] [--json]
+
+        OPTIONS:
+          --wait              Return only once photod is idle (no scan running, nothing pending).
+                              A missing or refusing socket is retried until the timeout, so this
+                              can follow the daemon's start at once.
+          --timeout SECONDS   How long --wait waits (default 120).
+          --json              One JSON object (library.status's result) instead of a table.
+        """,
+    "assets": """
+        OVERVIEW: List assets in the default order (capture time, then path, then id), or the
+        assets of one collection (a moment, a folder album, a smart album or a user album) in its
+        order; optionally filtered by a predicate and sorted by other keys.
+
+        USAGE: photoctl assets [--in COLLECTION_ID] [--where PREDICATE] [--sort KEYS] [--include-hidden]
+                               [--limit N] [--json]
+
+        OPTIONS:
+          --in ID             A collection id: m_20190504 (moment), f_... (album), s_favorites (smart album),
+                              u_... (user album).
+          --where PREDICATE   Only assets that match (docs/PREDICATES.md), for example
+                              'mediaType == "image" AND pixelWidth > 1000' or 'keywords CONTAINS "cat"'.
+                              A predicate photod cannot parse is a usage error (exit 64): the message,
+                              then the predicate with a ^ under the spot.
+          --sort KEYS         Comma-separated sort keys, '-' for descending: -localDateTime,pixelWidth.
+          --include-hidden    Include hidden assets (left out by default, except in s_hidden).
+          --limit N           At most N assets (default: all, fetched a page at a time).
+          --json              One JSON object per asset per line (the asset record).
+
+        EXAMPLES:
+          photoctl assets --where 'isFavorite == true' --sort -localDateTime --limit 20
+          photoctl assets --in s_videos --json
+        """,
+    "moments": """
+        OVERVIEW: List moments (one per calendar day on the capture clock), newest first.
+
+        USAGE: photoctl moments [--year YYYY [--month M]] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--limit N] [--json]
+
+        OPTIONS:
+          --year YYYY         Only this year (with --month: only this month).
+          --from, --to        Only days in this range (inclusive).
+          --limit N           At most N moments.
+          --json              One JSON object per moment per line.
+        """,
+    "albums": """
+        OVERVIEW: List folder albums (every folder that directly holds photos or videos), in path order.
+        User albums are listed by 'photoctl album list'.
+
+        USAGE: photoctl albums [--limit N] [--json]
+        """,
+    "smart-albums": """
+        OVERVIEW: List the smart albums with their counts and rules.
+
+        USAGE: photoctl smart-albums [--json]
+        """,
+    "folders": """
+        OVERVIEW: Show the folder tree (collection lists) with the albums in it.
+
+        USAGE: photoctl folders [--json]
+
+        OPTIONS:
+          --json              One JSON object per collection list per line.
+        """,
+    "errors": """
+        OVERVIEW: List files that could not be indexed, with the reason.
+
+        USAGE: photoctl errors [--json]
+
+        OPTIONS:
+          --json              One JSON object per file per line: path, code, message.
+        """,
+    "watch": """
+        OVERVIEW: Subscribe to photod's change sets and print each one as it is committed, until
+        interrupted (SIGINT or SIGTERM: exit 0). Each line is written at once, so a pipe sees it.
+
+        When the connection drops (photod restarted or killed), photoctl says 'reconnecting…' on
+        stderr, retries every 100 ms to 2 s, and resubscribes after the last token it printed:
+        no change set is lost or printed twice. When the token has expired (pruned from the
+        journal, or a rebuilt database) it says so on stderr — whatever you keep from photod must
+        be refetched — and goes on from the current token. Only the first connection is not
+        retried: if photod cannot be reached at the start, watch exits 69.
+
+        USAGE: photoctl watch [--since TOKEN] [--in COLLECTION_ID | --media-type image|video] [--json]
+
+        OPTIONS:
+          --since TOKEN       Start after this change token (from a fetch's 'token' or a previous watch),
+                              so the change sets committed since are printed first. Default: from now.
+          --in ID             Only the change sets that touch this collection.
+          --media-type TYPE   Only assets of this type: image or video.
+          --json              One JSON object per change set per line (the 'changes' notification's params).
+
+        OUTPUT:
+          token 123  2026-11-29T16:00:00Z  assets +2 ~1 -0  collections +0 ~3 -0
+            + a_3ocnwoznuaa7slhsdfeq
+            ~ m_20261129
+        """,
+    "favorite": """
+        OVERVIEW: Mark assets as favorites (favorite) or unmark them (unfavorite).
+
+        USAGE: photoctl favorite ASSET_ID...
+               photoctl unfavorite ASSET_ID...
+
+        OPTIONS:
+          --json              Print photod's answer as one JSON object: {"token", "updated": [ids that changed]}.
+
+        An unknown id fails the whole write (exit 1).
+        """,
+    "hide": """
+        OVERVIEW: Hide assets (hide) — fetches leave them out unless asked — or show them again (unhide).
+        Hidden assets are in the s_hidden smart album.
+
+        USAGE: photoctl hide ASSET_ID...
+               photoctl unhide ASSET_ID...
+
+        OPTIONS:
+          --json              Print photod's answer as one JSON object: {"token", "updated": [ids that changed]}.
+        """,
+    "album": """
+        OVERVIEW: Manage user albums (u_...) and the folders (uf_...) that hold them. Assets stay
+        where they are on disk; an album only lists them.
+
+        USAGE: photoctl album list [--json]
+               photoctl album create TITLE [--folder FOLDER_ID]
+               photoctl album create-folder TITLE [--folder FOLDER_ID]
+               photoctl album rename ID TITLE
+               photoctl album move ID (--folder FOLDER_ID | --top)
+               photoctl album delete ID
+               photoctl album add ALBUM_ID ASSET_ID...
+               photoctl album remove ALBUM_ID ASSET_ID...
+
+        SUBCOMMANDS:
+          list                The folders and albums as a tree, with asset counts
+                              (--json: one object per folder, then per album, with "kind").
+          create              Create an album (in a folder, or at the top); prints its id.
+          create-folder       Create a folder (in a folder, or at the top); prints its id.
+          rename              Rename an album or a folder.
+          move                Move an album or a folder into a folder, or to the top.
+          delete              Delete an album, or a folder with everything in it (the assets stay).
+          add, remove         Add assets to an album, or take them out.
+
+        OPTIONS:
+          --folder FOLDER_ID  The folder to create in or move to.
+          --top               Move to the top level.
+          --json              Print photod's answer as one JSON object per line.
+
+        A title that starts with '-' follows '--': photoctl album rename u_x -- '-draft-'.
+        """,
+    "keywords": """
+        OVERVIEW: Write a tagger's keywords on an asset. Each source (a tagger's name) has its own
+        keywords; an asset's keywords are its files' keywords plus every source's.
+
+        USAGE: photoctl keywords set --source NAME ASSET_ID [KEYWORD...]
+               photoctl keywords add --source NAME ASSET_ID KEYWORD...
+               photoctl keywords remove --source NAME ASSET_ID KEYWORD...
+
+        SUBCOMMANDS:
+          set                 The source's keywords become exactly these (none: clears them).
+          add                 Adds these to the source's keywords.
+          remove              Removes these from the source's keywords.
+
+        OPTIONS:
+          --source NAME       The tagger's name (1 to 100 characters), required.
+          --json              Print photod's answer as one JSON object: {"token", "updated": [...]}.
+        """,
+    "rescan": """
+        OVERVIEW: Compare the whole library, or one directory tree inside it, with the disk now, and
+        apply what differs (not needed normally: photod watches the library). Returns when done.
+
+        USAGE: photoctl rescan [PATH] [--json]
+
+        OPTIONS:
+          PATH                A directory inside a library root (relative to the current directory).
+          --json              Print photod's answer as one JSON object: {"token", "rescanned": [paths]}.
+        """,
+]
+
+/// The help page of `command` (an alias's shared page), or nil for an unknown subcommand.
+func help(for command: String) -> String? {
+    helps[helpAliases[command] ?? command]
+}

@@ -1,0 +1,238 @@
+import Foundation
+import PhotoClient
+import PhotoModel
+import PhotoSystem
+import PhotoWire
+
+// The read subcommands: status, assets, moments, albums, smart-albums, folders, errors.
+
+func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--wait", "--json"], values: ["--timeout"], command: "status")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "status takes no arguments") }
+    let timeout = try a.int("--timeout", default: 120, range: 0...86_400)!
+    let wait = a.flags.contains("--wait")
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    var result: JSONValue
+    // --wait waits for the daemon at the first socket only: the system service's socket must not
+    // stand in for a daemon that is still starting.
+    let candidates = wait ? [sockets[0]] : sockets
+    while true {
+        do {
+            // Never wait past the deadline, even on a daemon that accepts but does not answer.
+            let remaining = max(.milliseconds(100), ContinuousClock.now.duration(to: deadline))
+            let connection = try connect(candidates, timeout: wait ? remaining : callTimeout)
+            result = try call(connection, "library.status")
+            if !wait || result["state"]?.stringValue == "idle" { break }
+        } catch where wait && error.code == .unavailable {
+            // The daemon may not be listening yet: keep trying until the deadline.
+            if ContinuousClock.now >= deadline { throw error }
+            usleep(100_000)
+            continue
+        }
+        if ContinuousClock.now >= deadline {
+            throw Failure(code: .failure, message: "timed out after \(timeout) s waiting for photod to become idle "
+                                                   + "(state: \(result["state"]?.stringValue ?? "?"))")
+        }
+        usleep(100_000)
+    }
+    if a.flags.contains("--json") {
+        out(result.jsonString)
+        return
+    }
+    let counts = result["counts"]
+    out("photod \(result["version"]?.stringValue ?? "?") (pid \(result["pid"]?.int64Value.map(String.init) ?? "?")): "
+        + (result["state"]?.stringValue ?? "?"))
+    for root in result["roots"]?.arrayValue ?? [] {
+        var line = "  root        \(root["path"]?.stringValue ?? "?") (\(root["state"]?.stringValue ?? "?"), \(number(root["assets"])) assets"
+        if let mode = root["mode"]?.stringValue, mode != "unavailable" {
+            let polled = root["polledTrees"]?.intValue ?? 0
+            line += ", \(mode)" + (mode == "watched" && polled > 0 ? " (\(polled) trees polled)" : "")
+        }
+        if let reason = root["reason"]?.stringValue { line += ": \(reason)" }
+        out(line + ")")
+    }
+    out("  assets      \(number(counts?["assets"])) (\(number(counts?["images"])) images, \(number(counts?["videos"])) videos)")
+    out("  files       \(number(counts?["files"])) (\(number(counts?["errors"])) errors, \(number(counts?["ignored"])) not media)")
+    if let deleted = counts?["recentlyDeleted"]?.intValue, deleted > 0 {
+        out("  deleted     \(number(counts?["recentlyDeleted"])) in Recently Deleted")
+    }
+    if let scan = result["currentScan"], !scan.isNull {
+        out("  scanning    \(number(scan["files"])) files seen, \(number(scan["committed"])) of \(number(scan["toRead"])) read")
+    }
+    if let last = result["lastScan"], !last.isNull {
+        let seconds = last["seconds"]?.doubleValue.map { String(format: "%.2f s", $0) } ?? "?"
+        out("  last scan   \(number(last["files"])) files, \(number(last["readFiles"])) read, \(seconds), "
+            + "finished \(last["finishedAt"]?.stringValue ?? "?")")
+    }
+    if let queue = result["sortQueue"] {
+        out("  sort queue  \(number(queue["jobsRun"])) jobs run, \(number(queue["jobsCancelled"])) merged into newer ones, "
+            + "\(number(queue["pending"])) pending")
+        if let lastError = queue["lastError"]?.stringValue { out("  last error  \(lastError)") }
+    }
+    if let w = result["watcher"], !w.isNull {
+        if let error = w["error"]?.stringValue {
+            out("  watching    no: \(error)")
+        } else {
+            out("  watching    \(number(w["watches"])) directories (budget \(number(w["budget"]))), "
+                + "\(number(w["appliedChanges"])) changes applied, \(number(w["overflows"])) overflows")
+        }
+        let polled = (w["unwatchedTrees"]?.arrayValue?.count ?? 0) + (w["networkTrees"]?.arrayValue?.count ?? 0)
+        if polled > 0 {
+            out("  polling     \(polled) trees every \(number(w["pollIntervalSeconds"])) s (\(number(w["polls"])) polls so far)")
+        }
+        if let hint = w["hint"]?.stringValue { out("  hint        \(hint)") }
+    }
+    out("  database    \(result["database"]?.stringValue ?? "?")")
+    out("  uptime      \(number(result["uptimeSeconds"])) s")
+}
+
+/// Pages through a paged method, calling `each` for every record.
+func page(_ connection: PhotoConnection, _ method: String, key: String, limit: Int?, extra: JSONObject = [:],
+          _ each: (JSONValue) -> Void) throws(Failure) {
+    var offset = 0
+    var remaining = limit ?? Int.max
+    while remaining > 0 {
+        let pageSize = min(remaining, WireLimits.maxPageSize)
+        var params = extra
+        params["limit"] = .int(Int64(pageSize))
+        params["offset"] = .int(Int64(offset))
+        let result = try call(connection, method, params)
+        let records = result[key]?.arrayValue ?? []
+        records.forEach(each)
+        remaining -= records.count
+        guard let next = result["nextOffset"]?.intValue, !records.isEmpty else { break }
+        offset = next
+    }
+}
+
+func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json", "--include-hidden"], values: ["--limit", "--in", "--where", "--sort"],
+                          command: "assets")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "assets takes no arguments (a predicate goes after --where)") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    let json = a.json
+    var method = "assets.fetch"
+    var extra: JSONObject = [:]
+    if let collection = a.values["--in"] {
+        method = "collections.assets"
+        extra["id"] = .string(collection)
+    }
+    if let predicate = a.values["--where"] { extra["predicate"] = .string(predicate) }
+    if let sort = a.values["--sort"] { extra["sort"] = .string(sort) }
+    if a.flags.contains("--include-hidden") { extra["includeHidden"] = .bool(true) }
+    let connection = try connect(sockets)
+    var header = false
+    do {
+        try page(connection, method, key: "assets", limit: limit, extra: extra) { asset in
+            if json { return out(asset.jsonString) }
+            if !header {
+                out("ID                      DATE                          TYPE   SIZE         PATH")
+                header = true
+            }
+            let size = "\(asset["pixelWidth"]?.int64Value.map(String.init) ?? "?")x\(asset["pixelHeight"]?.int64Value.map(String.init) ?? "?")"
+            let date = (asset["localDateTime"]?.stringValue ?? "") + (asset["utcOffset"]?.stringValue ?? "")
+            out([pad(asset["id"]?.stringValue ?? "", 23), pad(date, 29), pad(asset["mediaType"]?.stringValue ?? "", 6),
+                 pad(size, 12), asset["path"]?.stringValue ?? ""].joined(separator: " "))
+        }
+    } catch {
+        throw queryFailure(error, options: ["predicate": a.values["--where"], "sort": a.values["--sort"]])
+    }
+    if !json && !header { out("ID                      DATE                          TYPE   SIZE         PATH") }
+}
+
+/// A predicate or sort photod could not parse is the user's mistake (exit 64): its message,
+/// then the text with a caret under the spot (`data.position`, in Unicode scalars).
+func queryFailure(_ failure: Failure, options: [String: String?]) -> Failure {
+    guard let rpc = failure.rpc, rpc.errorCode == .invalidParams, let param = rpc.data?["param"]?.stringValue,
+          let text = options[param] ?? nil else { return failure }
+    var message = failure.message
+    if let position = rpc.data?["position"]?.intValue {
+        message += "\n    \(text)\n    \(caretLine(under: text, at: position))"
+    }
+    return Failure(code: .usage, message: message, rpc: rpc)
+}
+
+func errors(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "errors")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "errors takes no arguments") }
+    let connection = try connect(sockets)
+    try page(connection, "library.errors", key: "errors", limit: nil) { e in
+        if a.flags.contains("--json") {
+            out(e.jsonString)
+        } else {
+            out("\(e["path"]?.stringValue ?? "?"): \(e["code"]?.stringValue ?? "?"): \(e["message"]?.stringValue ?? "")")
+        }
+    }
+}
+
+func moments(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit", "--year", "--month", "--from", "--to"], command: "moments")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "moments takes no arguments") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    var extra: JSONObject = [:]
+    if let y = try a.int("--year", default: nil, range: 1...9999) { extra["year"] = .int(Int64(y)) }
+    if let m = try a.int("--month", default: nil, range: 1...12) { extra["month"] = .int(Int64(m)) }
+    if let f = a.values["--from"] { extra["from"] = .string(f) }
+    if let t = a.values["--to"] { extra["to"] = .string(t) }
+    let json = a.flags.contains("--json")
+    let connection = try connect(sockets)
+    if !json { out("ID           ASSETS PHOTOS VIDEOS  TITLE") }
+    try page(connection, "moments.fetch", key: "moments", limit: limit, extra: extra) { m in
+        if json { return out(m.jsonString) }
+        out([pad(m["id"]?.stringValue ?? "", 12), lpad(number(m["assetCount"]), 6), lpad(number(m["photoCount"]), 6),
+             lpad(number(m["videoCount"]), 6), " " + (m["title"]?.stringValue ?? "")].joined(separator: " "))
+    }
+}
+
+func albums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: ["--limit"], command: "albums")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "albums takes no arguments") }
+    let limit = try a.int("--limit", default: nil, range: 0...Int.max)
+    let json = a.flags.contains("--json")
+    let connection = try connect(sockets)
+    if !json { out("ID                 ASSETS  TITLE                PATH") }
+    try page(connection, "albums.fetch", key: "albums", limit: limit) { album in
+        if json { return out(album.jsonString) }
+        out([pad(album["id"]?.stringValue ?? "", 18), lpad(number(album["assetCount"]), 6), " " + pad(album["title"]?.stringValue ?? "", 20),
+             album["path"]?.stringValue ?? ""].joined(separator: " "))
+    }
+}
+
+func smartAlbums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "smart-albums")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "smart-albums takes no arguments") }
+    let result = try call(try connect(sockets), "smartAlbums.fetch")
+    if !a.flags.contains("--json") { out("ID                  ASSETS  TITLE") }
+    for album in result["smartAlbums"]?.arrayValue ?? [] {
+        if a.flags.contains("--json") { out(album.jsonString); continue }
+        out([pad(album["id"]?.stringValue ?? "", 19), lpad(number(album["assetCount"]), 6), " " + (album["title"]?.stringValue ?? "")]
+            .joined(separator: " "))
+    }
+}
+
+func folders(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "folders")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "folders takes no arguments") }
+    let connection = try connect(sockets)
+    let lists = try call(connection, "collectionLists.fetch")["lists"]?.arrayValue ?? []
+    if a.flags.contains("--json") {
+        lists.forEach { out($0.jsonString) }
+        return
+    }
+    var albums: [String: JSONValue] = [:]
+    try page(connection, "albums.fetch", key: "albums", limit: nil) { albums[$0["id"]?.stringValue ?? ""] = $0 }
+    let byID = Dictionary(lists.map { ($0["id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+    func show(_ list: JSONValue, depth: Int) {
+        let indent = String(repeating: "  ", count: depth)
+        out("\(indent)\(list["title"]?.stringValue ?? "?")/  (\(number(list["assetCount"])) assets in \(number(list["albumCount"])) albums)  \(list["id"]?.stringValue ?? "")")
+        for id in list["albumIDs"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            let album = albums[id]
+            out("\(indent)  [\(album?["title"]?.stringValue ?? "?")]  \(number(album?["assetCount"])) assets  \(id)")
+        }
+        for id in list["listIDs"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            if let child = byID[id] { show(child, depth: depth + 1) }
+        }
+    }
+    for list in lists where list["parentID"]?.isNull ?? true { show(list, depth: 0) }
+}
+
