@@ -111,11 +111,6 @@ struct CatalogColumns: Sendable {
 
     init() {}
 
-    init(_ records: some Collection<CatalogRecord>) {
-        reserve(records.count)
-        for r in records { append(r) }
-    }
-
     mutating func reserve(_ n: Int) {
         pk.reserveCapacity(n); time.reserveCapacity(n); timeHasMillis.reserveCapacity(n); day.reserveCapacity(n)
         added.reserveCapacity(n); width.reserveCapacity(n); height.reserveCapacity(n); latitude.reserveCapacity(n)
@@ -164,18 +159,15 @@ struct CatalogColumns: Sendable {
     }
 }
 
-/// Every record's path in one byte buffer (no array object per path): a predicate on paths
-/// runs over contiguous memory.
-struct PathTable: Sendable {
+/// A byte string per record in one buffer (no object per string): the paths, over which a
+/// predicate runs through contiguous memory, and the ids.
+struct ByteTable: Sendable {
     private(set) var bytes: [UInt8] = []
     /// Where each path starts; one more entry for the end of the last.
     private(set) var starts: [Int] = [0]
 
     init() {}
 
-    init(_ paths: some Sequence<[UInt8]>) {
-        for p in paths { append(p) }
-    }
 
     var count: Int { starts.count - 1 }
 
@@ -185,6 +177,22 @@ struct PathTable: Sendable {
     }
 
     subscript(i: Int) -> [UInt8] { Array(bytes[starts[i]..<starts[i + 1]]) }
+
+    /// Entry `i`'s bytes, in place.
+    func slice(_ i: Int) -> ArraySlice<UInt8> { bytes[starts[i]..<starts[i + 1]] }
+
+    /// Entry `i` as text (ids are ASCII).
+    func string(_ i: Int) -> String { String(decoding: bytes[starts[i]..<starts[i + 1]], as: UTF8.self) }
+
+    /// Whether entry `i` sorts before `other`, byte for byte.
+    func precedes(_ i: Int, _ other: some Collection<UInt8>) -> Bool {
+        bytes[starts[i]..<starts[i + 1]].lexicographicallyPrecedes(other)
+    }
+
+    mutating func reserve(entries: Int, bytes total: Int) {
+        starts.reserveCapacity(entries + 1)
+        bytes.reserveCapacity(total)
+    }
 
     /// Whether paths `i` and `j` are the same bytes.
     func same(_ i: Int, _ j: Int) -> Bool { bytes[starts[i]..<starts[i + 1]].elementsEqual(bytes[starts[j]..<starts[j + 1]]) }
@@ -248,8 +256,8 @@ final class CatalogSnapshot: Sendable {
     /// Every asset (Recently Deleted too), in (path, id) order: a record's index is its place
     /// in the tie-breaking order of every sort. `ids`, `paths` and `keywords` run in parallel.
     let columns: CatalogColumns
-    let ids: [String]
-    let paths: PathTable
+    let ids: ByteTable
+    let paths: ByteTable
     let keywords: [[String]]
     /// Per record: the index of the first record with the same path (for `path` as a sort key:
     /// equal paths tie).
@@ -259,8 +267,9 @@ final class CatalogSnapshot: Sendable {
     /// Per string: its rank in the sorted `strings`.
     let stringRank: [Int32]
     let stringIndex: [String: Int32]
-    /// Record index by id (made on first use).
-    private let byID = Mutex<[String: Int32]?>(nil)
+    /// The records in id order, to find one by id (made on first use; kept by snapshots with
+    /// the same positions).
+    private let byID = Mutex<[Int32]?>(nil)
     /// Per sort key, the records in ascending order (made on first use).
     private let orders = Mutex<[AssetSortKey: [Int32]]>([:])
     /// Per sort key, the dense rank of each record's value (made on first use).
@@ -270,8 +279,8 @@ final class CatalogSnapshot: Sendable {
     /// Results kept per snapshot.
     static let cachedResults = 16
 
-    init(token: Int64, columns: CatalogColumns, ids: [String], paths: PathTable, keywords: [[String]], pathRank: [Int32]? = nil,
-         strings: [String], stringIndex: [String: Int32], stringRank: [Int32]? = nil, byID: [String: Int32]? = nil,
+    init(token: Int64, columns: CatalogColumns, ids: ByteTable, paths: ByteTable, keywords: [[String]], pathRank: [Int32]? = nil,
+         strings: [String], stringIndex: [String: Int32], stringRank: [Int32]? = nil, byID: [Int32]? = nil,
          orders: [AssetSortKey: [Int32]] = [:]) {
         self.token = token
         self.columns = columns
@@ -301,29 +310,29 @@ final class CatalogSnapshot: Sendable {
         self.orders.withLock { $0 = orders }
     }
 
-    /// Assembles a snapshot from rows in (path, id) order.
-    convenience init(token: Int64, rows: [CatalogRow], interner: Interner) {
-        self.init(token: token, columns: CatalogColumns(rows.lazy.map(\.record)), ids: rows.map(\.id), paths: PathTable(rows.lazy.map(\.path)),
-                  keywords: rows.map(\.keywords), strings: interner.strings, stringIndex: interner.index)
-    }
-
     /// How many records (assets) it holds.
     var count: Int { ids.count }
 
     /// Record index by id.
     func index(of id: String) -> Int32? {
-        if let map = byID.withLock({ $0 }) { return map[id] }
-        var map: [String: Int32] = [:]
-        map.reserveCapacity(ids.count)
-        for (i, id) in ids.enumerated() { map[id] = Int32(i) }
-        byID.withLock { $0 = map }
-        return map[id]
+        let order = idOrder
+        let key = Array(id.utf8)
+        var lo = 0, hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if ids.precedes(Int(order[mid]), key) { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo < order.count, ids.equals(Int(order[lo]), key) else { return nil }
+        return order[lo]
     }
 
-    /// The index by id, made if needed (to hand on to a snapshot with the same positions).
-    private var idMap: [String: Int32] {
-        _ = index(of: "")
-        return byID.withLock { $0 } ?? [:]
+    /// The records in id order, made if needed.
+    private var idOrder: [Int32] {
+        if let order = byID.withLock({ $0 }) { return order }
+        let table = ids
+        let order = (0..<Int32(count)).sorted { a, b in table.precedes(Int(a), table.slice(Int(b))) }
+        byID.withLock { $0 = order }
+        return order
     }
 
     // MARK: Building
@@ -402,33 +411,58 @@ final class CatalogSnapshot: Sendable {
         return out
     }
 
-    /// Reads every asset.
+    /// Collects records in (path, id) order into columns and byte tables.
+    struct Builder {
+        var columns = CatalogColumns()
+        var ids = ByteTable()
+        var paths = ByteTable()
+        var keywords: [[String]] = []
+
+        init(capacity: Int) {
+            columns.reserve(capacity)
+            ids.reserve(entries: capacity, bytes: capacity * 22)
+            paths.reserve(entries: capacity, bytes: capacity * 64)
+            keywords.reserveCapacity(capacity)
+        }
+
+        mutating func append(_ record: CatalogRecord, id: some Collection<UInt8>, path: some Collection<UInt8>, keywords k: [String]) {
+            columns.append(record)
+            ids.append(id)
+            paths.append(path)
+            keywords.append(k)
+        }
+
+        func snapshot(token: Int64, interner: Interner) -> CatalogSnapshot {
+            CatalogSnapshot(token: token, columns: columns, ids: ids, paths: paths, keywords: keywords, strings: interner.strings,
+                            stringIndex: interner.index)
+        }
+    }
+
+    /// Reads every asset, in (path, id) order, straight into columns.
     static func build(_ reader: IndexReader, token: Int64) throws -> CatalogSnapshot {
         var interner = Interner()
-        var rows: [CatalogRow] = []
-        let s = try reader.db.statement("SELECT \(columns) FROM assets a")
+        let tagged = try taggerKeywords(reader, ids: nil)
+        let total = try reader.db.scalar("SELECT count(*) FROM assets").int64 ?? 0
+        var builder = Builder(capacity: Int(total))
+        let s = try reader.db.statement("SELECT \(columns) FROM assets a ORDER BY a.path, a.id")
         defer { s.reset() }
         while try s.step() {
             guard let r = row(s, &interner) else { throw StoreError.undecodable(table: "assets", key: s.string(1)) }
-            rows.append(r)
+            let words = tagged[r.id].map { folded(r.keywords, $0) } ?? r.keywords
+            builder.append(r.record, id: r.id.utf8, path: r.path, keywords: words)
         }
-        try addTaggerKeywords(&rows, reader, ids: nil)
-        rows.sort(by: precedes)
-        return CatalogSnapshot(token: token, rows: rows, interner: interner)
+        return builder.snapshot(token: token, interner: interner)
     }
 
-    /// Adds the taggers' keywords of `rows` (of `ids`, or of every asset).
-    static func addTaggerKeywords(_ rows: inout [CatalogRow], _ reader: IndexReader, ids: String?) throws {
+    /// The taggers' keywords by asset id (of `ids`, a JSON array, or of every asset).
+    static func taggerKeywords(_ reader: IndexReader, ids: String?) throws -> [String: [String]] {
         var tagged: [String: [String]] = [:]
         let k = try reader.db.statement(ids == nil ? "SELECT asset_id, keyword FROM asset_keywords"
             : "SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(?1))")
         defer { k.reset() }
         if let ids { k.bind(ids, at: 1) }
         while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
-        guard !tagged.isEmpty else { return }
-        for i in rows.indices {
-            if let more = tagged[rows[i].id] { rows[i].keywords = folded(rows[i].keywords, more) }
-        }
+        return tagged
     }
 
     /// `held` brought up to `token` by re-reading the assets the journal names after its token;
@@ -458,24 +492,28 @@ final class CatalogSnapshot: Sendable {
                 guard let r = row(s, &interner) else { return nil }
                 fresh.append(r)
             }
-            try addTaggerKeywords(&fresh, reader, ids: list)
+            let tagged = try taggerKeywords(reader, ids: list)
+            for i in fresh.indices {
+                if let more = tagged[fresh[i].id] { fresh[i].keywords = folded(fresh[i].keywords, more) }
+            }
         }
         if let inPlace = held.updatedInPlace(fresh, changed: changed, token: token, interner: interner) { return inPlace }
         fresh.sort(by: precedes)
         // Merge the kept records (in order) with the re-read ones (sorted).
-        var rows: [CatalogRow] = []
-        rows.reserveCapacity(held.count + fresh.count)
+        var builder = Builder(capacity: held.count + fresh.count)
         var j = 0
-        for i in held.ids.indices where !changed.contains(held.ids[i]) {
-            let kept = CatalogRow(record: held.columns[i], id: held.ids[i], path: held.paths[i], keywords: held.keywords[i])
-            while j < fresh.count, precedes(fresh[j], kept) {
-                rows.append(fresh[j])
+        for i in 0..<held.count where !changed.contains(held.ids.string(i)) {
+            let path = held.paths[i]
+            let id = held.ids[i]
+            while j < fresh.count, fresh[j].path.lexicographicallyPrecedes(path)
+                    || (fresh[j].path == path && Array(fresh[j].id.utf8).lexicographicallyPrecedes(id)) {
+                builder.append(fresh[j].record, id: fresh[j].id.utf8, path: fresh[j].path, keywords: fresh[j].keywords)
                 j += 1
             }
-            rows.append(kept)
+            builder.append(held.columns[i], id: id, path: path, keywords: held.keywords[i])
         }
-        rows.append(contentsOf: fresh[j...])
-        return CatalogSnapshot(token: token, rows: rows, interner: interner)
+        for row in fresh[j...] { builder.append(row.record, id: row.id.utf8, path: row.path, keywords: row.keywords) }
+        return builder.snapshot(token: token, interner: interner)
     }
 
     /// When every changed asset is still there at its path (favorites, hidden, keywords,
@@ -497,7 +535,7 @@ final class CatalogSnapshot: Sendable {
         }
         let next = CatalogSnapshot(token: token, columns: columns, ids: ids, paths: paths, keywords: keywords, pathRank: pathRank,
                                    strings: interner.strings, stringIndex: interner.index,
-                                   stringRank: interner.strings.count == strings.count ? stringRank : nil, byID: idMap)
+                                   stringRank: interner.strings.count == strings.count ? stringRank : nil, byID: idOrder)
         // The orders this snapshot had made, with the changed records put back in their places.
         let moved = positions.map { Int32($0.0) }.sorted()
         var isMoved = [Bool](repeating: false, count: count)
@@ -517,10 +555,10 @@ final class CatalogSnapshot: Sendable {
         return next
     }
 
-    /// The (path, id) order: bytes, then id.
+    /// The (path, id) order: bytes, then id bytes (as SQLite's `ORDER BY a.path, a.id`).
     static func precedes(_ a: CatalogRow, _ b: CatalogRow) -> Bool {
         if a.path != b.path { return a.path.lexicographicallyPrecedes(b.path) }
-        return a.id < b.id
+        return Array(a.id.utf8).lexicographicallyPrecedes(Array(b.id.utf8))
     }
 
     // MARK: Queries

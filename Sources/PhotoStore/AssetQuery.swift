@@ -484,7 +484,7 @@ extension IndexReader {
             return try consistent {
                 let snapshot = try catalog.snapshot(self)
                 return try snapshot.select(query).map { i in
-                    let id = snapshot.ids[Int(i)]
+                    let id = snapshot.ids.string(Int(i))
                     guard let asset = AssetID(rawValue: id) else { throw StoreError.undecodable(table: "assets", key: id) }
                     return asset
                 }

@@ -125,6 +125,10 @@ struct SubscriptionEndToEndTests {
         try subscriber.waitFor(token: start + 3)
         #expect(unlink(lib("a/p0.jpg").string) == 0)
         try subscriber.waitFor(token: start + 4)
+        // A favorite: a write of user state, journaled like the rest.
+        let p1 = try #require(try daemon.idsByPath()[lib("a/p1.jpg").string])
+        _ = try daemon.call("assets.setFavorite", ["ids": [.string(p1)], "favorite": true])
+        try subscriber.waitFor(token: start + 5)
         try daemon.waitForIdle()
         let journal = try daemon.call("changes.since", ["since": .int(Int64(start))])
         let expected = journal["changes"]?.arrayValue ?? []
@@ -139,6 +143,8 @@ struct SubscriptionEndToEndTests {
         #expect(updated(1).contains(inserted[0]))
         #expect(updated(2).contains(inserted[0]))
         #expect(updated(3) == [.string(p0)])
+        #expect(updated(4) == [.string(p1)])
+        #expect(sets[4]["collections"]?["updated"]?.arrayValue?.contains(.string("s_favorites")) == true)
         #expect(sets.allSatisfy { $0["assets"]?["deleted"]?.arrayValue?.isEmpty == true })
 
         // The subscriber dies; changes go on; restarted, it gets exactly what it missed.
@@ -180,7 +186,11 @@ struct SubscriptionEndToEndTests {
         try daemon.waitFor("the journal pruned") { _ in
             (try daemon.call("changes.currentToken"))["oldestToken"]?.intValue ?? 0 >= afterRestart
         }
-        try "\(start)".write(toFile: tokenFile.string, atomically: true, encoding: .utf8)
+        // The subscriber's token file, rewound to the first token.
+        let handle = try #require(FileHandle(forWritingAtPath: tokenFile.string))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("\(start)".utf8))
+        try handle.close()
         subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
         #expect(subscriber.waitForExit() == 1)
         #expect(subscriber.stderr.contains("older than the change journal keeps"))
