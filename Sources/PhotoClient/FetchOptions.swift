@@ -1,7 +1,7 @@
 import PhotoWire
 
 /// One sort key and its direction (PhotoKit's `NSSortDescriptor` on a fetch).
-public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
+public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The key: `localDateTime`, `addedDate`, `pixelWidth`, `pixelHeight`, `duration`, `make`,
     /// `model`, `path`, `mediaType`, `latitude`, `longitude` or `isFavorite`
     /// (docs/PREDICATES.md). The daemon rejects others with `invalidParams`.
@@ -25,7 +25,7 @@ public struct FetchOptions: Sendable, Hashable {
     /// `isFavorite == true AND mediaType == "video"`); nil for all of them.
     public var predicate: String?
     /// The order; empty for the scope's own (capture time; a smart or user album's).
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [FetchSortDescriptor]
     /// Whether hidden assets are included.
     public var includeHidden: Bool
     /// At most this many assets (the first ones in order); nil or 0 for all (up to the daemon's
@@ -33,7 +33,7 @@ public struct FetchOptions: Sendable, Hashable {
     public var fetchLimit: Int?
 
     /// Options with these values; the defaults fetch every visible asset in capture order.
-    public init(predicate: String? = nil, sortDescriptors: [SortDescriptor] = [], includeHidden: Bool = false,
+    public init(predicate: String? = nil, sortDescriptors: [FetchSortDescriptor] = [], includeHidden: Bool = false,
                 fetchLimit: Int? = nil) {
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

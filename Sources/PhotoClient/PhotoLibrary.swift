@@ -1,4 +1,6 @@
+import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoWire
 import Synchronization
 
@@ -21,6 +23,17 @@ public final class PhotoLibrary: Sendable {
     /// A library reached through `socket`.
     public convenience init(socket: PathBytes, timeout: Duration? = .seconds(60)) {
         self.init(sockets: [socket], timeout: timeout)
+    }
+
+    /// A library reached through the socket at `socketPath`.
+    public convenience init(socketPath: String, timeout: Duration? = .seconds(60)) {
+        self.init(sockets: [PathBytes(socketPath)], timeout: timeout)
+    }
+
+    /// The library of the photod a user's programs find by default: `$PHOTOD_SOCKET`, the
+    /// user's runtime directory, then the system service's `/run/photod/photod.sock` (as photoctl).
+    public convenience init(timeout: Duration? = .seconds(60)) {
+        self.init(sockets: DefaultPaths(environment: ProcessInfo.processInfo.environment).clientSockets, timeout: timeout)
     }
 
     /// A library reached through the first of `sockets` that answers (see

@@ -84,14 +84,14 @@ struct ClientEndToEndTests {
 
         // A predicate and a sort: the three wider photos, widest first; records load lazily.
         let wide = try library.fetchAssets(FetchOptions(predicate: "pixelWidth >= 110",
-                                                        sortDescriptors: [SortDescriptor("pixelWidth", ascending: false)]))
+                                                        sortDescriptors: [FetchSortDescriptor("pixelWidth", ascending: false)]))
         #expect(wide.count == 3 && wide.total == 3)
         let records = try library.assets(of: wide, in: 0..<wide.count)
         #expect(records.map(\.id) == wide.ids)
         #expect(records.map(\.pixelWidth) == [130, 120, 110])
         #expect(records.allSatisfy { $0.mediaType == .image && $0.make == "Canon" && !$0.isFavorite && $0.resources.count == 1 })
         #expect(records.map { $0.path.string } == ["a/p3.jpg", "a/p2.jpg", "a/p1.jpg"].map { lib($0).string })
-        let firstTwo = try library.fetchAssets(FetchOptions(sortDescriptors: [SortDescriptor("pixelWidth")], fetchLimit: 2))
+        let firstTwo = try library.fetchAssets(FetchOptions(sortDescriptors: [FetchSortDescriptor("pixelWidth")], fetchLimit: 2))
         #expect(firstTwo.count == 2 && firstTwo.total == 4)
         let moments = try library.fetchMoments()
         #expect(moments.items.count == 4)
