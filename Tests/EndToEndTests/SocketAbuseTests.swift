@@ -139,6 +139,9 @@ struct SocketAbuseTests {
         let status = try String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)
         let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map(String.init) ?? "?"
         print("after 10,000 change sets with one subscriber not reading and 200 idle clients: daemon \(rss)")
+        // Bounded: a backlog per client is capped (16 MiB) and the journal is read in pages.
+        let kilobytes = Int(rss.split(separator: " ").dropFirst().first ?? "") ?? Int.max
+        #expect(kilobytes < 200_000, "\(rss)")
         #expect(try c.call("changes.currentToken")["token"]?.int64Value == last)
         // The staller, reading at last, sees its subscription's answer and then change sets in
         // order from the start (or the end of a connection the daemon cut off): never a gap.
