@@ -83,14 +83,7 @@ public final class PhotoConnection {
         let request = RPCRequest(id: .int(id), method: method, params: .object(params))
         try send(request.encodedLine())
         while true {
-            let line = try readLine()
-            let message: RPCServerMessage
-            do {
-                message = try RPCMessage.decodeServerMessage(line)
-            } catch {
-                throw .connection("photod sent an unreadable line: \(error)")
-            }
-            switch message {
+            switch try readMessage() {
             case .response(.success(let rid, let result)) where rid == .int(id):
                 return result
             case .response(.failure(let rid, let error)) where rid == .int(id) || rid == nil:
@@ -111,14 +104,7 @@ public final class PhotoConnection {
     public func nextNotification() throws(ClientError) -> RPCNotification {
         if !notifications.isEmpty { return notifications.removeFirst() }
         while true {
-            let line = try readLine()
-            let message: RPCServerMessage
-            do {
-                message = try RPCMessage.decodeServerMessage(line)
-            } catch {
-                throw .connection("photod sent an unreadable line: \(error)")
-            }
-            switch message {
+            switch try readMessage() {
             case .notification(let n): return n
             case .response(.failure(nil, let error)): throw .rpc(error)
             default: throw .connection("photod sent a response when no request was waiting")
@@ -144,6 +130,16 @@ public final class PhotoConnection {
             }
             guard let n else { throw .timedOut(socket: socket) }  // EAGAIN after SO_SNDTIMEO
             sent += n
+        }
+    }
+
+    /// The next line, decoded.
+    private func readMessage() throws(ClientError) -> RPCServerMessage {
+        let line = try readLine()
+        do {
+            return try RPCMessage.decodeServerMessage(line)
+        } catch {
+            throw .connection("photod sent an unreadable line: \(error)")
         }
     }
 

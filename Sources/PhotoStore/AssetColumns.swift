@@ -26,6 +26,19 @@ enum AssetColumns {
         Set(AssetSubtype.allCases.filter { mask & bit($0) != 0 })
     }
 
+    /// Every row of a statement selecting `select`, stepped to the end and reset. A row this
+    /// build cannot read is a bug or a damaged file, not something to skip (a short page would
+    /// end a client's paging early): it throws `undecodable`.
+    static func decodeAll(_ s: Statement) throws -> [(pk: Int64, asset: Asset)] {
+        defer { s.reset() }
+        var rows: [(pk: Int64, asset: Asset)] = []
+        while try s.step() {
+            guard let row = decode(s) else { throw StoreError.undecodable(table: "assets", key: s.string(1)) }
+            rows.append(row)
+        }
+        return rows
+    }
+
     /// Decodes a row selected with `select`; returns the row's pk with the asset.
     static func decode(_ s: Statement) -> (pk: Int64, asset: Asset)? {
         guard let id = AssetID(rawValue: s.string(1)),

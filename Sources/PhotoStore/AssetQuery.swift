@@ -423,18 +423,7 @@ extension IndexReader {
         let s = try statement(plan.pageSQL, plan)
         s.bind(max(0, min(limit, Int(Int32.max))), at: Int32(n))
         s.bind(max(0, offset), at: Int32(n + 1))
-        var rows: [(pk: Int64, asset: Asset)] = []
-        while try s.step() {
-            // A row this build cannot read is a bug or a damaged file, not something to skip:
-            // a short page would end the client's paging early.
-            guard let row = AssetColumns.decode(s) else {
-                let key = s.string(1)
-                s.reset()
-                throw StoreError.undecodable(table: "assets", key: key)
-            }
-            rows.append(row)
-        }
-        s.reset()
+        let rows = try AssetColumns.decodeAll(s)
         return (try attachResources(rows), try total(plan, query, scope))
     }
 
@@ -447,15 +436,7 @@ extension IndexReader {
         let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.pk IN (SELECT value FROM json_each(?1))")
         s.bind("[" + page.map(String.init).joined(separator: ",") + "]", at: 1)
         var byPK: [Int64: (pk: Int64, asset: Asset)] = [:]
-        while try s.step() {
-            guard let row = AssetColumns.decode(s) else {
-                let key = s.string(1)
-                s.reset()
-                throw StoreError.undecodable(table: "assets", key: key)
-            }
-            byPK[row.pk] = row
-        }
-        s.reset()
+        for row in try AssetColumns.decodeAll(s) { byPK[row.pk] = row }
         // The snapshot is of this transaction: every pk is there.
         let rows = try page.map { pk in
             guard let row = byPK[pk] else { throw StoreError(code: .sqlite, message: "the catalog names asset \(pk), which is gone") }

@@ -216,15 +216,7 @@ extension IndexReader {
         s.bind(min(limit, Int(Int32.max)), at: 1)
         s.bind(offset, at: 2)
         if case .integer(let v) = binding { s.bind(v, at: 3) }
-        var rows: [(pk: Int64, asset: Asset)] = []
-        while try s.step() {
-            guard let row = AssetColumns.decode(s) else {
-                let key = s.string(1)
-                s.reset()
-                throw StoreError.undecodable(table: "assets", key: key)
-            }
-            rows.append(row)
-        }
+        let rows = try AssetColumns.decodeAll(s)
         let count = try db.statement("SELECT count(*) FROM assets a WHERE \(condition)")
         defer { count.reset() }
         if case .integer(let v) = binding { count.bind(v, at: 3) }

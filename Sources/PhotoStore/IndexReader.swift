@@ -142,17 +142,7 @@ public struct IndexReader {
             """)
         s.bind(limit, at: 1)
         s.bind(offset, at: 2)
-        var rows: [(pk: Int64, asset: Asset)] = []
-        while try s.step() {
-            // A row this build cannot read is a bug or a damaged file, not something to skip:
-            // a short page would end the client's paging early.
-            guard let row = AssetColumns.decode(s) else {
-                let key = s.string(1)
-                s.reset()
-                throw StoreError.undecodable(table: "assets", key: key)
-            }
-            rows.append(row)
-        }
+        let rows = try AssetColumns.decodeAll(s)
         return try attachResources(rows)
     }
 
