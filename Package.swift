@@ -51,6 +51,7 @@ let package = Package(
         // Test support and tests.
         .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem", "PhotoStore"], swiftSettings: strict),
         .testTarget(name: "PhotoModelTests", dependencies: ["PhotoModel", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoSystemTests", dependencies: ["PhotoSystem", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),

@@ -16,10 +16,14 @@ import Glibc
 public final class Daemon: Sendable {
     let options: DaemonOptions
     let logger: Logger
+    let environment: [String: String]
 
-    public init(options: DaemonOptions, logger: Logger) {
+    /// `environment` holds what a service manager passes (`NOTIFY_SOCKET`, `WATCHDOG_USEC`,
+    /// `LISTEN_FDS`) and the test hooks' switch (`PHOTOD_TEST_HOOKS=1`).
+    public init(options: DaemonOptions, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.options = options
         self.logger = logger
+        self.environment = environment
     }
 
     /// A startup failure, with the exit code `main` should use.
@@ -39,21 +43,33 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: error.message)
         }
+        let notifier = ServiceNotifier(environment: environment)
         let listener: FileDescriptor
-        do {
-            // A private directory (0700 when created here, or 0750 for --socket-group's members to
-            // reach the socket); an existing one must be trustworthy and is left as it is.
-            let directory = options.socket.parent
-            let existed = access(directory.string, F_OK) == 0
-            try Directory.makePath(directory, mode: getuid() == 0 ? 0o755 : options.socketGroup != nil ? 0o750 : 0o700)
-            if !existed, let group = options.socketGroup { try Groups.chgrp(directory, to: group) }
-            try Directory.checkTrusted(directory)
-            listener = try UnixSocket.listen(options.socket)
-            // Who may connect: the socket's group (reads); writes are checked per request.
-            if let group = options.socketGroup { try Groups.chgrp(options.socket, to: group) }
-        } catch {
-            throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
+        // Socket activation: the service manager's listening socket, kept across restarts.
+        let inherited = ListenFDs.take(environment: environment)
+        if let socket = inherited.first(where: ListenFDs.isListeningUnixStream) {
+            ListenFDs.makeNonBlocking(socket)
+            listener = socket
+            for other in inherited where other != socket { other.close() }
+            logger.notice("using the listening socket passed by the service manager (fd \(socket.rawValue))")
+        } else {
+            if !inherited.isEmpty { logger.warning("ignoring \(inherited.count) inherited descriptors: none is a listening Unix stream socket") }
+            do {
+                // A private directory (0700 when created here, or 0750 for --socket-group's members
+                // to reach the socket); an existing one must be trustworthy and is left as it is.
+                let directory = options.socket.parent
+                let existed = access(directory.string, F_OK) == 0
+                try Directory.makePath(directory, mode: getuid() == 0 ? 0o755 : options.socketGroup != nil ? 0o750 : 0o700)
+                if !existed, let group = options.socketGroup { try Groups.chgrp(directory, to: group) }
+                try Directory.checkTrusted(directory)
+                listener = try UnixSocket.listen(options.socket)
+                // Who may connect: the socket's group (reads); writes are checked per request.
+                if let group = options.socketGroup { try Groups.chgrp(options.socket, to: group) }
+            } catch {
+                throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
+            }
         }
+        let activated = inherited.contains(listener)
 
         do {
             if try database.verifyCounters() {
@@ -97,14 +113,23 @@ public final class Daemon: Sendable {
                                + "its assets stay in the index", [("root", root.string)])
             }
         }
-        let server = SocketServer(listener: listener, path: options.socket,
-                                  handler: RPCDispatcher(methods: methods.table, admission: methods.admission, logger: logger.facility("wire")),
+        var table = methods.table
+        if environment["PHOTOD_TEST_HOOKS"] == "1" {
+            logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
+            table.merge(TestHooks(sortQueue: sortQueue).table) { a, _ in a }
+        }
+        let server = SocketServer(listener: listener, path: activated ? nil : options.socket,
+                                  handler: RPCDispatcher(methods: table, admission: methods.admission, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
+        let reporter = ServiceReporter(notifier: notifier, database: database, indexer: indexer, sortQueue: sortQueue, live: live,
+                                       roots: roots, logger: logger.facility("service"))
         feed.attach { [weak server] id in server?.connection(id) }
         server.onDisconnect { id in feed.unsubscribe(client: id) }
         server.start()
-        logger.notice("photod \(DaemonOptions.version) listening on \(options.socket), database \(options.database), "
-                      + "library \(roots.map(\.string).joined(separator: ", "))")
+        logger.notice("photod \(DaemonOptions.version) listening on \(activated ? "the inherited socket" : options.socket.string), "
+                      + "database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
+        // Ready: the database is open and migrated, the socket answers (the scan may still run).
+        reporter.ready()
 
         let stopping = Atomic<Bool>(false)
         let signalQueue = DispatchQueue(label: "photod.signals")
@@ -115,7 +140,9 @@ public final class Daemon: Sendable {
             source.setEventHandler { [logger] in
                 guard !stopping.exchange(true, ordering: .relaxed) else { return }
                 logger.notice("received \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                server.stop()
+                reporter.stopping()
+                let token = (try? feed.journalBounds())?.current ?? 0
+                server.stop(farewell: RPCNotification(method: "photod.stopping", params: .object(["token": .int(token)])).encodedLine())
                 // What has been read is committed; the rest waits for the next start.
                 live.stop()
                 sortQueue.stop()

@@ -76,8 +76,10 @@ final class SocketServer: Sendable {
         acceptSource.resume()
     }
 
-    /// Stops accepting and disconnects every client.
-    func stop() {
+    /// Stops accepting and disconnects every client, after sending each `farewell` (a
+    /// notification line) if it can take it. A socket passed by the service manager (no `path`)
+    /// is left in place for the next start.
+    func stop(farewell: [UInt8]? = nil) {
         acceptSource.cancel()
         queue.sync {}
         cancelled.withLock { $0 }?.wait()
@@ -86,7 +88,12 @@ final class SocketServer: Sendable {
             defer { c.removeAll() }
             return Array(c.values)
         }
-        all.forEach { $0.close() }
+        for client in all {
+            if let farewell { client.perform { client.enqueue(farewell) } }
+            client.close()
+        }
+        // Let the farewells reach the sockets before the process exits.
+        for client in all { client.drain() }
     }
 
     var clientCount: Int { clients.withLock { $0.count } }
@@ -206,6 +213,9 @@ final class ClientConnection: Sendable {
 
     /// Whether the connection is closed.
     var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Waits until the connection's queue has run what was queued before.
+    func drain() { queue.sync {} }
 
     /// Closes the connection (idempotent); safe from any thread.
     func close() {

@@ -191,7 +191,9 @@ public final class Indexer: Sendable {
             return report
         }
         logger.info("scan finished: \(report.files) files, \(report.readFiles) read, \(report.errors) errors, "
-                    + "\(report.removedFiles) removed, in \(String(format: "%.2f", report.seconds)) s")
+                    + "\(report.removedFiles) removed, in \(String(format: "%.2f", report.seconds)) s",
+                    [("scan.files", String(report.files)), ("scan.read", String(report.readFiles)),
+                     ("scan.errors", String(report.errors)), ("scan.removed", String(report.removedFiles))])
         return report
     }
 

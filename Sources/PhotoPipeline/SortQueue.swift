@@ -180,7 +180,8 @@ public final class SortQueue: Sendable {
                 $0.stats.failed += 1
                 $0.stats.lastError = "\(storeError)"
             }
-            logger.error("sort job failed, its \(merged.files.count) files will be read again by the next scan: \(storeError)")
+            logger.error("sort job failed, its \(merged.files.count) files will be read again by the next scan: \(storeError)",
+                         [("job.files", String(merged.files.count))])
         }
         for e in entries { e.done(result) }
     }

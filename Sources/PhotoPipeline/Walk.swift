@@ -153,7 +153,7 @@ struct Walk {
                 snapshot = try database.read { try $0.snapshot(of: path) }
             }
         } catch {
-            logger.error("cannot read the index for '\(path)': \(error)")
+            logger.error("cannot read the index for '\(path)': \(error)", [("path", path.string)])
             return
         }
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Synchronization
 
-/// Syslog-style severities (the numbers are journald's `PRIORITY=`).
+/// Syslog-style severities (the numbers are journald's `PRIORITY=` and sd-daemon(3)'s `<N>`).
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     case error = 3
     case warning = 4
@@ -13,6 +13,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
 
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue > b.rawValue }
 
+    /// The name `--log-level` takes (`warning`).
     public var name: String {
         switch self {
         case .error: return "error"
@@ -24,106 +25,184 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     }
 }
 
-/// One log event: a message, its level, the component it came from, and structured fields
-/// with dotted keys (`asset.path`, `batch.id`).
+/// One log event: a message, its level, the component it came from, structured fields with
+/// dotted keys (`asset.path`, `batch.id`), and where in the source it was logged.
 public struct LogRecord: Sendable {
+    /// journald's `PRIORITY`.
     public var level: LogLevel
+    /// The component (`pipeline`, `watch`, `wire`): journald's `PHOTOD_FACILITY`.
     public var facility: String
+    /// journald's `MESSAGE`.
     public var message: String
+    /// Key–value pairs with dotted keys; in the journal, `asset.id` is `PHOTOD_ASSET_ID`.
     public var metadata: [(String, String)]
+    /// `#fileID` of the call (`PhotoPipeline/Walk.swift`): journald's `CODE_FILE`.
     public var file: String
+    /// journald's `CODE_LINE`.
     public var line: Int
+    /// `#function` of the call (`run()`), empty when unknown: journald's `CODE_FUNC`.
+    public var function: String
+
+    public init(level: LogLevel, facility: String, message: String, metadata: [(String, String)] = [],
+                file: String = "", line: Int = 0, function: String = "") {
+        self.level = level
+        self.facility = facility
+        self.message = message
+        self.metadata = metadata
+        self.file = file
+        self.line = line
+        self.function = function
+    }
 }
 
-/// Where log records go (stderr, the journal, a test's array).
+/// Where log records go: the journal (`JournalSink`), stderr (`StderrSink`,
+/// `JournalStreamSink`), a test's array (`MemorySink`). `LogSetup` picks one at startup.
 public protocol LogSink: Sendable {
     func emit(_ record: LogRecord)
 }
 
-/// Plain lines on stderr: `photod[facility] level: message key=value ...`.
-public struct StderrSink: LogSink {
-    public init() {}
-    public func emit(_ r: LogRecord) {
-        var line = "\(r.level.name): [\(r.facility)] \(Self.escaped(r.message, quoteSpaces: false))"
-        for (k, v) in r.metadata { line += " \(k)=\(Self.escaped(v, quoteSpaces: true))" }
-        line += "\n"
-        // One write(2) per record: lines from several threads never interleave.
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { b in _ = Glibc.write(2, b.baseAddress, b.count) }
+/// The facilities that log at debug whatever the threshold: `PHOTOD_DEBUG=watch,pipeline` or
+/// `PHOTOD_DEBUG=all`. A name also covers its dotted children (`pipeline` covers `pipeline.sort`).
+public struct DebugFacilities: Sendable, Hashable {
+    /// Every facility logs at debug.
+    public var all: Bool
+    /// The facilities named (lower-cased).
+    public var names: Set<String>
+
+    public init(all: Bool = false, names: Set<String> = []) {
+        self.all = all
+        self.names = names
+    }
+
+    /// No facility is switched to debug.
+    public static let none = DebugFacilities()
+
+    /// The environment variable `parse(_:)` reads in `Logger.daemon`.
+    public static let environmentVariable = "PHOTOD_DEBUG"
+
+    /// Parses `PHOTOD_DEBUG`: names separated by commas (spaces allowed), case-insensitive;
+    /// `all` (or `*`) switches every facility. Empty or missing: none.
+    public static func parse(_ text: String?) -> DebugFacilities {
+        guard let text else { return .none }
+        var result = DebugFacilities()
+        for part in text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
+            let name = part.lowercased()
+            if name == "all" || name == "*" { result.all = true } else { result.names.insert(name) }
+        }
+        return result
+    }
+
+    /// Whether `facility` (or a dotted parent of it) is switched to debug.
+    public func contains(_ facility: String) -> Bool {
+        if all { return true }
+        if names.isEmpty { return false }
+        var name = Substring(facility.lowercased())
+        while true {
+            if names.contains(String(name)) { return true }
+            guard let dot = name.lastIndex(of: ".") else { return false }
+            name = name[..<dot]
+        }
     }
 }
 
-/// A logger for one component. Cheap to copy; the threshold is per logger, so that debug
-/// output can be switched on per facility.
+/// A logger for one component: its facility name and threshold, plus a reference to what
+/// every logger of the process shares (the sink, the `--log-level`, the debug facilities).
+/// Cheap to copy: a string, a level and one reference.
 public struct Logger: Sendable {
-    public var facility: String
-    public var threshold: LogLevel
-    let sink: any LogSink
+    /// What all loggers derived from one root share.
+    final class Root: Sendable {
+        let sink: any LogSink
+        /// The level asked for (`--log-level`); facilities not switched to debug start here.
+        let threshold: LogLevel
+        let debug: DebugFacilities
 
-    public init(facility: String, threshold: LogLevel = .info, sink: any LogSink = StderrSink()) {
+        init(sink: any LogSink, threshold: LogLevel, debug: DebugFacilities) {
+            self.sink = sink
+            self.threshold = threshold
+            self.debug = debug
+        }
+
+        func threshold(for facility: String) -> LogLevel {
+            debug.contains(facility) ? .debug : threshold
+        }
+    }
+
+    /// The component this logger speaks for (`photod`, `pipeline`, `watch`, `store`, `wire`).
+    public var facility: String
+    /// Records less severe than this are dropped (before their message is built).
+    public var threshold: LogLevel
+    let root: Root
+
+    /// A root logger. `threshold` is the process's level; facilities named in `debug` (this one
+    /// included) log at debug.
+    public init(facility: String, threshold: LogLevel = .info, sink: any LogSink = StderrSink(),
+                debug: DebugFacilities = .none) {
+        root = Root(sink: sink, threshold: threshold, debug: debug)
+        self.facility = facility
+        self.threshold = root.threshold(for: facility)
+    }
+
+    private init(facility: String, threshold: LogLevel, root: Root) {
         self.facility = facility
         self.threshold = threshold
-        self.sink = sink
+        self.root = root
     }
 
-    /// The same sink and threshold under another facility name.
+    /// The same sink under another facility name. Its threshold is debug when the root's debug
+    /// facilities name it (`PHOTOD_DEBUG`), else the root's level; an explicit `threshold` wins.
     public func facility(_ name: String, threshold: LogLevel? = nil) -> Logger {
-        Logger(facility: name, threshold: threshold ?? self.threshold, sink: sink)
+        Logger(facility: name, threshold: threshold ?? root.threshold(for: name), root: root)
     }
+
+    /// The sink records go to.
+    public var sink: any LogSink { root.sink }
+
+    /// The facilities switched to debug for every logger sharing this one's root.
+    public var debugFacilities: DebugFacilities { root.debug }
 
     /// A logger that drops everything (tests, tools).
     public static let silent = Logger(facility: "silent", threshold: .error, sink: NullSink())
 
-    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ metadata: [(String, String)] = [],
-                    file: String = #fileID, line: Int = #line) {
+    /// Whether a record at `level` would be emitted (to skip building expensive metadata).
+    public func isEnabled(_ level: LogLevel) -> Bool { level.rawValue <= threshold.rawValue }
+
+    /// Emits a record when `level` passes the threshold; the message and metadata are only
+    /// built then. `file`, `line` and `function` become journald's `CODE_*` fields.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ metadata: @autoclosure () -> [(String, String)] = [],
+                    file: String = #fileID, line: Int = #line, function: String = #function) {
         guard level.rawValue <= threshold.rawValue else { return }
-        sink.emit(LogRecord(level: level, facility: facility, message: message(), metadata: metadata, file: file, line: line))
+        root.sink.emit(LogRecord(level: level, facility: facility, message: message(), metadata: metadata(),
+                                 file: file, line: line, function: function))
     }
 
-    public func error(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
-        log(.error, m(), md, file: file, line: line)
+    /// `log(.error, …)`: something failed and photod could not make up for it.
+    public func error(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = [],
+                      file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.error, m(), md(), file: file, line: line, function: function)
     }
-    public func warning(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
-        log(.warning, m(), md, file: file, line: line)
+    /// `log(.warning, …)`: a problem photod works around ("…, skipping").
+    public func warning(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = [],
+                        file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.warning, m(), md(), file: file, line: line, function: function)
     }
-    public func notice(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
-        log(.notice, m(), md, file: file, line: line)
+    /// `log(.notice, …)`: normal but significant (startup, shutdown, a rescan asked for).
+    public func notice(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = [],
+                       file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.notice, m(), md(), file: file, line: line, function: function)
     }
-    public func info(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
-        log(.info, m(), md, file: file, line: line)
+    /// `log(.info, …)`: progress worth a line (a scan finished).
+    public func info(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = [],
+                     file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.info, m(), md(), file: file, line: line, function: function)
     }
-    public func debug(_ m: @autoclosure () -> String, _ md: [(String, String)] = [], file: String = #fileID, line: Int = #line) {
-        log(.debug, m(), md, file: file, line: line)
+    /// `log(.debug, …)`: detail for `--log-level debug` or `PHOTOD_DEBUG=facility`.
+    public func debug(_ m: @autoclosure () -> String, _ md: @autoclosure () -> [(String, String)] = [],
+                      file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.debug, m(), md(), file: file, line: line, function: function)
     }
 }
 
-extension StderrSink {
-    /// One line per record, whatever a file name holds: control characters, quotes and
-    /// backslashes are escaped, so a crafted name cannot forge log lines.
-    static func escaped(_ text: String, quoteSpaces: Bool) -> String {
-        var out = ""
-        var needsQuotes = false
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"; needsQuotes = true
-            case "\r": out += "\\r"; needsQuotes = true
-            case "\t": out += "\\t"; needsQuotes = true
-            case "\"": out += "\\\""; needsQuotes = true
-            case "\\": out += "\\\\"
-            case " ": out += " "; needsQuotes = true
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\x" + String(scalar.value, radix: 16)
-                    needsQuotes = true
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return quoteSpaces && needsQuotes ? "\"" + out + "\"" : out
-    }
-}
-
+/// Drops every record.
 struct NullSink: LogSink {
     func emit(_ record: LogRecord) {}
 }
@@ -132,6 +211,8 @@ struct NullSink: LogSink {
 public final class MemorySink: LogSink {
     private let records = Mutex<[LogRecord]>([])
     public init() {}
+    /// Keeps the record.
     public func emit(_ record: LogRecord) { records.withLock { $0.append(record) } }
+    /// Every record so far, oldest first.
     public var all: [LogRecord] { records.withLock { $0 } }
 }

@@ -3,6 +3,13 @@ import Foundation
 import PhotoDaemon
 import PhotoSystem
 
+// Before any thread exists (threads inherit the mask): a launcher may have blocked the signals
+// photod stops and reloads on (systemd-socket-activate does), and blocked they never arrive.
+var handled = sigset_t()
+sigemptyset(&handled)
+for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, sig) }
+sigprocmask(SIG_UNBLOCK, &handled, nil)
+
 let environment = ProcessInfo.processInfo.environment
 let options: DaemonOptions
 do {
@@ -18,7 +25,9 @@ do {
     }
 }
 photo_stdout_line_buffered()
-let logger = Logger(facility: "photod", threshold: options.logLevel)
+// The journal when stderr is the journal (or PHOTOD_JOURNAL_SOCKET names one), else stderr;
+// PHOTOD_DEBUG=watch,pipeline,… turns on debug output per facility.
+let logger = Logger.daemon(threshold: options.logLevel, environment: environment)
 do {
     try Daemon(options: options, logger: logger).run()
 } catch {

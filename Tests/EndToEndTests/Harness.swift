@@ -16,7 +16,9 @@ final class DaemonProcess {
     let logFile: URL
 
     /// Starts `photod --library ... --database STATE/photod.db --socket STATE/photod.sock`.
-    init(libraries: [PathBytes], state: TemporaryDirectory, database: PathBytes? = nil, arguments: [String] = []) throws {
+    /// `environment` adds to (or, with a value, overrides) the test process's own.
+    init(libraries: [PathBytes], state: TemporaryDirectory, database: PathBytes? = nil, arguments: [String] = [],
+         environment: [String: String] = [:]) throws {
         self.state = state
         socket = state("photod.sock")
         self.database = database ?? state("photod.db")
@@ -26,6 +28,9 @@ final class DaemonProcess {
         process.arguments = libraries.flatMap { ["--library", $0.string] }
             + ["--database", self.database.string, "--socket", socket.string, "--timezone", "UTC", "--log-level", "debug"]
             + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardOutput = FileHandle.nullDevice
         try process.run()

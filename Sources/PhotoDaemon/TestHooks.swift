@@ -1,0 +1,26 @@
+import Foundation
+import PhotoPipeline
+import PhotoStore
+import PhotoWire
+
+/// Methods for tests only, registered when `PHOTOD_TEST_HOOKS=1`: they wedge the pipeline on
+/// purpose so that a test can watch the watchdog pings stop and resume.
+struct TestHooks: Sendable {
+    let sortQueue: SortQueue
+
+    var table: [String: MethodHandler] {
+        ["test.wedge": { p, _ throws(RPCError) in try wedge(p) }]
+    }
+
+    /// `test.wedge {"seconds": N}`: the sort queue runs an operation that sleeps N seconds
+    /// (0.1–60), then the next ones; answered at once.
+    func wedge(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["seconds"])
+        let seconds = try p.double("seconds", in: 0.1...60)
+        sortQueue.submit(operation: { _, _ in
+            Thread.sleep(forTimeInterval: seconds)
+            return BatchSummary()
+        })
+        return .object(["wedged": .double(seconds)])
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import PhotoModel
+import PhotoSystem
+import PhotoTesting
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fake journald: a datagram socket at a path, drained by a thread of its own (the kernel
+/// queues only `net.unix.max_dgram_qlen` datagrams, often 10; a daemon logging into a full
+/// queue blocks). Every datagram is kept, decoded.
+final class FakeJournald: Sendable {
+    let path: String
+    private let fd: Int32
+    private let received = Mutex<[[(name: String, value: [UInt8])]]>([])
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let rc = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw HarnessError("bind \(path): \(errno)") }
+        let descriptor = fd
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { return }
+                if let fields = JournalFormat.decode(Array(buffer[0..<n])) { received.withLock { $0.append(fields) } }
+            }
+        }
+    }
+
+    /// Stops receiving and removes the socket: journald is gone.
+    func stop() {
+        unlink(path)
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        unlink(path)
+    }
+
+    /// Every record received, each as field name → value (the first value of a repeated name).
+    var records: [[String: String]] {
+        received.withLock { all in
+            all.map { fields in
+                var record: [String: String] = [:]
+                for f in fields where record[f.name] == nil { record[f.name] = String(decoding: f.value, as: UTF8.self) }
+                return record
+            }
+        }
+    }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: ([[String: String]]) -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(records) {
+            if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(records)") }
+            usleep(10_000)
+        }
+    }
+}
+
+/// Whether photod's `main.swift` builds its logger with `Logger.daemon` (the sink chosen from
+/// the environment); until it does, the journal test has nothing to observe.
+let photodUsesDaemonLogger: Bool = {
+    let main = TestPaths.packageRoot.appendingPathComponent("Sources/photod/main.swift")
+    return (try? String(contentsOf: main, encoding: .utf8))?.contains("Logger.daemon(") ?? false
+}()
+
+@Suite("Logging, end to end", .serialized)
+struct LoggingEndToEndTests {
+    @Test("PHOTOD_JOURNAL_SOCKET: records arrive as native journal datagrams with their fields; PHOTOD_DEBUG switches one facility to debug; with the journal gone, records go to stderr",
+          .enabled(if: photodUsesDaemonLogger, "Sources/photod/main.swift does not call Logger.daemon yet"))
+    func journal() throws {
+        let lib = try TemporaryDirectory("log-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("log-state")
+        defer { state.remove() }
+        try lib.write("2020/a.jpg", Library.jpeg(date: "2020:01:02 03:04:05"))
+        let journal = try FakeJournald(path: state("journal.sock").string)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--log-level", "warning"],
+                                       environment: ["PHOTOD_JOURNAL_SOCKET": journal.path, "PHOTOD_DEBUG": "pipeline"])
+        defer { daemon.stop() }
+        try daemon.waitForIdle()
+
+        try journal.waitFor("a pipeline debug record") { records in
+            records.contains { $0["PHOTOD_FACILITY"] == "pipeline" && $0["PRIORITY"] == "7" }
+        }
+        let records = journal.records
+        let debug = try #require(records.first { $0["PHOTOD_FACILITY"] == "pipeline" && $0["PRIORITY"] == "7" })
+        #expect(debug["SYSLOG_IDENTIFIER"] == "photod")
+        #expect(debug["MESSAGE"]?.isEmpty == false)
+        #expect(debug["CODE_FILE"]?.hasPrefix("PhotoPipeline/") == true)
+        #expect(debug["CODE_LINE"].flatMap(Int.init) != nil)
+        #expect(debug["CODE_FUNC"]?.isEmpty == false)
+        // --log-level warning holds for the facilities PHOTOD_DEBUG does not name.
+        #expect(!records.contains { $0["PHOTOD_FACILITY"] != "pipeline" && ($0["PRIORITY"].flatMap(Int.init) ?? 0) > 4 })
+        // Nothing went to stderr while the journal listened.
+        #expect(!daemon.log.contains("[pipeline]"), "\(daemon.log)")
+
+        // journald goes away: the next records reach stderr, after one warning saying so.
+        journal.stop()
+        try lib.write("2020/b.jpg", Library.jpeg(date: "2020:01:03 03:04:05"))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !daemon.log.contains("debug: [pipeline]") {
+            if ContinuousClock.now >= deadline { throw HarnessError("no record on stderr after the journal went away:\n\(daemon.log)") }
+            usleep(20_000)
+        }
+        #expect(daemon.log.contains("cannot send to the journal at '\(journal.path)'"))
+        #expect(daemon.stop() == 0)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import PhotoClient
+import PhotoModel
+import PhotoSystem
+import PhotoTesting
+import PhotoWire
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fake service manager's notification socket: a datagram socket at a path, every datagram
+/// kept with the time it arrived (what systemd would read from `NOTIFY_SOCKET`).
+final class FakeNotifySocket: Sendable {
+    let path: String
+    private let fd: Int32
+    private let received = Mutex<[(time: ContinuousClock.Instant, text: String)]>([])
+    private let onReady = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let rc = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw HarnessError("bind \(path): \(errno)") }
+        let descriptor = fd
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { return }
+                let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                received.withLock { $0.append((.now, text)) }
+                if text.split(separator: "\n").contains("READY=1"), let hook = onReady.withLock({ $0 }) { hook() }
+            }
+        }
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        unlink(path)
+    }
+
+    /// Runs `hook` on the receiving thread when a datagram says `READY=1` (before reading more).
+    func whenReady(_ hook: @escaping @Sendable () -> Void) { onReady.withLock { $0 = hook } }
+
+    var messages: [(time: ContinuousClock.Instant, text: String)] { received.withLock { $0 } }
+
+    /// Every `KEY=value` assignment received, in order.
+    var assignments: [(time: ContinuousClock.Instant, key: String, value: String)] {
+        messages.flatMap { m in
+            m.text.split(separator: "\n").compactMap { line -> (ContinuousClock.Instant, String, String)? in
+                guard let eq = line.firstIndex(of: "=") else { return nil }
+                return (m.time, String(line[..<eq]), String(line[line.index(after: eq)...]))
+            }
+        }
+    }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(messages.map(\.text))") }
+            usleep(10_000)
+        }
+    }
+}
+
+@Suite("systemd integration, end to end", .serialized)
+struct ServiceEndToEndTests {
+    @Test("READY=1 only once the socket answers; STATUS= progresses; watchdog pings stop while the pipeline is wedged and resume; STOPPING=1 and a farewell on SIGTERM, exit 0")
+    func notifyAndWatchdog() throws {
+        let lib = try TemporaryDirectory("svc-lib")
+        defer { lib.remove() }
+        try Library.generate(lib, count: 300)
+        let state = try TemporaryDirectory("svc")
+        defer { state.remove() }
+        let notify = try FakeNotifySocket(path: state("notify.sock").string)
+        let socketPath = state("photod.sock")
+        // When READY=1 arrives, the socket must already answer.
+        let answeredAtReady = Mutex<Bool?>(nil)
+        notify.whenReady {
+            let ok = (try? PhotoConnection(socket: socketPath, timeout: .seconds(5)).call("rpc.hello"))?["protocolVersion"] != nil
+            answeredAtReady.withLock { if $0 == nil { $0 = ok } }
+        }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state, environment: [
+            "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "600000", "PHOTOD_TEST_HOOKS": "1",
+        ])
+        try notify.waitFor("READY=1") { answeredAtReady.withLock { $0 } != nil }
+        #expect(answeredAtReady.withLock { $0 } == true)
+        try daemon.waitForIdle()
+        try notify.waitFor("the watching status") {
+            notify.assignments.contains { $0.key == "STATUS" && $0.value == "Watching 300 assets in 1 root" }
+        }
+        let statuses = notify.assignments.filter { $0.key == "STATUS" }.map(\.value)
+        #expect(statuses.first?.hasPrefix("Indexing") == true || statuses.first?.hasPrefix("Watching") == true, "\(statuses)")
+
+        // Pings about every 0.3 s while idle.
+        let idleFrom = ContinuousClock.now
+        usleep(1_500_000)
+        let idlePings = notify.assignments.filter { $0.key == "WATCHDOG" && $0.time >= idleFrom }
+        #expect(idlePings.count >= 3, "\(idlePings.count) pings in 1.5 s")
+
+        // Wedged for 2.5 s with work pending: no ping for most of it, then they resume.
+        let client = try daemon.connect()
+        let wedgedFrom = ContinuousClock.now
+        _ = try client.call("test.wedge", ["seconds": 2.5])
+        try lib.write("late/new.jpg", Library.jpeg(date: "2021:01:01 00:00:00"))  // work that cannot proceed
+        usleep(4_000_000)
+        let pings = notify.assignments.filter { $0.key == "WATCHDOG" && $0.time >= wedgedFrom }.map(\.time)
+        var longestGap: Duration = .zero
+        var previous = wedgedFrom
+        for t in pings {
+            longestGap = max(longestGap, t - previous)
+            previous = t
+        }
+        #expect(longestGap >= .milliseconds(1800), "longest gap between pings while wedged: \(longestGap)")
+        #expect(pings.contains { $0 - wedgedFrom > .milliseconds(2600) }, "pings resumed after the wedge")
+        #expect(daemon.log.contains("watchdog pings withheld"))
+
+        // SIGTERM: STOPPING=1, a farewell to connected clients, exit 0 in time.
+        let watcher = try daemon.connect()
+        _ = try watcher.call("changes.subscribe")
+        watcher.setTimeout(.seconds(10))
+        let stopAsked = ContinuousClock.now
+        #expect(daemon.stop() == 0)
+        #expect(ContinuousClock.now - stopAsked < .seconds(10))
+        #expect(notify.assignments.contains { $0.key == "STOPPING" && $0.value == "1" })
+        var farewell: RPCNotification?
+        while farewell == nil, let n = try? watcher.nextNotification() {
+            if n.method == "photod.stopping" { farewell = n }
+        }
+        #expect(farewell?.params?["token"]?.intValue != nil, "the client was told photod is stopping")
+    }
+
+    @Test("Socket activation: photod takes the listening socket it is passed and leaves it in place when it stops")
+    func socketActivation() throws {
+        let tool = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: tool) else {
+            print("skipped: \(tool) is not installed (the systemd package has it)")
+            return
+        }
+        let lib = try TemporaryDirectory("act-lib")
+        defer { lib.remove() }
+        try lib.write("a.jpg", Library.jpeg(date: "2021:01:01 00:00:00"))
+        let state = try TemporaryDirectory("act")
+        defer { state.remove() }
+        let socketPath = state("activated.sock")
+        let log = state("photod.log").string
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        // systemd-socket-activate passes no environment but what -E names.
+        p.arguments = ["-l", socketPath.string, "-E", "PHOTOD_SOCKET=\(state("unused.sock").string)",
+                       TestPaths.products.appendingPathComponent("photod").path,
+                       "--library", lib.path.string, "--database", state("photod.db").string, "--socket", socketPath.string,
+                       "--timezone", "UTC"]
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log, isDirectory: false).creating())
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer {
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
+        }
+        // The tool listens; photod starts on the first connection and answers on that socket.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var hello: JSONValue?
+        while hello == nil, ContinuousClock.now < deadline {
+            hello = try? PhotoConnection(socket: socketPath, timeout: .seconds(10)).call("rpc.hello")
+            if hello == nil { usleep(50_000) }
+        }
+        #expect(hello?["protocolVersion"]?.intValue == 1)
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(text.contains("using the listening socket passed by the service manager"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: state("unused.sock").string))
+        // systemd-socket-activate execs photod in its own process: the signal reaches photod.
+        kill(p.processIdentifier, SIGTERM)
+        let stopBy = ContinuousClock.now + .seconds(10)
+        while p.isRunning, ContinuousClock.now < stopBy { usleep(20_000) }
+        #expect(!p.isRunning, "photod did not stop on SIGTERM within 10 s")
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        // The socket belongs to the service manager: photod does not remove it.
+        #expect(FileManager.default.fileExists(atPath: socketPath.string))
+    }
+}
+
+extension URL {
+    /// Creates the file if needed and returns the URL (for `FileHandle(forWritingTo:)`).
+    func creating() throws -> URL {
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw HarnessError("cannot create \(path)") }
+        }
+        return self
+    }
+}
