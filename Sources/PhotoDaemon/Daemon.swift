@@ -118,22 +118,33 @@ public final class Daemon: Sendable {
             logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
             table.merge(TestHooks(sortQueue: sortQueue).table) { a, _ in a }
         }
-        let server = SocketServer(listener: listener, path: activated ? nil : options.socket,
+        // A socket handed over by a reload that photod made itself is still photod's to remove.
+        let ownsPath = !activated || environment["PHOTOD_SOCKET_OWNED"] == "1"
+        let server = SocketServer(listener: listener, path: ownsPath ? options.socket : nil,
                                   handler: RPCDispatcher(methods: table, admission: methods.admission, logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
         let reporter = ServiceReporter(notifier: notifier, database: database, indexer: indexer, sortQueue: sortQueue, live: live,
                                        roots: roots, logger: logger.facility("service"))
         feed.attach { [weak server] id in server?.connection(id) }
         server.onDisconnect { id in feed.unsubscribe(client: id) }
-        server.start()
-        logger.notice("photod \(DaemonOptions.version) listening on \(activated ? "the inherited socket" : options.socket.string), "
-                      + "database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
-        // Ready: the database is open and migrated, the socket answers (the scan may still run).
-        reporter.ready()
 
         let stopping = Atomic<Bool>(false)
         let signalQueue = DispatchQueue(label: "photod.signals")
         var sources: [any DispatchSourceSignal] = []
+        /// Stops the pipeline: what has been read is committed; the rest waits for the next start.
+        @Sendable func quiesce(farewell method: String) -> Bool {
+            let token = (try? feed.journalBounds())?.current ?? 0
+            let handedOver = server.stop(farewell: RPCNotification(method: method, params: .object(["token": .int(token)])).encodedLine(),
+                                         keepListener: method == "photod.reloading")
+            live.stop()
+            sortQueue.stop()
+            do {
+                try database.checkpoint()
+            } catch {
+                logger.warning("cannot checkpoint the database (the WAL keeps everything): \(error)")
+            }
+            return handedOver
+        }
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
@@ -141,23 +152,56 @@ public final class Daemon: Sendable {
                 guard !stopping.exchange(true, ordering: .relaxed) else { return }
                 logger.notice("received \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
                 reporter.stopping()
-                let token = (try? feed.journalBounds())?.current ?? 0
-                server.stop(farewell: RPCNotification(method: "photod.stopping", params: .object(["token": .int(token)])).encodedLine())
-                // What has been read is committed; the rest waits for the next start.
-                live.stop()
-                sortQueue.stop()
-                do {
-                    try database.checkpoint()
-                } catch {
-                    logger.warning("cannot checkpoint the database at shutdown (the WAL keeps everything): \(error)")
-                }
+                _ = quiesce(farewell: "photod.stopping")
                 logger.notice("stopped")
                 exit(0)
             }
             source.resume()
             sources.append(source)
         }
+        // SIGHUP: re-read the configuration; when it is valid, hand the listening socket over to
+        // a fresh photod in this same process (exec), which starts with the new options.
+        signal(SIGHUP, SIG_IGN)
+        let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
+        reload.setEventHandler { [self] in
+            guard !stopping.load(ordering: .relaxed) else { return }
+            logger.notice("received SIGHUP, reloading the configuration" + (options.configFile.map { " from \($0)" } ?? ""))
+            reporter.reloading()
+            if let reason = Self.invalidConfiguration() {
+                logger.error("the new configuration is not valid, keeping the current one: \(reason)")
+                reporter.ready(status: "Reload failed: \(reason)")
+                return
+            }
+            guard !stopping.exchange(true, ordering: .relaxed) else { return }
+            guard quiesce(farewell: "photod.reloading") else {
+                logger.error("cannot hand the listening socket over; stopping (the service manager restarts photod)")
+                exit(1)
+            }
+            Restart.exec(listener: listener, ownsSocketPath: ownsPath, arguments: CommandLine.arguments, logger: logger)
+        }
+        reload.resume()
+        sources.append(reload)
+
+        // Only now that the stop and reload signals are handled: a client that got an answer
+        // may send one at once (a launcher can hand them over ignored, so they would be lost).
+        server.start()
+        logger.notice("photod \(DaemonOptions.version) listening on \(activated ? "the inherited socket" : options.socket.string), "
+                      + "database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
+        // Ready: the database is open and migrated, the socket answers (the scan may still run).
+        reporter.ready()
         withExtendedLifetime(sources) { dispatchMain() }
     }
 
+    /// Why the command line and configuration file as they are now do not parse, or nil.
+    static func invalidConfiguration() -> String? {
+        do {
+            _ = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            return nil
+        } catch {
+            switch error {
+            case .usage(let message): return message
+            case .print: return "the arguments ask for help or the version"
+            }
+        }
+    }
 }

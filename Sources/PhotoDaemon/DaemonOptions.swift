@@ -24,6 +24,8 @@ public struct DaemonOptions: Sendable {
     /// `--journal-max-changes` and `--journal-max-days`: what the change journal keeps.
     public var journalMaxChanges = 100_000
     public var journalMaxDays = 30
+    /// `--config`: the configuration file the options were read from (re-read on SIGHUP).
+    public var configFile: PathBytes?
 
     public static let version = "0.1.0"
 
@@ -58,6 +60,10 @@ public struct DaemonOptions: Sendable {
                               What the change journal keeps for clients resuming with a token
                               (default 100000 change sets, 30 days); older tokens get tokenExpired.
           --log-level LEVEL   error, warning, notice, info (default) or debug.
+          --config FILE       Read options from FILE first (`key = value` lines, the long option
+                              names without --; see systemd/photod.conf); the command line's come
+                              after (its single-valued options win, libraries add up). SIGHUP
+                              re-reads it and restarts photod in place with the new options.
           --version           Print the version and exit.
           -h, --help          Show this help and exit.
 
@@ -75,6 +81,36 @@ public struct DaemonOptions: Sendable {
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ParseOutcome) -> DaemonOptions {
         let defaults = DefaultPaths(environment: environment)
         var options = DaemonOptions(database: defaults.database, socket: defaults.socket)
+        // A configuration file's options come first, as if written before the command line's.
+        var arguments = arguments
+        if let at = arguments.firstIndex(where: { $0 == "--config" || $0.hasPrefix("--config=") }) {
+            let flag = arguments[at]
+            let file: String
+            if flag.hasPrefix("--config=") {
+                file = String(flag.dropFirst("--config=".count))
+                arguments.remove(at: at)
+            } else {
+                guard at + 1 < arguments.count, !arguments[at + 1].isEmpty else { throw .usage("--config needs a value") }
+                file = arguments[at + 1]
+                arguments.removeSubrange(at...(at + 1))
+            }
+            guard !arguments.contains(where: { $0 == "--config" || $0.hasPrefix("--config=") }) else {
+                throw .usage("--config may be given once")
+            }
+            let path = DefaultPaths.absolute(file)
+            let text: String
+            do {
+                text = try String(decoding: FileDescriptor.readAll(path), as: UTF8.self)
+            } catch {
+                throw .usage("cannot read the configuration file \(path): \(error)")
+            }
+            do {
+                arguments = try ConfigFile.parse(text: text) + arguments
+            } catch {
+                throw .usage("\(path): \(error)")
+            }
+            options.configFile = path
+        }
         var i = 0
         func value(_ flag: String) throws(ParseOutcome) -> String {
             i += 1

@@ -60,11 +60,15 @@ final class ServiceReporter: Sendable {
         timer.setEventHandler { [self] in tick() }
     }
 
-    /// A reload: `RELOADING=1` now, `READY=1` when `body` is done.
-    func reloading(_ body: () -> Void) {
+    /// `RELOADING=1`: a reload has begun (`READY=1` follows from this process or its successor).
+    func reloading() {
         notifier.notify("RELOADING=1\nSTATUS=Reloading the configuration")
-        body()
-        notifier.notify("READY=1\nSTATUS=\(statusLine())")
+    }
+
+    /// `READY=1` again after a reload that did not happen, with why.
+    func ready(status: String) {
+        state.withLock { $0.lastStatus = status }
+        notifier.notify("READY=1\nSTATUS=\(status)")
     }
 
     /// `STOPPING=1`; no more pings or status lines.

@@ -54,6 +54,8 @@ final class SocketServer: Sendable {
     /// Whether accepting is paused because the process ran out of descriptors (touched on `queue`).
     private let paused = Mutex(false)
     private let disconnectHandler = Mutex<Callback<Int, Void>?>(nil)
+    /// Whether `stop` hands the listening socket over (leaves it open).
+    private let keepListener = Atomic<Bool>(false)
 
     /// `path` is unlinked at `stop()` (nil for an inherited, socket-activated listener).
     init(listener: FileDescriptor, path: PathBytes?, handler: any LineHandler, logger: Logger) {
@@ -66,10 +68,11 @@ final class SocketServer: Sendable {
 
     func start() {
         acceptSource.setEventHandler { [self] in acceptPending() }
-        // Dispatch may still watch the descriptor until the source is cancelled: close it only then.
+        // Dispatch may still watch the descriptor until the source is cancelled: close it only
+        // then (unless it is being handed over to a successor).
         let listenerDone = DispatchSemaphore(value: 0)
-        acceptSource.setCancelHandler { [listener] in
-            listener.close()
+        acceptSource.setCancelHandler { [self] in
+            if !keepListener.load(ordering: .relaxed) { listener.close() }
             listenerDone.signal()
         }
         cancelled.withLock { $0 = listenerDone }
@@ -77,13 +80,16 @@ final class SocketServer: Sendable {
     }
 
     /// Stops accepting and disconnects every client, after sending each `farewell` (a
-    /// notification line) if it can take it. A socket passed by the service manager (no `path`)
-    /// is left in place for the next start.
-    func stop(farewell: [UInt8]? = nil) {
+    /// notification line) if it can take it. The socket file is removed unless photod did not
+    /// make it (no `path`) or `keepListener` hands the listening socket over to a successor, which
+    /// then stays open; returns whether it did.
+    @discardableResult
+    func stop(farewell: [UInt8]? = nil, keepListener keep: Bool = false) -> Bool {
+        keepListener.store(keep, ordering: .relaxed)
         acceptSource.cancel()
         queue.sync {}
         cancelled.withLock { $0 }?.wait()
-        if let path { _ = path.withCString { unlink($0) } }
+        if !keep, let path { _ = path.withCString { unlink($0) } }
         let all = clients.withLock { c -> [ClientConnection] in
             defer { c.removeAll() }
             return Array(c.values)
@@ -94,6 +100,7 @@ final class SocketServer: Sendable {
         }
         // Let the farewells reach the sockets before the process exits.
         for client in all { client.drain() }
+        return keep
     }
 
     var clientCount: Int { clients.withLock { $0.count } }

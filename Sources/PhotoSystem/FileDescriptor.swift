@@ -34,6 +34,25 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         return try body(self)
     }
 
+    /// A whole (small) file: configuration, `/proc` entries. At most `limit` bytes.
+    public static func readAll(_ path: PathBytes, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
+        let fd = try open(path)
+        defer { fd.close() }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while out.count < limit {
+            var n: Int?
+            var failure: SystemError?
+            buffer.withUnsafeMutableBytes { b in
+                do throws(SystemError) { n = try fd.readSome(into: b) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            guard let n, n > 0 else { break }
+            out += buffer[0..<min(n, limit - out.count)]
+        }
+        return out
+    }
+
     /// `close(fd)`; errors are ignored (Linux always releases the descriptor).
     public func close() {
         _ = Glibc.close(rawValue)

@@ -191,6 +191,68 @@ struct ServiceEndToEndTests {
         // The socket belongs to the service manager: photod does not remove it.
         #expect(FileManager.default.fileExists(atPath: socketPath.string))
     }
+    @Test("SIGHUP re-reads the configuration file: a new library root is indexed by a fresh photod in the same process, on the same socket; a broken file changes nothing")
+    func reload() throws {
+        let first = try TemporaryDirectory("reload-a")
+        defer { first.remove() }
+        let second = try TemporaryDirectory("reload-b")
+        defer { second.remove() }
+        try first.write("a.jpg", Library.jpeg(date: "2021:01:01 00:00:00"))
+        try second.write("b1.jpg", Library.jpeg(date: "2021:02:01 00:00:00"))
+        try second.write("b2.jpg", Library.jpeg(date: "2021:02:02 00:00:00"))
+        let state = try TemporaryDirectory("reload")
+        defer { state.remove() }
+        let config = state("photod.conf").string
+        func writeConfig(_ text: String) throws {
+            let handle = try #require(FileHandle(forWritingAtPath: config) ?? {
+                _ = FileManager.default.createFile(atPath: config, contents: nil)
+                return FileHandle(forWritingAtPath: config)
+            }())
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.close()
+        }
+        try writeConfig("# test\nlibrary = \(first.path.string)\n")
+        let notify = try FakeNotifySocket(path: state("notify.sock").string)
+        let daemon = try DaemonProcess(libraries: [], state: state, arguments: ["--config", config],
+                                       environment: ["NOTIFY_SOCKET": notify.path])
+        try daemon.waitForIdle()
+        #expect(try daemon.allAssets().count == 1)
+        let pid = daemon.process.processIdentifier
+        let subscriber = try daemon.connect()
+        _ = try subscriber.call("changes.subscribe")
+        subscriber.setTimeout(.seconds(10))
+
+        // A second root: RELOADING=1, the clients are told, the same process comes back READY.
+        try writeConfig("library = \(first.path.string)\nlibrary = \(second.path.string)\n")
+        let readies = notify.assignments.filter { $0.key == "READY" }.count
+        #expect(kill(pid, SIGHUP) == 0)
+        var told: RPCNotification?
+        while told == nil, let n = try? subscriber.nextNotification() {
+            if n.method == "photod.reloading" { told = n }
+        }
+        #expect(told != nil, "subscribers are told before the connection closes")
+        try notify.waitFor("READY=1 after the reload") { notify.assignments.filter { $0.key == "READY" }.count > readies }
+        #expect(notify.assignments.contains { $0.key == "RELOADING" && $0.value == "1" })
+        #expect(daemon.process.isRunning && daemon.process.processIdentifier == pid)
+        try daemon.waitForIdle()
+        let status = try daemon.call("library.status")
+        #expect(status["pid"]?.intValue == Int(pid))
+        #expect(try daemon.allAssets().count == 3)
+        #expect(daemon.log.contains("restarting in place with the new configuration"))
+
+        // A broken file: nothing changes, READY=1 says why.
+        try writeConfig("library = \(first.path.string)\nno-such-key = 1\n")
+        let before = notify.assignments.filter { $0.key == "READY" }.count
+        #expect(kill(pid, SIGHUP) == 0)
+        try notify.waitFor("READY=1 after the refused reload") { notify.assignments.filter { $0.key == "READY" }.count > before }
+        #expect(notify.assignments.contains { $0.key == "STATUS" && $0.value.hasPrefix("Reload failed") })
+        #expect(try daemon.allAssets().count == 3)
+
+        #expect(daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket.string), "the socket photod made is removed when it stops")
+    }
+
 }
 
 extension URL {
