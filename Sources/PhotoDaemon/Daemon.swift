@@ -51,7 +51,9 @@ public final class Daemon: Sendable {
             ListenFDs.makeNonBlocking(socket)
             listener = socket
             for other in inherited where other != socket { other.close() }
-            logger.notice("using the listening socket passed by the service manager (fd \(socket.rawValue))")
+            logger.notice(environment["PHOTOD_SOCKET_OWNED"] == "1"
+                          ? "taking over the listening socket from before the reload (fd \(socket.rawValue))"
+                          : "using the listening socket passed by the service manager (fd \(socket.rawValue))")
         } else {
             if !inherited.isEmpty { logger.warning("ignoring \(inherited.count) inherited descriptors: none is a listening Unix stream socket") }
             do {

@@ -127,6 +127,7 @@ final class ServiceReporter: Sendable {
     /// in 3 roots (1 polled)`, `Library root /srv/photos unavailable`.
     func statusLine() -> String {
         let i = indexer.status
+        if i.state == .indexing, i.current == nil, i.lastScan == nil { return "Starting the first scan" }
         if i.state == .indexing, let scan = i.current {
             let known = state.withLock { $0.lastAssets }
             let expected = i.lastScan?.files ?? 0
