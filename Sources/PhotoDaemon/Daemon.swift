@@ -38,10 +38,22 @@ public final class Daemon: Sendable {
         }
         let roots = options.libraries.map { DefaultPaths.canonical($0) ?? $0 }
         let database: Database
+        let recovery: DatabaseRecovery?
         do {
-            database = try Database(path: options.database.string)
+            (database, recovery) = try Database.openRecovering(path: options.database.string,
+                                                               now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw StartupError(description: error.message)
+        }
+        if let recovery {
+            logger.error(recovery.damagedPath.isEmpty
+                         ? "the database '\(options.database)' is missing but a user-state backup exists: rebuilding the index "
+                           + "from the library, then restoring favorites, hidden flags, albums and keywords from the backup"
+                         : "the database '\(options.database)' is damaged (\(recovery.reason)): moved it to '\(recovery.damagedPath)'; "
+                           + "rebuilding the index from the library, then "
+                           + (recovery.backupPath == nil ? "no user-state backup to restore from: favorites, hidden flags, albums and keywords are lost"
+                                                         : "restoring favorites, hidden flags, albums and keywords from the backup"),
+                         [("database.damaged", recovery.damagedPath), ("backup.path", recovery.backupPath ?? "")])
         }
         let notifier = ServiceNotifier(environment: environment)
         let listener: FileDescriptor
@@ -99,13 +111,19 @@ public final class Daemon: Sendable {
             throw StartupError(description: "cannot read the change journal: \(error)")
         }
         // Subscribers hear of each change set as soon as it is committed.
+        let backup = UserStateBackupService(database: database, logger: logger.facility("store"))
         sortQueue.onCommit { summary, time in
             if let change = ChangeSet(summary, time: time) { feed.publish(change) }
+            backup.noteChange()
         }
         // `--wait` must never see a daemon that has not started its first scan as idle.
         indexer.announceScan()
         let live = LiveIndex(indexer: indexer, sortQueue: sortQueue, roots: roots, options: liveOptions,
                              logger: logger.facility("live"))
+        // After a damaged database: user state comes back from the backup once the scan is done.
+        RecoveryRestorer.startIfPending(database: database, live: live, sortQueue: sortQueue, backup: backup,
+                                        logger: logger.facility("store"))
+        backup.noteChange()
         let access = WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup)
         let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, feed: feed, reads: reads,
                               info: info, liveOptions: liveOptions, access: access)
@@ -118,7 +136,7 @@ public final class Daemon: Sendable {
         var table = methods.table
         if environment["PHOTOD_TEST_HOOKS"] == "1" {
             logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
-            table.merge(TestHooks(sortQueue: sortQueue).table) { a, _ in a }
+            table.merge(TestHooks(sortQueue: sortQueue, database: database).table) { a, _ in a }
         }
         // A socket handed over by a reload that photod made itself is still photod's to remove.
         let ownsPath = !activated || environment["PHOTOD_SOCKET_OWNED"] == "1"
@@ -140,6 +158,7 @@ public final class Daemon: Sendable {
                                          keepListener: method == "photod.reloading")
             live.stop()
             sortQueue.stop()
+            backup.finish()
             do {
                 try database.checkpoint()
             } catch {

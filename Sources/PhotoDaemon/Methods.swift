@@ -140,8 +140,10 @@ struct Methods: Sendable {
         queue["jobsFailed"] = .int(Int64(q.failed))
         queue["pending"] = .int(Int64(q.pending))
         queue["lastError"] = q.lastError.map { .string($0) } ?? .null
+        queue["waitingForSpace"] = .bool(q.waitingForSpace)
         o["sortQueue"] = .object(queue)
         o["watcher"] = watcherStatus(w)
+        o["recovery"] = recoveryStatus()
         return .object(o)
     }
 

@@ -113,7 +113,7 @@ final class ServiceReporter: Sendable {
         let q = sortQueue.stats
         let i = indexer.status
         let l = live.status
-        return q.ran + q.cancelled + q.failed + (i.current.map { $0.files + $0.committed + $0.directories } ?? 0)
+        return q.ran + q.cancelled + q.failed + q.retries + (i.current.map { $0.files + $0.committed + $0.directories } ?? 0)
             + (i.lastScan?.files ?? 0) + l.appliedChanges + l.polls + l.overflows
     }
 
@@ -138,6 +138,9 @@ final class ServiceReporter: Sendable {
         }
         let assets = (try? database.read { try $0.counts() })?.assets ?? 0
         state.withLock { $0.lastAssets = assets }
+        if sortQueue.stats.waitingForSpace {
+            return "Disk full: changes are held and retried until there is space; reads go on"
+        }
         let l = live.status
         let polledTrees = l.networkTrees + l.unwatchedTrees
         let polledRoots = l.watchError != nil ? roots.count : roots.filter { root in polledTrees.contains { $0.isWithin(root) } }.count

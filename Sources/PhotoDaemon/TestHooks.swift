@@ -7,9 +7,31 @@ import PhotoWire
 /// purpose so that a test can watch the watchdog pings stop and resume.
 struct TestHooks: Sendable {
     let sortQueue: SortQueue
+    let database: Database
 
     var table: [String: MethodHandler] {
-        ["test.wedge": { p, _ throws(RPCError) in try wedge(p) }]
+        ["test.wedge": { p, _ throws(RPCError) in try wedge(p) },
+         "test.limitPages": { p, _ throws(RPCError) in try limitPages(p) }]
+    }
+
+    /// `test.limitPages {"pages": "current" | N | null}`: the database may not grow beyond its
+    /// current size, N pages, or (null) is unlimited again — a disk that fills up and frees up.
+    func limitPages(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["pages"])
+        do {
+            let pages = try database.write { w -> Int64 in
+                let limit: Int64
+                switch p["pages"] {
+                case .string("current")?: limit = try w.connection.scalar("PRAGMA page_count").int64 ?? 1
+                case .int(let n)?: limit = n
+                default: limit = 4_294_967_294
+                }
+                return try w.connection.scalar("PRAGMA max_page_count = \(limit)").int64 ?? limit
+            }
+            return .object(["maxPageCount": .int(pages)])
+        } catch {
+            throw .internalError("\(error)")
+        }
     }
 
     /// `test.wedge {"seconds": N}`: the sort queue runs an operation that sleeps N seconds

@@ -23,6 +23,11 @@ public final class SortQueue: Sendable {
         /// Jobs waiting.
         public var pending = 0
         public var lastError: String?
+        /// A job is held because the disk (or the database's size limit) is full: it is retried
+        /// until it commits; reads go on meanwhile.
+        public var waitingForSpace = false
+        /// Attempts to commit a held job (progress, for the watchdog: waiting is not a wedge).
+        public var retries = 0
         public init() {}
     }
 
@@ -96,6 +101,10 @@ public final class SortQueue: Sendable {
 
     private func enqueue(_ entry: Entry) {
         let done = entry.done
+        if entry.operation != nil, state.withLock({ $0.stats.waitingForSpace }) {
+            done(.failure(StoreError(code: .full, message: "the disk is full; writes resume when there is space again")))
+            return
+        }
         let accepted = state.withLock { s -> Bool in
             guard !s.stopping else { return false }
             s.pending.append(entry)
@@ -173,6 +182,11 @@ public final class SortQueue: Sendable {
             logger.debug("sort job committed", [("job.files", String(merged.files.count)),
                                                  ("job.merged", String(entries.count)),
                                                  ("job.inserted", String(summary.inserted.count))])
+        } catch let error as StoreError where error.code == .full && entries.allSatisfy({ $0.operation == nil }) {
+            // A full disk loses nothing: the files' batch waits and is tried again; clients'
+            // writes (operations) fail at once with the reason, and reads go on.
+            holdForSpace(entries, error)
+            return
         } catch {
             let storeError = (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
             result = .failure(storeError)
@@ -184,5 +198,62 @@ public final class SortQueue: Sendable {
                          [("job.files", String(merged.files.count))])
         }
         for e in entries { e.done(result) }
+    }
+
+    /// Retries a batch that failed for want of space, every 1 s at first and then up to every
+    /// 30 s, until it commits or the queue stops (then its files are read again at the next
+    /// start: the disk still has them).
+    private func holdForSpace(_ entries: [Entry], _ first: StoreError) {
+        logger.error("the disk is full: \(first); holding \(entries.count) job(s) and retrying until there is space again; "
+                     + "reads go on")
+        state.withLock {
+            $0.stats.waitingForSpace = true
+            $0.stats.lastError = "\(first)"
+        }
+        var delay: Duration = .seconds(1)
+        while true {
+            if state.withLock({ $0.stopping }) {
+                logger.warning("stopping with a job held for want of space: its files are read again at the next start")
+                for e in entries { e.done(.failure(first)) }
+                return
+            }
+            // Clients' writes do not wait behind the held job: they fail now, with the reason.
+            let refused = state.withLock { s -> [Entry] in
+                let operations = s.pending.filter { $0.operation != nil }
+                s.pending.removeAll { $0.operation != nil }
+                s.stats.pending = s.pending.count
+                return operations
+            }
+            for e in refused { e.done(.failure(first)) }
+            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+            delay = min(delay * 2, .seconds(30))
+            state.withLock { $0.stats.retries += 1 }
+            let merged = WriteBatch.merged(entries.map(\.batch))
+            do {
+                let time = now()
+                let summary = try database.write { try $0.apply(merged, now: time) }
+                if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler((summary, time)) }
+                state.withLock {
+                    $0.stats.ran += 1
+                    $0.stats.cancelled += entries.count - 1
+                    $0.stats.waitingForSpace = false
+                }
+                logger.notice("there is space again: the held job committed")
+                for e in entries { e.done(.success(summary)) }
+                return
+            } catch let error as StoreError where error.code == .full {
+                continue
+            } catch {
+                let storeError = (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
+                state.withLock {
+                    $0.stats.failed += 1
+                    $0.stats.lastError = "\(storeError)"
+                    $0.stats.waitingForSpace = false
+                }
+                logger.error("a held job failed: \(storeError)")
+                for e in entries { e.done(.failure(storeError)) }
+                return
+            }
+        }
     }
 }
