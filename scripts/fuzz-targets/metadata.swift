@@ -1,0 +1,12 @@
+// Fuzz target: the metadata reader on a whole file held in memory (sniffer, JPEG segments,
+// TIFF IFDs and the EXIF locator, libexif, PNG chunks, WebP/AVI RIFF, ISO BMFF boxes,
+// Matroska, FLV/ASF, RAF, XMP). Any result or thrown MetadataError is fine; a trap, a
+// sanitizer report, a hang or a huge allocation is a bug.
+import PhotoMetadata
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    var source = MemorySource(Array(UnsafeBufferPointer(start: data, count: size)))
+    _ = try? MetadataReader().read(&source, fileName: Array("IMG_20200102_030405.jpg".utf8))
+    return 0
+}
