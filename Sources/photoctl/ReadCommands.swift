@@ -68,6 +68,17 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  sort queue  \(number(queue["jobsRun"])) jobs run, \(number(queue["jobsCancelled"])) merged into newer ones, "
             + "\(number(queue["pending"])) pending")
         if let lastError = queue["lastError"]?.stringValue { out("  last error  \(lastError)") }
+        if queue["waitingForSpace"]?.boolValue == true {
+            out("  DISK FULL   changes are held and retried until there is space; reads go on, writes are refused")
+        }
+    }
+    if let r = result["recovery"], !r.isNull {
+        let restored = r["restored"]
+        let at = r["at"]?.int64Value.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double($0) / 1000)) } ?? "?"
+        out("  recovered   the database was \(r["reason"]?.stringValue ?? "damaged") at \(at): "
+            + "kept as \(r["damagedFile"]?.stringValue ?? "?"), index rebuilt, user state \(r["state"]?.stringValue ?? "?")"
+            + (restored.map { " (\(number($0["favorites"])) favorites, \(number($0["albums"])) albums, "
+                + "\(number($0["assetsNotFound"])) assets not found)" } ?? ""))
     }
     if let w = result["watcher"], !w.isNull {
         if let error = w["error"]?.stringValue {

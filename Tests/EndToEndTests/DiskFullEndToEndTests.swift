@@ -32,6 +32,7 @@ struct DiskFullEndToEndTests {
             usleep(50_000)
         }
         #expect(daemon.log.contains("the disk is full"))
+        #expect(try run("photoctl", ["--socket", daemon.socket.string, "status"]).stdout.contains("DISK FULL"))
         // Reads go on; a client's write is refused with the reason, not lost silently.
         #expect(try c.call("assets.fetch", ["predicate": "pixelWidth >= 100"])["total"]?.intValue == 20)
         // (A small write may still fit in free pages; then it is simply done.)

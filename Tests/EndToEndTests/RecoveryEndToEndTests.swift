@@ -114,6 +114,8 @@ struct RecoveryEndToEndTests {
         let damaged = try #require(recovery["damagedFile"]?.stringValue)
         #expect(damaged.hasPrefix(path + ".corrupt-"))
         #expect(FileManager.default.fileExists(atPath: damaged), "the damaged file is kept")
+        let shown = try run("photoctl", ["--socket", daemon.socket.string, "status"])
+        #expect(shown.stdout.contains("recovered   the database was") && shown.stdout.contains("2 favorites"), "\(shown.stdout)")
         #expect(recovery["restored"]?["favorites"]?.intValue == 2)
         #expect(recovery["restored"]?["hidden"]?.intValue == 1)
         #expect(recovery["restored"]?["albums"]?.intValue == 2)
