@@ -58,30 +58,24 @@ extension IndexWriter {
 
     /// Creates a user album (in a folder, or at the top); returns its id with the change set.
     public func createUserAlbum(title: String, folder: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
-        try db.transaction {
-            let title = try Self.checkedTitle(title)
-            if let folder { try requireFolder(folder) }
-            let id = Self.newCollectionID(prefix: "u_", now: now)
-            let s = try db.statement("INSERT INTO user_albums (id, title, folder_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
-            s.bind(id, at: 1)
-            s.bind(title, at: 2)
-            s.bind(folder, at: 3)
-            s.bind(now, at: 4)
-            try s.run()
-            var summary = BatchSummary()
-            summary.collectionsInserted = [id]
-            if let folder { summary.collectionsUpdated = [folder] }
-            return (id, try journaled(summary, now: now))
-        }
+        try createUserCollection(table: "user_albums", parentColumn: "folder_id", prefix: "u_", title: title, in: folder, now: now)
     }
 
     /// Creates a user folder (PhotoKit's collection list), nested in `parent` or at the top.
     public func createUserFolder(title: String, parent: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
+        try createUserCollection(table: "user_folders", parentColumn: "parent_id", prefix: "uf_", title: title, in: parent, now: now)
+    }
+
+    /// An album or a folder: a new row in `table` (a constant of this file) below the folder
+    /// `parent`; the change set inserts it and updates the folder.
+    private func createUserCollection(table: String, parentColumn: String, prefix: String, title: String, in parent: String?,
+                                      now: Int64) throws -> (id: String, summary: BatchSummary) {
         try db.transaction {
             let title = try Self.checkedTitle(title)
             if let parent { try requireFolder(parent) }
-            let id = Self.newCollectionID(prefix: "uf_", now: now)
-            let s = try db.statement("INSERT INTO user_folders (id, title, parent_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
+            let id = Self.newCollectionID(prefix: prefix, now: now)
+            let s = try db.statement(
+                "INSERT INTO \(table) (id, title, \(parentColumn), created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
             s.bind(id, at: 1)
             s.bind(title, at: 2)
             s.bind(parent, at: 3)
