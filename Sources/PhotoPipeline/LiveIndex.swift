@@ -57,6 +57,8 @@ public final class LiveIndex: Sendable {
         public var appliedChanges = 0
         /// Event-queue overflows (each followed by a full rescan).
         public var overflows = 0
+        /// Times more than `Options.maxQueuedChanges` waited and were dropped for a full rescan.
+        public var backlogRescans = 0
         /// Polls run.
         public var polls = 0
         /// Whether the initial scan has finished.
@@ -196,6 +198,7 @@ public final class LiveIndex: Sendable {
                 s.pendingCount = 0
                 let first = !s.droppedForRescan
                 s.droppedForRescan = true
+                if first { s.status.backlogRescans += 1 }
                 return first
             }
             s.pending.append(changes)
@@ -433,6 +436,8 @@ public final class LiveIndex: Sendable {
             var write = WriteBatch()
             write.files = indexer.read(chunk)
             remember(write.files.filter { newFiles.contains($0.path) })
+            // Gone between the stat and the read: like a file gone at the stat (`resolve`).
+            for outcome in write.files { if case .vanished = outcome.kind { unresolved(outcome.path) } }
             let paths = chunk.map { ($0.path, $0.identity) }
             state.withLock { s in for (p, id) in paths { s.inFlight[p] = id } }
             submitted.enter()

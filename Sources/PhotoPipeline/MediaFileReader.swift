@@ -30,6 +30,9 @@ public struct MediaFileReader: FileReading {
             // the library; O_NONBLOCK: one swapped for a FIFO cannot block a reader thread forever.
             fd = try FileDescriptor.open(path, flags: O_NOFOLLOW | O_NONBLOCK)
         } catch {
+            // Renamed or deleted since the walk (its folder renamed, say): its new place or its
+            // removal is reported separately; an error row would outlive the file's return.
+            if error.errno == ENOENT || error.errno == ENOTDIR { return outcome(c, identity: c.identity, fingerprint: nil, .vanished) }
             return outcome(c, identity: c.identity, fingerprint: nil,
                            .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)"))
         }

@@ -156,6 +156,12 @@ public struct FileOutcome: Sendable {
         case ignored(reason: String)
         /// A per-file error with a stable code and a message.
         case error(code: String, message: String)
+        /// The file was gone when it was to be read (renamed or deleted after the walk saw it).
+        /// Nothing is written for it: a row it had keeps describing it until its removal or
+        /// its new place arrives (the listing of the next scan, the watcher's event). Recording
+        /// an error here would stick: its folder renamed back, the file would match the error
+        /// row's identity and never be read again.
+        case vanished
     }
 
     public var directory: PathBytes
@@ -181,13 +187,14 @@ public struct FileOutcome: Sendable {
 
     public var path: PathBytes { directory.appending(name) }
 
-    /// The status the file's row gets.
-    public var status: FileStatus {
+    /// The status the file's row gets (nil: no row is written, see `Kind.vanished`).
+    public var status: FileStatus? {
         switch kind {
         case .media: return .media
         case .sidecar: return .sidecar
         case .ignored: return .ignored
         case .error: return .error
+        case .vanished: return nil
         }
     }
 }

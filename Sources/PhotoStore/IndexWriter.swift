@@ -265,6 +265,7 @@ public final class IndexWriter {
     /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
     /// with the rest of its group — or, for a new file alone in its group, inserted at once.
     func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
+        guard let status = file.status else { return }  // vanished: nothing to write
         let dir = try directory(file.directory)
         let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
         if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
@@ -276,7 +277,7 @@ public final class IndexWriter {
         old.bind(file.name, at: 2)
         if try old.step() { job.count("files." + old.string(0), -1) }
         old.reset()
-        job.count("files." + file.status.rawValue, 1)
+        job.count("files." + status.rawValue, 1)
         let s = try db.statement("""
             INSERT INTO files (\(Self.fileColumns)) VALUES (\(Self.fileValues))
             ON CONFLICT (directory_id, name) DO UPDATE SET
@@ -377,6 +378,8 @@ public final class IndexWriter {
             s.bind(code, at: 5)
             s.bind(message, at: 6)
             job.errors += 1
+        case .vanished:
+            break  // never bound: `writeFile` writes no row for it
         }
     }
 

@@ -162,4 +162,65 @@ struct SocketAbuseTests {
         for client in idle { _ = client }
         #expect(daemon.stop() == 0)
     }
+
+    @Test("Client limits: the 257th connection is told overloaded and closed, a freed place is served; one subscription per connection")
+    func clientLimits() throws {
+        let state = try TemporaryDirectory("limits")
+        defer { state.remove() }
+        let lib = try TemporaryDirectory("limits-lib")
+        defer { lib.remove() }
+        try Library.generate(lib, count: 3)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+
+        // 256 connections, each answered (so that each is registered before the next).
+        var crowd: [RawClient] = []
+        for i in 0..<256 {
+            let c = try RawClient(daemon.socket)
+            try c.send(#"{"jsonrpc":"2.0","id":\#(i),"method":"rpc.hello"}"# + "\n")
+            #expect(try c.readLine()["result"]?["protocolVersion"]?.intValue == 1)
+            crowd.append(c)
+        }
+        let refused = try RawClient(daemon.socket)
+        let answer = try refused.readLine()
+        #expect(answer["error"]?["data"]?["name"]?.stringValue == "overloaded", "\(answer)")
+        #expect(throws: (any Error).self) { try refused.readLine() }  // and closed
+
+        // A place freed is taken again.
+        crowd.removeLast()
+        let deadline = ContinuousClock.now + .seconds(10)
+        var served = false
+        while !served, ContinuousClock.now < deadline {
+            let c = try RawClient(daemon.socket)
+            try? c.send(#"{"jsonrpc":"2.0","id":"again","method":"rpc.hello"}"# + "\n")
+            served = (try? c.readLine())?["id"]?.stringValue == "again"
+            if !served { Thread.sleep(forTimeInterval: 0.05) }
+            if served { crowd.append(c) }
+        }
+        #expect(served)
+        crowd.removeAll()
+
+        // Subscribing again on the same connection replaces the subscription: one change set
+        // brings one notification, not two.
+        let c = try daemon.connect()
+        let first = try c.call("changes.subscribe")["token"]!.int64Value!
+        _ = try c.call("changes.subscribe")
+        let id = try #require(try daemon.allAssets().first?["id"]?.stringValue)
+        let writer = try daemon.connect()
+        _ = try writer.call("assets.setFavorite", ["ids": .array([.string(id)]), "favorite": .bool(true)])
+        _ = try writer.call("assets.setFavorite", ["ids": .array([.string(id)]), "favorite": .bool(false)])
+        var tokens: [Int64] = []
+        while tokens.count < 2 {
+            let n = try c.nextNotification()
+            if n.method == "changes" { tokens.append(n.params?["token"]?.int64Value ?? -1) }
+        }
+        #expect(tokens == [first + 1, first + 2])
+
+        // More ids in one write than a write takes: refused before anything is looked up.
+        let many = (0...10_000).map { "\"a\($0)\"" }.joined(separator: ",")
+        let raw = try RawClient(daemon.socket)
+        try raw.send(#"{"jsonrpc":"2.0","id":1,"method":"assets.setFavorite","params":{"ids":[\#(many)],"favorite":true}}"# + "\n")
+        #expect(try raw.readLine()["error"]?["code"]?.intValue == -32602)
+        #expect(daemon.stop() == 0)
+    }
 }

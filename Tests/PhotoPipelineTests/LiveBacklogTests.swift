@@ -1,0 +1,44 @@
+import Foundation
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoStore
+import PhotoSystem
+import PhotoTesting
+import Testing
+
+@Suite("The live index's bounded backlog")
+struct LiveBacklogTests {
+    @Test("Changes beyond the backlog limit are dropped for one full rescan, which finds every file")
+    func backlogDroppedForRescan() throws {
+        let lib = try TemporaryDirectory("backlog-lib")
+        let state = try TemporaryDirectory("backlog-state")
+        defer {
+            lib.remove()
+            state.remove()
+        }
+        let db = try Database(path: state("b.db").string)
+        let queue = SortQueue(database: db, logger: .silent)
+        let indexer = Indexer(database: db, sortQueue: queue, reader: FakeReader(), logger: .silent)
+        var options = LiveIndex.Options()
+        options.maxQueuedChanges = 5
+        let live = LiveIndex(indexer: indexer, sortQueue: queue, roots: [lib.path], options: options, logger: .silent)
+        defer { live.stop() }
+        try waitUntil { !live.isBusy }
+
+        // 300 files at once: the watcher's batch alone is over the limit.
+        for i in 0..<300 { try lib.write("f\(i).jpg", [UInt8(i & 0xFF)]) }
+        try waitUntil { !live.isBusy && (try? db.read { try $0.counts() }.assets) == 300 }
+        #expect(live.status.backlogRescans >= 1)
+        #expect(live.status.pendingChanges == 0)
+    }
+
+    func waitUntil(_ condition: () -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw HarnessTimeout() }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    struct HarnessTimeout: Error {}
+}
