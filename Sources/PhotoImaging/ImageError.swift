@@ -1,0 +1,45 @@
+/// Why an image could not be rendered. Every decoder failure maps to one of these; none is a
+/// crash, and none is raised after allocating for a size the file only claims.
+public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A format the renderer does not decode: `"video"` for every video (no media framework),
+    /// else what the content is (`"GIF image"`, `"animated WebP"`, `"text"`, ...).
+    case unsupported(String)
+    /// The image's header claims more pixels than the renderer's `pixelLimit`.
+    case tooLarge(width: Int, height: Int, limit: Int)
+    /// The file is bigger than the renderer's `fileSizeLimit` (it is read whole).
+    case fileTooLarge(bytes: Int64, limit: Int64)
+    /// The file is damaged: truncated, a bad header, a decoder error. `reason` says which.
+    case corrupt(String)
+    /// The file cannot be opened or read (`errno` from the failing call).
+    case unreadable(errno: Int32, String)
+    /// The request itself is invalid (an empty target size).
+    case invalidRequest(String)
+
+    /// A short stable code for logs and the wire: `unsupported`, `tooLarge`, `corrupt`,
+    /// `unreadable`, `invalidRequest` (`fileTooLarge` is `tooLarge`).
+    public var code: String {
+        switch self {
+        case .unsupported: return "unsupported"
+        case .tooLarge, .fileTooLarge: return "tooLarge"
+        case .corrupt: return "corrupt"
+        case .unreadable: return "unreadable"
+        case .invalidRequest: return "invalidRequest"
+        }
+    }
+
+    /// A sentence for people.
+    public var description: String {
+        switch self {
+        case .unsupported(let what):
+            return what == "video" ? "unsupported: videos have no thumbnails (no media framework)"
+                : "unsupported: cannot decode \(what)"
+        case .tooLarge(let w, let h, let limit):
+            return "tooLarge: the image is \(w)x\(h) (\(w * h) pixels), over the limit of \(limit) pixels"
+        case .fileTooLarge(let bytes, let limit):
+            return "tooLarge: the file is \(bytes) bytes, over the limit of \(limit) bytes"
+        case .corrupt(let reason): return "corrupt: \(reason)"
+        case .unreadable(let errno, let message): return "unreadable: \(message) (errno \(errno))"
+        case .invalidRequest(let message): return "invalidRequest: \(message)"
+        }
+    }
+}

@@ -1,0 +1,203 @@
+internal import CImaging
+import PhotoMetadata
+import PhotoModel
+
+/// Renders photos at a requested size: sniffs the format from the content, reads the header
+/// and refuses images over `pixelLimit` before decoding anything, decodes at the smallest
+/// size the request needs (TurboJPEG's DCT-domain scaling, libwebp's decode-time scaling,
+/// PNG row by row, libheif), resamples with an area-averaging filter to the exact size, and
+/// applies the orientation once.
+///
+/// Orientation: the EXIF orientation (1–8) is applied to JPEG, PNG and WebP, and `fit`/`fill`
+/// are computed on the displayed (oriented) dimensions. HEIC/HEIF/AVIF are displayed as
+/// libheif decodes them: it applies the container's `irot`/`imir` itself, so the EXIF
+/// orientation inside them is never applied on top.
+///
+/// Sizes: see `RenderPlan` — `fit` is the largest size with the image's aspect ratio inside
+/// the target; `fill` covers the target and is centre-cropped to it. Neither upscales: an
+/// image smaller than the target comes back at its own resolution (`fit`: whole; `fill`: the
+/// largest centred crop with the target's aspect ratio).
+///
+/// The renderer is a value holding only its limits; every call creates and frees its own
+/// decoder handles, so one value can serve any number of threads.
+public struct ImageRenderer: Sendable {
+    /// Images whose header claims more pixels than this are refused with `.tooLarge`.
+    public var pixelLimit: Int
+    /// Files bigger than this are refused with `.fileTooLarge` (a file is read whole).
+    public var fileSizeLimit: Int64
+
+    /// A renderer. The defaults admit every camera and phone photo (a 100-megapixel medium
+    /// format frame) and refuse decompression bombs.
+    public init(pixelLimit: Int = 100_000_000, fileSizeLimit: Int64 = 512 << 20) {
+        self.pixelLimit = pixelLimit
+        self.fileSizeLimit = fileSizeLimit
+    }
+
+    /// Renders the file at `path` (see the type's documentation).
+    ///
+    /// - Parameter orientation: the EXIF orientation when the caller knows it (the index
+    ///   stores it); `nil` reads it from the file. Ignored for HEIF/AVIF.
+    /// - Throws: `.unsupported` (videos: `"video"`), `.tooLarge`, `.fileTooLarge`,
+    ///   `.corrupt`, `.unreadable`, `.invalidRequest` (an empty target).
+    public func render(path: PathBytes, targetSize: PixelSize, contentMode: ContentMode,
+                       orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
+        try validate(targetSize)
+        let bytes = try FileBytes.read(path, limit: fileSizeLimit)
+        return try render(bytes: bytes, targetSize: targetSize, contentMode: contentMode, orientation: orientation)
+    }
+
+    /// Renders an image held in memory (tests, fuzzing); as `render(path:...)`.
+    public func render(bytes: [UInt8], targetSize: PixelSize, contentMode: ContentMode,
+                       orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
+        try validate(targetSize)
+        let (codec, fileOrientation) = try Self.identify(bytes)
+        let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit)
+        let result = bytes.withUnsafeBytes { (data: UnsafeRawBufferPointer) -> Result<RenderedImage, ImageError> in
+            Result { () throws(ImageError) -> RenderedImage in
+                switch codec {
+                case .jpeg: return try JPEGDecoder.render(data, request, orientation ?? fileOrientation)
+                case .png: return try PNGDecoder.render(data, request, orientation ?? fileOrientation)
+                case .webp: return try WebPDecoder.render(data, request, orientation ?? fileOrientation)
+                case .heif: return try HEIFDecoder.render(data, request)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// The format, stored size and orientation of the file at `path`, from its headers only.
+    public func probe(path: PathBytes) throws(ImageError) -> ImageInfo {
+        let head = try FileBytes.read(path, limit: fileSizeLimit, head: 1 << 20)
+        var source = MemorySource(head)
+        let meta: MediaMetadata
+        do { meta = try MetadataReader().read(&source, fileName: []) } catch { throw Self.map(error) }
+        let orientation: Orientation = [.heic, .heif, .avif].contains(meta.format) ? .up : Orientation(exif: meta.orientation)
+        let size = meta.pixelWidth.flatMap { w in meta.pixelHeight.map { PixelSize(width: w, height: $0) } }
+        return ImageInfo(format: meta.format, storedSize: size, orientation: orientation)
+    }
+
+    private func validate(_ target: PixelSize) throws(ImageError) {
+        guard target.width >= 1, target.height >= 1, target.width <= 1 << 16, target.height <= 1 << 16 else {
+            throw .invalidRequest("the target size \(target) is not between 1x1 and 65536x65536")
+        }
+    }
+
+    /// The decoders.
+    enum Codec { case jpeg, png, webp, heif }
+
+    /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
+    /// and picks the decoder; everything else is `.unsupported`.
+    static func identify(_ bytes: [UInt8]) throws(ImageError) -> (Codec, Orientation) {
+        guard !bytes.isEmpty else { throw .corrupt("the file is empty (0 bytes)") }
+        var source = MemorySource(bytes)
+        let meta: MediaMetadata
+        do { meta = try MetadataReader().read(&source, fileName: []) } catch { throw map(error) }
+        let orientation = Orientation(exif: meta.orientation)
+        switch meta.format {
+        case .jpeg, .mpo: return (.jpeg, orientation)
+        case .png, .apng: return (.png, orientation)
+        case .webp: return (.webp, orientation)
+        case .heic, .heif, .avif: return (.heif, .up)
+        default:
+            if meta.mediaType == .video { throw .unsupported("video") }
+            throw .unsupported("\(meta.format.rawValue.uppercased()) image")
+        }
+    }
+
+    static func map(_ error: MetadataError) -> ImageError {
+        switch error.code {
+        case .notMedia: return .unsupported(error.detectedKind.map { "\($0) (\(error.message))" } ?? error.message)
+        case .unsupported: return .unsupported(error.message)
+        case .unreadable: return .unreadable(errno: 0, error.message)
+        default: return .corrupt(error.message)
+        }
+    }
+}
+
+/// What a file's headers say, without decoding.
+public struct ImageInfo: Sendable, Hashable {
+    /// The format sniffed from the content.
+    public var format: MediaFormat
+    /// The pixel size as stored, when the header gives it.
+    public var storedSize: PixelSize?
+    /// The orientation the renderer applies (`.up` for HEIF/AVIF: libheif applies theirs).
+    public var orientation: Orientation
+    /// The size as displayed.
+    public var displayedSize: PixelSize? { storedSize.map(orientation.displayed) }
+}
+
+/// A render request as the decoders see it.
+struct Request {
+    var target: PixelSize
+    var mode: ContentMode
+    var pixelLimit: Int
+
+    func checkLimit(_ size: PixelSize) throws(ImageError) {
+        guard size.width > 0, size.height > 0 else { throw .corrupt("the header gives an empty size \(size)") }
+        if size.pixelCount > pixelLimit { throw .tooLarge(width: size.width, height: size.height, limit: pixelLimit) }
+    }
+
+    /// The plan in stored coordinates: output size and crop of the full-resolution image.
+    func stored(_ stored: PixelSize, _ orientation: Orientation) -> (output: PixelSize, crop: Rect) {
+        let plan = RenderPlan(displayed: orientation.displayed(stored), target: target, mode: mode)
+        let output = orientation.swapsAxes ? plan.output.transposed : plan.output
+        return (output, orientation.storedRect(plan.crop, stored: stored).clamped(to: stored))
+    }
+}
+
+/// Resampling decoded pixels (a whole buffer) into the output.
+enum Resample {
+    /// The crop of a decoded `size` image (rows `stride` bytes apart) scaled to `output`.
+    static func image(_ pixels: UnsafeRawPointer, size: PixelSize, channels: Int, stride: Int, crop: Rect,
+                      output: PixelSize) throws(ImageError) -> RenderedImage {
+        let c = crop.clamped(to: size)
+        // Whole pixels at scale 1: a plain copy (no half-pixel blur from float crop edges).
+        if output.width == Int(c.width.rounded()), output.height == Int(c.height.rounded()) {
+            let x0 = min(Int(c.x.rounded()), size.width - output.width), y0 = min(Int(c.y.rounded()), size.height - output.height)
+            let rowBytes = output.width * channels
+            let out = [UInt8](unsafeUninitializedCapacity: rowBytes * output.height) { dst, initialized in
+                for y in 0..<output.height {
+                    let src = pixels + (y0 + y) * stride + x0 * channels
+                    UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(dst)[(y * rowBytes)..<((y + 1) * rowBytes)])
+                        .copyMemory(from: UnsafeRawBufferPointer(start: src, count: rowBytes))
+                }
+                initialized = rowBytes * output.height
+            }
+            return RenderedImage(size: output, channels: channels, pixels: out)
+        }
+        return try streaming(size: size, channels: channels, crop: c, output: output) { r in
+            photo_resampler_push_rows(r, pixels.assumingMemoryBound(to: UInt8.self), stride, UInt32(size.height))
+            return nil
+        }
+    }
+
+    /// Runs `feed` with a resampler into a new output buffer; `feed` returns an error message
+    /// when its decoder failed.
+    static func streaming(size: PixelSize, channels: Int, crop: Rect, output: PixelSize,
+                          feed: (OpaquePointer) -> String?) throws(ImageError) -> RenderedImage {
+        let count = output.width * output.height * channels
+        var failure: String?
+        let out = [UInt8](unsafeUninitializedCapacity: count) { dst, initialized in
+            initialized = 0
+            guard let r = photo_resampler_create(UInt32(size.width), UInt32(size.height), UInt32(channels),
+                                                 crop.x, crop.y, crop.width, crop.height,
+                                                 UInt32(output.width), UInt32(output.height), dst.baseAddress) else {
+                failure = "cannot resample \(size) to \(output)"
+                return
+            }
+            defer { photo_resampler_destroy(r) }
+            if let message = feed(r) {
+                failure = message
+                return
+            }
+            let rows = photo_resampler_finish(r)
+            guard rows == UInt32(output.height) else {
+                failure = "the decoder delivered too few rows (\(rows) of \(output.height) output rows)"
+                return
+            }
+            initialized = count
+        }
+        if let failure { throw .corrupt(failure) }
+        return RenderedImage(size: output, channels: channels, pixels: out)
+    }
+}

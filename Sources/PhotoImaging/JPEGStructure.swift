@@ -1,0 +1,127 @@
+/// The layout of a JPEG, found by walking its marker segments (no decoding): the frame header,
+/// the EXIF block, and where the entropy-coded data starts and ends. Pure and bounded: every
+/// loop advances and stops at the end of the buffer, so any byte string is safe input.
+struct JPEGStructure: Sendable, Hashable {
+    /// SOFn marker (0xC0 baseline, 0xC2 progressive, 0xC9... arithmetic).
+    var frameMarker: UInt8 = 0
+    /// Frame size as the SOF claims it.
+    var width = 0
+    var height = 0
+    /// Blocks of the component with the fewest (from the sampling factors): every one of
+    /// them is coded with at least one bit in a Huffman-coded JPEG.
+    var minimumBlocks = 0
+    /// The TIFF block of the first APP1 `Exif\0\0` segment (offset, count) in the buffer.
+    var exif: Range<Int>?
+    /// Offset of the first SOS marker.
+    var scanStart: Int?
+    /// Offset just past the EOI marker that ends the first image, when present.
+    var end: Int?
+
+    /// Whether the frame is Huffman-coded (arithmetic coding can spend under a bit a block).
+    var isHuffman: Bool { frameMarker >= 0xC0 && frameMarker <= 0xC7 }
+
+    /// Walks `bytes` (a whole file or its head). With `findEnd`, also scans the entropy-coded
+    /// data for the EOI marker (a `memchr`-like pass over the file).
+    init(_ bytes: UnsafeRawBufferPointer, findEnd: Bool) {
+        let n = bytes.count
+        guard n >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }
+        func be16(_ i: Int) -> Int { Int(bytes[i]) << 8 | Int(bytes[i + 1]) }
+        var pos = 2
+        var sawFrame = false
+        while pos + 4 <= n {
+            guard bytes[pos] == 0xFF else { return }
+            let marker = bytes[pos + 1]
+            if marker == 0xFF { pos += 1; continue }
+            if marker == 0x01 || (0xD0...0xD8).contains(marker) { pos += 2; continue }
+            if marker == 0xD9 { end = pos + 2; return }
+            let length = be16(pos + 2)
+            guard length >= 2 else { return }
+            let payload = pos + 4
+            let payloadEnd = payload + length - 2
+            if marker == 0xDA {
+                scanStart = pos
+                if findEnd { end = Self.findEOI(bytes, from: min(payloadEnd, n)) }
+                return
+            }
+            switch marker {
+            case 0xE1 where exif == nil:
+                if payloadEnd <= n, length - 2 >= 14, bytes[payload] == 0x45, bytes[payload + 1] == 0x78,
+                   bytes[payload + 2] == 0x69, bytes[payload + 3] == 0x66, bytes[payload + 4] == 0, bytes[payload + 5] == 0 {
+                    exif = (payload + 6)..<payloadEnd
+                }
+            case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC && !sawFrame:
+                sawFrame = true
+                guard payload + 6 <= n else { return }
+                frameMarker = marker
+                height = be16(payload + 1)
+                width = be16(payload + 3)
+                let components = Int(bytes[payload + 5])
+                guard components > 0, payload + 6 + 3 * components <= n else { return }
+                var hMax = 1, vMax = 1
+                for c in 0..<components {
+                    let s = bytes[payload + 6 + 3 * c + 1]
+                    hMax = max(hMax, Int(s >> 4)); vMax = max(vMax, Int(s & 15))
+                }
+                var fewest = Int.max
+                for c in 0..<components {
+                    let s = bytes[payload + 6 + 3 * c + 1]
+                    let h = max(1, Int(s >> 4)), v = max(1, Int(s & 15))
+                    let cw = (width * h + hMax - 1) / hMax, ch = (height * v + vMax - 1) / vMax
+                    fewest = min(fewest, ((cw + 7) / 8) * ((ch + 7) / 8))
+                }
+                minimumBlocks = fewest
+            default:
+                break
+            }
+            pos = payloadEnd
+        }
+    }
+
+    /// The offset just past the first EOI after `from`. Inside entropy-coded data 0xFF is
+    /// followed by 0x00 (stuffing) or a marker (RSTn, or DHT/SOS/... between progressive
+    /// scans), never by 0xD9 except at the end of the image.
+    static func findEOI(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
+        var i = from
+        let n = bytes.count
+        while i + 1 < n {
+            if bytes[i] == 0xFF, bytes[i + 1] == 0xD9 { return i + 2 }
+            i += 1
+        }
+        return nil
+    }
+}
+
+/// The EXIF block's IFD1 (the thumbnail's IFD): where its JPEG lies inside the TIFF block.
+enum ExifThumbnailLocator {
+    /// The (offset, length) of the IFD1 JPEG (tags 0x0201/0x0202) in `tiff`, validated to lie
+    /// inside it; `nil` when there is none. Bounded: two IFDs, at most 512 entries each.
+    static func locate(_ tiff: UnsafeRawBufferPointer) -> Range<Int>? {
+        let n = tiff.count
+        guard n >= 8 else { return nil }
+        let little: Bool
+        if tiff[0] == 0x49, tiff[1] == 0x49 { little = true } else if tiff[0] == 0x4D, tiff[1] == 0x4D { little = false } else { return nil }
+        func u16(_ i: Int) -> Int { little ? Int(tiff[i]) | Int(tiff[i + 1]) << 8 : Int(tiff[i]) << 8 | Int(tiff[i + 1]) }
+        func u32(_ i: Int) -> Int {
+            little ? Int(tiff[i]) | Int(tiff[i + 1]) << 8 | Int(tiff[i + 2]) << 16 | Int(tiff[i + 3]) << 24
+                : Int(tiff[i]) << 24 | Int(tiff[i + 1]) << 16 | Int(tiff[i + 2]) << 8 | Int(tiff[i + 3])
+        }
+        let ifd0 = u32(4)
+        guard ifd0 >= 8, ifd0 + 2 <= n else { return nil }
+        let count0 = u16(ifd0)
+        guard count0 <= 512, ifd0 + 2 + 12 * count0 + 4 <= n else { return nil }
+        let ifd1 = u32(ifd0 + 2 + 12 * count0)
+        guard ifd1 >= 8, ifd1 != ifd0, ifd1 + 2 <= n else { return nil }
+        let count1 = u16(ifd1)
+        guard count1 <= 512, ifd1 + 2 + 12 * count1 <= n else { return nil }
+        var offset: Int?, length: Int?
+        for i in 0..<count1 {
+            let e = ifd1 + 2 + 12 * i
+            let tag = u16(e), type = u16(e + 2)
+            let value = type == 3 ? u16(e + 8) : u32(e + 8)
+            if tag == 0x0201 { offset = value }
+            if tag == 0x0202 { length = value }
+        }
+        guard let offset, let length, length >= 4, offset >= 8, offset <= n, length <= n - offset else { return nil }
+        return offset..<(offset + length)
+    }
+}
