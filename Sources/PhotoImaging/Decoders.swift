@@ -22,14 +22,16 @@ enum JPEGDecoder {
         let jpeg = data.baseAddress!.assumingMemoryBound(to: UInt8.self)
         // Pass the bytes up to the first image's end only (drops MPF second images, trailers).
         let length = UInt(structure.end ?? data.count)
+        // The frame header's claim first: refuse over the limit before the decoder sees it.
+        if structure.width > 0, structure.height > 0 { try request.checkLimit(PixelSize(width: structure.width, height: structure.height)) }
+        guard let scan = structure.scanStart else { throw .corrupt("the JPEG ends before its image data") }
+        guard let end = structure.end else { throw .corrupt("the JPEG is truncated (no end-of-image marker after its image data)") }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         guard tjDecompressHeader3(handle, jpeg, length, &width, &height, &subsampling, &colorspace) == 0 else {
             throw .corrupt("JPEG header: \(message(handle))")
         }
         let stored = PixelSize(width: Int(width), height: Int(height))
         try request.checkLimit(stored)
-        guard let scan = structure.scanStart else { throw .corrupt("the JPEG ends before its image data") }
-        guard let end = structure.end else { throw .corrupt("the JPEG is truncated (no end-of-image marker after its image data)") }
         if structure.isHuffman, (end - scan) * 8 < structure.minimumBlocks {
             throw .corrupt("the JPEG's image data (\(end - scan) bytes) is too short for the claimed \(stored)")
         }

@@ -1,0 +1,73 @@
+import Foundation
+import PhotoImaging
+import PhotoModel
+import PhotoTesting
+import Testing
+
+/// The EXIF-embedded thumbnail: found in the head without decoding the photo, oriented like it.
+@Suite struct ThumbnailTests {
+    @Test(arguments: [1, 6, 8])
+    func extractsTheIFD1Thumbnail(_ orientation: Int) throws {
+        let small = Fixtures.pattern(width: 32, height: 24)
+        let thumb = try small.encodeJPEG(quality: 90).bytes
+        let file = try Fixtures.jpeg(Fixtures.pattern(width: 320, height: 240), orientation: orientation, thumbnail: thumb)
+        let t = try #require(EmbeddedThumbnail.extract(bytes: file))
+        #expect(t.jpeg == thumb)
+        #expect(t.storedSize == PixelSize(width: 32, height: 24))
+        #expect(t.orientation == Orientation(exif: orientation))
+        let o = Orientation(exif: orientation)
+        #expect(t.size == o.displayed(small.size))
+        let image = try t.decode()
+        #expect(image.size == t.size)
+        #expect(Fixtures.meanDifference(image, Fixtures.displayed(small, o)) < 6)
+        let cached = try t.encodedForCache()
+        #expect(cached.format == .jpeg && cached.size == t.size)
+        if o == .up { #expect(cached.bytes == thumb) }  // handed out as stored, no decoding
+    }
+
+    @Test func readsOnlyTheHeadOfTheFile() throws {
+        let dir = try TemporaryDirectory("thumb")
+        defer { dir.remove() }
+        let thumb = try Fixtures.pattern(width: 32, height: 24).encodeJPEG().bytes
+        var file = try Fixtures.jpeg(Fixtures.pattern(width: 64, height: 48), orientation: 3, thumbnail: thumb)
+        // Pad the scan far past the 192 KiB head: the thumbnail is still found.
+        file += [UInt8](repeating: 0, count: 1 << 20)
+        let path = try dir.write("a.jpg", file)
+        let t = try #require(try EmbeddedThumbnail.extract(path: path))
+        #expect(t.size == PixelSize(width: 32, height: 24) && t.orientation == .down)
+    }
+
+    @Test func noThumbnailIsNil() throws {
+        #expect(EmbeddedThumbnail.extract(bytes: try Fixtures.jpeg(Fixtures.pattern(width: 64, height: 48), orientation: 1)) == nil)
+        #expect(EmbeddedThumbnail.extract(bytes: try Fixtures.pattern(width: 8, height: 8).encodePNG().bytes) == nil)
+        #expect(EmbeddedThumbnail.extract(bytes: []) == nil)
+        // An IFD1 pointing past the block.
+        var tiff = Fixtures.exifBlock(orientation: 1, thumbnail: [0xFF, 0xD8, 0xFF, 0xD9])
+        tiff[tiff.count - 4 - 1 - 12] = 0x7F
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        let file: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, 0, UInt8(payload.count + 2)] + payload + [0xFF, 0xD9]
+        #expect(EmbeddedThumbnail.extract(bytes: file) == nil)
+    }
+
+    /// Camera files of the corpus that carry a thumbnail: each decodes, landscape or portrait
+    /// like the photo.
+    @Test func corpusThumbnails() throws {
+        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
+        let root = corpus.appendingPathComponent("real")
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
+            .filter { $0.lowercased().hasSuffix(".jpg") }.sorted() ?? []
+        var found = 0
+        let renderer = ImageRenderer()
+        for file in files {
+            let path = PathBytes(root.appendingPathComponent(file).path)
+            guard let t = try? EmbeddedThumbnail.extract(path: path), let image = try? t.decode() else { continue }
+            found += 1
+            guard let info = try? renderer.probe(path: path), let displayed = info.displayedSize else { continue }
+            // Same orientation class as the photo (thumbnails are 4:3 or 16:9 boxes, sometimes padded).
+            if abs(Double(displayed.width) / Double(displayed.height) - 1) > 0.2 {
+                #expect((image.size.width > image.size.height) == (displayed.width > displayed.height), "\(file)")
+            }
+        }
+        #expect(found >= 10, "only \(found) corpus JPEGs had a decodable thumbnail")
+    }
+}
