@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The layout of a JPEG, found by walking its marker segments (no decoding): the frame header,
 /// the EXIF block, and where the entropy-coded data starts and ends. Pure and bounded: every
 /// loop advances and stops at the end of the buffer, so any byte string is safe input.
@@ -81,11 +85,15 @@ struct JPEGStructure: Sendable, Hashable {
     /// followed by 0x00 (stuffing) or a marker (RSTn, or DHT/SOS/... between progressive
     /// scans), never by 0xD9 except at the end of the image.
     static func findEOI(_ bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
-        var i = from
         let n = bytes.count
+        guard let base = bytes.baseAddress, from >= 0 else { return nil }
+        var i = from
         while i + 1 < n {
-            if bytes[i] == 0xFF, bytes[i + 1] == 0xD9 { return i + 2 }
-            i += 1
+            // memchr: about 1 ns a byte faster than a Swift byte loop over a few megabytes.
+            guard let hit = memchr(base + i, 0xFF, n - 1 - i) else { return nil }
+            let at = base.distance(to: UnsafeRawPointer(hit))
+            if bytes[at + 1] == 0xD9 { return at + 2 }
+            i = at + 1
         }
         return nil
     }
