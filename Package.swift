@@ -48,7 +48,7 @@ let package = Package(
         // Products.
         .target(name: "PhotoClient", dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .target(name: "PhotoDaemon",
-                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline"],
+                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline", "PhotoImaging"],
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "photod", "photoctl"],
+                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "PhotoImaging", "photod", "photoctl"],
                     swiftSettings: strict),
     ]
 )

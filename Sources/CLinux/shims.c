@@ -10,6 +10,9 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int photo_accept_nonblocking(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -124,4 +127,8 @@ int photo_memcontains(const void *haystack, size_t haystack_length, const void *
 long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     const char *found = memmem(haystack, haystack_length, needle, needle_length);
     return found == NULL ? -1 : (long)(found - (const char *)haystack);
+}
+
+int photo_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
 }

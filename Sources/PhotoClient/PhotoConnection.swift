@@ -78,6 +78,14 @@ public final class PhotoConnection {
 
     /// Calls `method` and returns its result, or throws the daemon's error.
     public func call(_ method: String, _ params: JSONObject = [:]) throws(ClientError) -> JSONValue {
+        try call(method, params) { _, _ in false }
+    }
+
+    /// Calls `method`; each notification that arrives before the response is offered to
+    /// `intercept` with this call's request id (an `images.degraded` names it): those it returns
+    /// true for are its own, the rest are kept for `nextNotification()`.
+    public func call(_ method: String, _ params: JSONObject, intercept: (RPCNotification, RPCID) -> Bool) throws(ClientError)
+        -> JSONValue {
         let id = nextID
         nextID += 1
         let request = RPCRequest(id: .int(id), method: method, params: .object(params))
@@ -91,6 +99,7 @@ public final class PhotoConnection {
             case .notification(let n):
                 // A subscription's notification overtook the response: kept, in order, for
                 // `nextNotification()`.
+                if intercept(n, .int(id)) { continue }
                 notifications.append(n)
             default:
                 throw .connection("photod answered a different request than \(id)")

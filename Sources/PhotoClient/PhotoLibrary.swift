@@ -60,7 +60,8 @@ public final class PhotoLibrary: Sendable {
 
     /// Calls `method`; when `retry` and a connection kept from earlier calls turns out broken
     /// (the daemon restarted), repeats the call once on a new connection.
-    func call(_ method: String, _ params: JSONObject, retry: Bool) throws(ClientError) -> JSONValue {
+    func call(_ method: String, _ params: JSONObject, retry: Bool,
+              intercept: (RPCNotification, RPCID) -> Bool = { _, _ in false }) throws(ClientError) -> JSONValue {
         try connection.withLock { (c: inout PhotoConnection?) throws(ClientError) -> JSONValue in
             var attempts = 0
             while true {
@@ -68,7 +69,7 @@ public final class PhotoLibrary: Sendable {
                 let reused = c != nil
                 if c == nil { c = try PhotoConnection.connect(anyOf: sockets, timeout: timeout) }
                 do throws(ClientError) {
-                    return try c!.call(method, params)
+                    return try c!.call(method, params, intercept: intercept)
                 } catch {
                     switch error {
                     case .rpc, .malformedReply: throw error

@@ -41,6 +41,10 @@ public enum ConfigFile {
         Key(name: "write-group", repeatable: false),
         Key(name: "journal-max-changes", repeatable: false),
         Key(name: "journal-max-days", repeatable: false),
+        Key(name: "cache-dir", repeatable: false),
+        Key(name: "cache-size", repeatable: false),
+        Key(name: "image-pixel-limit", repeatable: false),
+        Key(name: "image-workers", repeatable: false),
         Key(name: "log-level", repeatable: false),
     ]
 

@@ -110,10 +110,20 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot read the change journal: \(error)")
         }
+        var imageOptions = ImageService.Options(cacheDirectory: options.cacheDirectory)
+        imageOptions.cacheBytes = options.cacheBytes
+        imageOptions.pixelLimit = options.imagePixelLimit
+        imageOptions.workers = options.imageWorkers
+        let images = ImageService(database: database, options: imageOptions, logger: logger.facility("images"))
         // Subscribers hear of each change set as soon as it is committed.
         let backup = UserStateBackupService(database: database, logger: logger.facility("store"))
         sortQueue.onCommit { summary, time in
-            if let change = ChangeSet(summary, time: time) { feed.publish(change) }
+            if let change = ChangeSet(summary, time: time) {
+                feed.publish(change)
+                if !change.assetsDeleted.isEmpty || !change.assetsUpdated.isEmpty {
+                    images.assetsChanged(updated: change.assetsUpdated, deleted: change.assetsDeleted)
+                }
+            }
             backup.noteChange()
         }
         // `--wait` must never see a daemon that has not started its first scan as idle.
@@ -126,7 +136,8 @@ public final class Daemon: Sendable {
         backup.noteChange()
         let access = WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup)
         let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, feed: feed, reads: reads,
-                              info: info, liveOptions: liveOptions, access: access)
+                              info: info, liveOptions: liveOptions, access: access, images: images)
+        let imageMethods = ImageMethods(images: images)
         if let known = try? database.read({ try $0.roots() }) {
             for (_, root) in known where !roots.contains(root) {
                 logger.warning("library root '\(root)' was indexed before but is not given with --library now; "
@@ -134,6 +145,7 @@ public final class Daemon: Sendable {
             }
         }
         var table = methods.table
+        table.merge(imageMethods.table) { a, _ in a }
         if environment["PHOTOD_TEST_HOOKS"] == "1" {
             logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
             table.merge(TestHooks(sortQueue: sortQueue, database: database).table) { a, _ in a }
@@ -141,12 +153,17 @@ public final class Daemon: Sendable {
         // A socket handed over by a reload that photod made itself is still photod's to remove.
         let ownsPath = !activated || environment["PHOTOD_SOCKET_OWNED"] == "1"
         let server = SocketServer(listener: listener, path: ownsPath ? options.socket : nil,
-                                  handler: RPCDispatcher(methods: table, admission: methods.admission, logger: logger.facility("wire")),
+                                  handler: RPCDispatcher(methods: table, admission: methods.admission, deferred: imageMethods.deferred,
+                                                         logger: logger.facility("wire")),
                                   logger: logger.facility("wire"))
         let reporter = ServiceReporter(notifier: notifier, database: database, indexer: indexer, sortQueue: sortQueue, live: live,
                                        roots: roots, logger: logger.facility("service"))
         feed.attach { [weak server] id in server?.connection(id) }
-        server.onDisconnect { id in feed.unsubscribe(client: id) }
+        images.attach { [weak server] id in server?.connection(id) }
+        server.onDisconnect { id in
+            feed.unsubscribe(client: id)
+            images.disconnected(client: id)
+        }
 
         let stopping = Atomic<Bool>(false)
         let signalQueue = DispatchQueue(label: "photod.signals")
@@ -156,6 +173,7 @@ public final class Daemon: Sendable {
             let token = (try? feed.journalBounds())?.current ?? 0
             let handedOver = server.stop(farewell: RPCNotification(method: method, params: .object(["token": .int(token)])).encodedLine(),
                                          keepListener: method == "photod.reloading")
+            images.stop()
             live.stop()
             sortQueue.stop()
             backup.finish()

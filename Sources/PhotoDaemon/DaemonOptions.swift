@@ -26,6 +26,14 @@ public struct DaemonOptions: Sendable {
     public var journalMaxDays = 30
     /// `--config`: the configuration file the options were read from (re-read on SIGHUP).
     public var configFile: PathBytes?
+    /// `--cache-dir`: where rendered images are kept (default: see `DefaultPaths.cache`).
+    public var cacheDirectory: PathBytes
+    /// `--cache-size`: bytes of images the cache keeps (default 1 GiB).
+    public var cacheBytes: Int64 = 1 << 30
+    /// `--image-pixel-limit`: images claiming more pixels are refused (default 100 megapixels).
+    public var imagePixelLimit = 100_000_000
+    /// `--image-workers`: threads rendering requested images (default 2).
+    public var imageWorkers = 2
 
     public static let version = "0.1.0"
 
@@ -59,6 +67,16 @@ public struct DaemonOptions: Sendable {
           --journal-max-changes N, --journal-max-days N
                               What the change journal keeps for clients resuming with a token
                               (default 100000 change sets, 30 days); older tokens get tokenExpired.
+          --cache-dir DIR     Where rendered images are kept, for clients to read (default:
+                              $CACHE_DIRECTORY, else $XDG_CACHE_HOME/photod, else ~/.cache/photod;
+                              /var/cache/photod for root). Env: PHOTOD_CACHE.
+          --cache-size SIZE   Bytes of images the cache keeps, least recently used go first
+                              (default 1G; suffixes K, M, G).
+          --image-pixel-limit N
+                              Refuse images whose header claims more than N pixels (default
+                              100000000); they get imageFailed (tooLarge).
+          --image-workers N   Threads rendering requested images (default 2; pre-caching has one
+                              more at the lowest priority).
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --config FILE       Read options from FILE first (`key = value` lines, the long option
                               names without --; see systemd/photod.conf); the command line's come
@@ -80,7 +98,7 @@ public struct DaemonOptions: Sendable {
     /// Parses the arguments (without the program name).
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ParseOutcome) -> DaemonOptions {
         let defaults = DefaultPaths(environment: environment)
-        var options = DaemonOptions(database: defaults.database, socket: defaults.socket)
+        var options = DaemonOptions(database: defaults.database, socket: defaults.socket, cacheDirectory: defaults.cache)
         // A configuration file's options come first, as if written before the command line's.
         var arguments = arguments
         if let at = arguments.firstIndex(where: { $0 == "--config" || $0.hasPrefix("--config=") }) {
@@ -173,6 +191,23 @@ public struct DaemonOptions: Sendable {
                     throw .usage("--journal-max-days must be 1...36500 (got '\(text)')")
                 }
                 options.journalMaxDays = n
+            case "--cache-dir": options.cacheDirectory = DefaultPaths.absolute(try next())
+            case "--cache-size":
+                let text = try next()
+                guard let n = Self.byteCount(text), n >= 1 << 20 else {
+                    throw .usage("--cache-size must be at least 1M, e.g. 500M or 2G (got '\(text)')")
+                }
+                options.cacheBytes = n
+            case "--image-pixel-limit":
+                let text = try next()
+                guard let n = Int(text), (1_000_000...2_000_000_000).contains(n) else {
+                    throw .usage("--image-pixel-limit must be 1000000...2000000000 (got '\(text)')")
+                }
+                options.imagePixelLimit = n
+            case "--image-workers":
+                let text = try next()
+                guard let n = Int(text), (1...64).contains(n) else { throw .usage("--image-workers must be 1...64 (got '\(text)')") }
+                options.imageWorkers = n
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {
@@ -186,5 +221,18 @@ public struct DaemonOptions: Sendable {
         }
         guard !options.libraries.isEmpty else { throw .usage("at least one --library DIR is required") }
         return options
+    }
+
+    /// `1073741824`, `500M`, `2G`, `64k` → bytes.
+    static func byteCount(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = text.last, let u = units[last] {
+            unit = u
+            digits = digits.dropLast()
+        }
+        guard let n = Int64(digits), n >= 0, n <= Int64.max / unit else { return nil }
+        return n * unit
     }
 }

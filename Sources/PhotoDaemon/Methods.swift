@@ -17,6 +17,7 @@ struct Methods: Sendable {
     let info: DaemonInfo
     let liveOptions: LiveIndex.Options
     let access: WriteAccess
+    let images: ImageService
 
     var table: [String: MethodHandler] {
         readTable.merging(writeTable) { a, _ in a }
@@ -47,7 +48,8 @@ struct Methods: Sendable {
     static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
-                        "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs"] + writeNames
+                        "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "images.request", "images.cancel",
+                        "images.startCaching", "images.stopCaching"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -144,6 +146,24 @@ struct Methods: Sendable {
         o["sortQueue"] = .object(queue)
         o["watcher"] = watcherStatus(w)
         o["recovery"] = recoveryStatus()
+        o["images"] = imageStatus()
+        return .object(o)
+    }
+
+    /// `library.status`'s `images` object: the cache and the work done since the start.
+    func imageStatus() -> JSONValue {
+        let usage = images.cache.usage
+        let stats = images.stats
+        let counts: [(String, Int)] = [("requests", stats.requests), ("cacheHits", stats.cacheHits), ("rendered", stats.rendered),
+                                       ("degraded", stats.degraded), ("failed", stats.failed), ("cancelled", stats.cancelled),
+                                       ("shared", stats.shared), ("preRendered", stats.preRendered)]
+        var o = JSONObject()
+        o["cacheDirectory"] = .string(images.cache.root.string)
+        o["cacheBytes"] = .int(usage.bytes)
+        o["cacheCapacity"] = .int(images.cache.capacity)
+        o["cachedImages"] = .int(Int64(usage.files))
+        o["evictions"] = .int(Int64(usage.evictions))
+        for (key, value) in counts { o[key] = .int(Int64(value)) }
         return .object(o)
     }
 

@@ -4,6 +4,11 @@ import PhotoWire
 /// A method's implementation: params in, result out, or an `RPCError`.
 typealias MethodHandler = @Sendable (RPCParams, ClientContext) throws(RPCError) -> JSONValue
 
+/// A method that answers later (an image render): it gets the request's id and sees to it that
+/// exactly one response with that id goes out on the client's connection — unless it throws,
+/// and the dispatcher answers with the error at once.
+typealias DeferredHandler = @Sendable (RPCParams, ClientContext, RPCID) throws(RPCError) -> Void
+
 /// Decodes request lines, dispatches them to the method table, and encodes the responses
 /// (batches included). Every failure is a JSON-RPC error for that request; the connection
 /// stays usable.
@@ -12,11 +17,23 @@ struct RPCDispatcher: LineHandler {
     /// Checks of the caller that run before a method's parameters are decoded (the write
     /// methods' access check): a caller who may not write learns nothing about its parameters.
     var admission: [String: @Sendable (ClientContext) throws(RPCError) -> Void] = [:]
+    /// Methods answered later. Not allowed in a batch (whose answers go out together) nor as
+    /// a notification (which could never get its answer).
+    var deferred: [String: DeferredHandler] = [:]
     let logger: Logger
 
     func handle(line: [UInt8], client: ClientContext) -> [UInt8] {
         switch RPCMessage.decode(line) {
         case .request(let request):
+            if let handler = deferred[request.method] {
+                guard let id = request.id else { return [] }
+                do {
+                    try handler(try RPCParams(request.params), client, id)
+                    return []
+                } catch {
+                    return RPCResponse.failure(id: id, error: error).encodedLine()
+                }
+            }
             return answer(request, client: client).map { $0.encodedLine() } ?? []
         case .batch(let members):
             // Members are answered one at a time within a byte budget: a small batch of large
@@ -26,6 +43,11 @@ struct RPCDispatcher: LineHandler {
             for member in members {
                 let response: RPCResponse?
                 switch member {
+                case .request(let request) where deferred[request.method] != nil:
+                    response = request.id.map {
+                        .failure(id: $0, error: .invalidRequest("\(request.method) is answered when its work is done: "
+                                                                + "send it alone, not in a batch"))
+                    }
                 case .request(let request):
                     if bytes > ServerLimits.maxBatchResponseBytes {
                         response = request.id.map {

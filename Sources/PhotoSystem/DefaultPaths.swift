@@ -51,6 +51,17 @@ public struct DefaultPaths: Sendable {
         return PathBytes("/tmp/photod-\(uid)").appending(Self.databaseName)
     }
 
+    /// The image cache's directory when neither a flag nor `PHOTOD_CACHE` says otherwise:
+    /// systemd's `CacheDirectory=`, the user's cache directory, or `/var/cache/photod` for root.
+    public var cache: PathBytes {
+        if let explicit = environment["PHOTOD_CACHE"], !explicit.isEmpty { return PathBytes(explicit) }
+        if let dir = env("CACHE_DIRECTORY") { return PathBytes(dir) }
+        if let dir = env("XDG_CACHE_HOME") { return PathBytes(dir).appending("photod") }
+        if uid == 0 { return PathBytes("/var/cache/photod") }
+        if let home = env("HOME") { return PathBytes(home).appending(".cache/photod") }
+        return PathBytes("/tmp/photod-\(uid)").appending("cache")
+    }
+
     /// The sockets `photoctl` tries, in order: the default, then the system service's — unless
     /// `PHOTOD_SOCKET` names one, which is then the only one (never someone else's daemon).
     public var clientSockets: [PathBytes] {

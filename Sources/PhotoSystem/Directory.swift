@@ -147,3 +147,9 @@ extension Directory {
 public func setThreadName(_ name: String) {
     name.withCString { photo_set_thread_name($0) }
 }
+
+/// Lowers the calling thread's scheduling priority (its nice value, 0...19): background work
+/// that must never slow what users wait for. Cannot be undone without privilege.
+public func lowerThreadPriority(nice: Int32) {
+    _ = photo_set_thread_nice(nice)
+}

@@ -40,13 +40,18 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
     public static let notFound = RPCErrorCode(rawValue: -32004)
     /// -32005: too many clients, or a batch whose responses exceed the budget.
     public static let overloaded = RPCErrorCode(rawValue: -32005)
-    /// -32006: a valid request the daemon does not support.
+    /// -32006: a valid request the daemon does not support (an image of a video).
     public static let unsupported = RPCErrorCode(rawValue: -32006)
+    /// -32007: the request was cancelled (`images.cancel`) before it was answered.
+    public static let cancelled = RPCErrorCode(rawValue: -32007)
+    /// -32008: the asset's file could not be made into an image: damaged, unreadable, or over
+    /// the pixel limit (`data.reason`: `corrupt`, `unreadable`, `tooLarge`).
+    public static let imageFailed = RPCErrorCode(rawValue: -32008)
 
     /// Every code photod sends, in the order of the table above.
     public static let all: [RPCErrorCode] = [
         .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
-        .tokenExpired, .unavailable, .permissionDenied, .notFound, .overloaded, .unsupported,
+        .tokenExpired, .unavailable, .permissionDenied, .notFound, .overloaded, .unsupported, .cancelled, .imageFailed,
     ]
 
     /// The symbolic name (`"tokenExpired"`), or nil for a code photod does not define.
@@ -63,6 +68,8 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
         case -32004: "notFound"
         case -32005: "overloaded"
         case -32006: "unsupported"
+        case -32007: "cancelled"
+        case -32008: "imageFailed"
         default: nil
         }
     }
@@ -214,6 +221,16 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// -32006: a valid request the daemon does not support.
     public static func unsupported(_ detail: String) -> RPCError {
         RPCError(.unsupported, detail: detail)
+    }
+
+    /// -32007: cancelled before it was answered.
+    public static func cancelled(_ detail: String) -> RPCError {
+        RPCError(.cancelled, detail: detail)
+    }
+
+    /// -32008: the image could not be made; `reason` is `corrupt`, `unreadable` or `tooLarge`.
+    public static func imageFailed(_ detail: String, reason: String) -> RPCError {
+        RPCError(.imageFailed, detail: detail, extra: ["reason": .string(reason)])
     }
 }
 

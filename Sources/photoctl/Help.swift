@@ -29,6 +29,7 @@ let overview = """
       album             User albums and folders: list, create, rename, move, delete, add, remove.
       keywords          Set, add or remove a tagger's keywords on an asset.
       rescan            Compare the library (or a directory in it) with the disk now.
+      image             Render an asset at a size; print the path of the image file.
 
     Writes (favorite, hide, album, keywords, rescan) are for root, photod's user and its --write-group.
     Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
@@ -36,7 +37,7 @@ let overview = """
 
 /// The subcommands, in the order the overview lists them.
 let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "errors", "watch", "favorite", "unfavorite",
-                   "hide", "unhide", "album", "keywords", "rescan"]
+                   "hide", "unhide", "album", "keywords", "rescan", "image"]
 
 /// Subcommands whose help page another one shares.
 let helpAliases = ["unfavorite": "favorite", "unhide": "hide"]
@@ -218,6 +219,25 @@ let helps: [String: String] = [
         OPTIONS:
           PATH                A directory inside a library root (relative to the current directory).
           --json              Print photod's answer as one JSON object: {"token", "rescanned": [paths]}.
+        """,
+    "image": """
+        OVERVIEW: Render an asset at a size (from photod's image cache when it is there) and print the
+        absolute path of the image file (.jpg, or .png for images with transparency) on one line.
+
+        USAGE: photoctl image ID --size WxH [--mode fit|fill] [--fast] [--json]
+
+        OPTIONS:
+          ID                  The asset's id (see 'photoctl assets').
+          --size WxH          The target size in pixels, e.g. 512x512 (each side 1...16384).
+          --mode fit|fill     fit (default): the largest image of the asset's proportions inside WxH;
+                              fill: covers WxH and is cropped to exactly WxH. Never larger than the
+                              photo itself.
+          --fast              Accept a degraded image (the embedded EXIF thumbnail, or another cached
+                              size) when one is at hand, instead of waiting for the render.
+          --json              Print photod's answer as one JSON object: {"asset", "path", "width",
+                              "height", "format", "isDegraded"}.
+
+        Videos have no images in this version (exit 1, unsupported); so have GIF, TIFF and RAW files.
         """,
 ]
 

@@ -247,3 +247,23 @@ func folders(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     for list in lists where list["parentID"]?.isNull ?? true { show(list, depth: 0) }
 }
 
+
+/// `image ID --size WxH [--mode fit|fill] [--fast]`: `images.request`; prints the final image's
+/// path (or, with --fast, whatever photod answered first).
+func image(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json", "--fast"], values: ["--size", "--mode"], command: "image")
+    guard a.positional.count == 1 else { throw Failure(code: .usage, message: "usage: photoctl image ID --size WxH [--mode fit|fill]") }
+    guard let sizeText = a.values["--size"] else { throw Failure(code: .usage, message: "image needs --size WxH, e.g. --size 512x512") }
+    let sides = sizeText.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+    guard sides.count == 2, let w = Int(sides[0]), let h = Int(sides[1]), (1...16_384).contains(w), (1...16_384).contains(h) else {
+        throw Failure(code: .usage, message: "--size must be WxH with each side 1...16384, e.g. 512x512 (got '\(sizeText)')")
+    }
+    let mode = a.values["--mode"] ?? "fit"
+    guard mode == "fit" || mode == "fill" else { throw Failure(code: .usage, message: "--mode must be fit or fill (got '\(mode)')") }
+    let result = try call(try connect(sockets), "images.request",
+                          ["id": .string(a.positional[0]), "targetSize": .array([.int(Int64(w)), .int(Int64(h))]),
+                           "contentMode": .string(mode), "deliveryMode": .string(a.flags.contains("--fast") ? "fast" : "highQuality")])
+    if a.json { return out(result.jsonString) }
+    guard let path = result["path"]?.stringValue else { throw Failure(code: .failure, message: "images.request: no path in \(result.jsonString)") }
+    out(path)
+}

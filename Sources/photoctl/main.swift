@@ -74,6 +74,7 @@ func run(_ argv: [String]) throws(Failure) {
     case "favorite", "unfavorite", "hide", "unhide": try setFlag(command, rest, sockets: sockets)
     case "album": try album(rest, sockets: sockets)
     case "keywords": try keywords(rest, sockets: sockets)
+    case "image": try image(rest, sockets: sockets)
     default: try rescan(rest, sockets: sockets)
     }
 }

@@ -27,6 +27,7 @@ final class DaemonProcess {
         process.executableURL = TestPaths.products.appendingPathComponent("photod")
         process.arguments = libraries.flatMap { ["--library", $0.string] }
             + ["--database", self.database.string, "--socket", socket.string, "--timezone", "UTC", "--log-level", "debug"]
+            + (arguments.contains { $0.hasPrefix("--cache-dir") } ? [] : ["--cache-dir", state("cache").string])
             + arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }

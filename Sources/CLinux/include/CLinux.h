@@ -85,3 +85,7 @@ int photo_memcontains(const void *haystack, size_t haystack_length, const void *
 
 /// The offset of the first `needle` in `haystack`, or -1 (glibc's memmem).
 long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
+/// Sets the calling thread's nice value (`setpriority(PRIO_PROCESS, gettid(), nice)`: on Linux
+/// a thread's own). Raising it needs no privilege; lowering it back does. Returns 0 or -1.
+int photo_set_thread_nice(int nice);

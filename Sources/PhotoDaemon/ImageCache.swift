@@ -1,0 +1,281 @@
+import Foundation
+import PhotoImaging
+import PhotoModel
+import PhotoSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// photod's image cache: rendered images as files that clients (and a web server) read
+/// directly. Content-addressed: an image's file name says which version of which file it was
+/// made from and at what size, so a changed file can never be answered with an old image.
+///
+/// Layout: `<root>/<shard>/<asset id>/<file key>-<mode>-<W>x<H>=<w>x<h>.<jpg|png>` — `W×H` the
+/// size asked for, `w×h` the image's own; `<file key>` hashes the file's identity (device,
+/// inode, size, modification time) and the renderer's version; `<shard>` is the id's last two
+/// characters (random), so no directory grows past a few thousand entries. The embedded EXIF
+/// thumbnail is kept as `<file key>-exif=<w>x<h>.jpg`.
+///
+/// Directories are 0750 and files 0640, in the cache directory's group (systemd's
+/// `CacheDirectory=` makes it photod's; put clients in that group to read images). A size cap
+/// with least-recently-used eviction bounds the directory; a file's images are removed when
+/// the file changes (on the next request, and whenever its asset leaves the library).
+final class ImageCache: Sendable {
+    let root: PathBytes
+    /// Bytes the cache may hold; the least recently used images go beyond it.
+    let capacity: Int64
+    let logger: Logger
+
+    /// Bump when rendering changes, so that old images are not served for new requests.
+    static let rendererVersion = 1
+
+    struct Entry: Sendable {
+        var path: PathBytes
+        var bytes: Int64
+        var size: PixelSize
+        var used: UInt64
+    }
+
+    private struct State: Sendable {
+        var loaded = false
+        /// By name stem (`<asset>/<file key>-<mode>-<W>x<H>`), the entries on disk.
+        var entries: [String: Entry] = [:]
+        var total: Int64 = 0
+        var clock: UInt64 = 0
+        var evictions = 0
+    }
+
+    private let state = Mutex(State())
+
+    init(root: PathBytes, capacity: Int64, logger: Logger) {
+        self.root = root
+        self.capacity = capacity
+        self.logger = logger
+    }
+
+    /// What `library.status` shows.
+    struct Usage: Sendable {
+        var files: Int
+        var bytes: Int64
+        var evictions: Int
+    }
+
+    var usage: Usage {
+        loadIfNeeded()
+        return state.withLock { Usage(files: $0.entries.count, bytes: $0.total, evictions: $0.evictions) }
+    }
+
+    // MARK: Keys
+
+    /// The hash naming one version of a file (its identity and the renderer's version).
+    static func fileKey(_ st: FileStat) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for value in [st.device, st.inode, UInt64(bitPattern: st.size), UInt64(bitPattern: st.mtimeNanoseconds),
+                      UInt64(rendererVersion)] {
+            var v = value
+            for _ in 0..<8 {
+                h = (h ^ (v & 0xFF)) &* 0x0000_0100_0000_01B3
+                v >>= 8
+            }
+        }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func stem(asset: AssetID, fileKey: String, mode: String, target: PixelSize) -> String {
+        "\(asset.rawValue)/\(fileKey)-\(mode)-\(target.width)x\(target.height)"
+    }
+
+    static func exifStem(asset: AssetID, fileKey: String) -> String { "\(asset.rawValue)/\(fileKey)-exif" }
+
+    private func directory(of asset: String) -> PathBytes {
+        root.appending(String(asset.suffix(2))).appending(asset)
+    }
+
+    // MARK: Lookups
+
+    /// The cached image for `stem`, marked as just used.
+    func lookup(_ stem: String) -> Entry? {
+        loadIfNeeded()
+        let hit = state.withLock { s -> Entry? in
+            guard var e = s.entries[stem] else { return nil }
+            s.clock += 1
+            e.used = s.clock
+            s.entries[stem] = e
+            return e
+        }
+        guard let hit else { return nil }
+        guard access(hit.path.string, R_OK) == 0 else {
+            // Removed behind photod's back (a cleaner, `rm`): forget it.
+            forget(stem)
+            return nil
+        }
+        // The file's time carries the order across restarts.
+        _ = utimensat(AT_FDCWD, hit.path.string, nil, 0)
+        return hit
+    }
+
+    /// The cached images of one version of an asset's file (any size and mode, the EXIF
+    /// thumbnail included): what a degraded answer can be made of.
+    func variants(asset: AssetID, fileKey: String) -> [Entry] {
+        loadIfNeeded()
+        let prefix = "\(asset.rawValue)/\(fileKey)-"
+        return state.withLock { s in s.entries.filter { $0.key.hasPrefix(prefix) }.map(\.value) }
+    }
+
+    // MARK: Writing
+
+    /// Writes an image under `stem` (atomically: a reader sees the whole file or none),
+    /// removes the asset's images of other file versions, and evicts beyond the cap.
+    func store(_ image: EncodedImage, stem: String) throws -> Entry {
+        loadIfNeeded()
+        let slash = stem.firstIndex(of: "/")!
+        let asset = String(stem[..<slash])
+        let name = String(stem[stem.index(after: slash)...])
+        let dir = directory(of: asset)
+        try Directory.makePath(dir, mode: 0o750)
+        let file = dir.appending("\(name)=\(image.size.width)x\(image.size.height).\(image.fileExtension)")
+        let temporary = dir.appending(".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        try Self.write(image.bytes, to: file, temporary: temporary)
+        let fileKey = String(name.prefix(16))
+        let (stale, evicted) = state.withLock { s -> ([Entry], [Entry]) in
+            s.clock += 1
+            if let old = s.entries[stem] { s.total -= old.bytes }
+            let entry = Entry(path: file, bytes: Int64(image.bytes.count), size: image.size, used: s.clock)
+            s.entries[stem] = entry
+            s.total += entry.bytes
+            // Images of an older version of the file: never served again.
+            let others = s.entries.filter { $0.key.hasPrefix(asset + "/") && !$0.key.hasPrefix("\(asset)/\(fileKey)-") }
+            for (key, e) in others {
+                s.entries[key] = nil
+                s.total -= e.bytes
+            }
+            var evicted: [Entry] = []
+            if s.total > capacity {
+                for (key, e) in s.entries.sorted(by: { $0.value.used < $1.value.used }) where key != stem {
+                    s.entries[key] = nil
+                    s.total -= e.bytes
+                    evicted.append(e)
+                    if s.total <= capacity { break }
+                }
+                s.evictions += evicted.count
+            }
+            return (Array(others.values), evicted)
+        }
+        for e in stale + evicted { unlink(e.path.string) }
+        return state.withLock { $0.entries[stem]! }
+    }
+
+    /// Whether any image of the asset is cached.
+    func hasImages(of asset: AssetID) -> Bool {
+        loadIfNeeded()
+        let prefix = asset.rawValue + "/"
+        return state.withLock { s in s.entries.keys.contains { $0.hasPrefix(prefix) } }
+    }
+
+    /// Removes the images of an asset (it left the library), or those of other versions of its
+    /// file than `keep` (it changed).
+    func remove(asset: AssetID, except keep: String? = nil) {
+        guard state.withLock({ $0.loaded }) else { return }
+        let prefix = asset.rawValue + "/"
+        let kept = keep.map { prefix + $0 + "-" }
+        let gone = state.withLock { s -> [Entry] in
+            let matching = s.entries.filter { $0.key.hasPrefix(prefix) && !(kept.map($0.key.hasPrefix) ?? false) }
+            for (key, e) in matching {
+                s.entries[key] = nil
+                s.total -= e.bytes
+            }
+            return Array(matching.values)
+        }
+        for e in gone { unlink(e.path.string) }
+        if !gone.isEmpty, keep == nil { rmdir(directory(of: asset.rawValue).string) }
+    }
+
+    /// Writes a file whole under a temporary name, then renames it into place: a reader sees
+    /// all of it or nothing. Not synced — a cache is not worth an `fsync` per image; a file a
+    /// power cut left empty is dropped when the cache is loaded.
+    static func write(_ bytes: [UInt8], to path: PathBytes, temporary: PathBytes) throws(SystemError) {
+        let fd = try temporary.withCString { p throws(SystemError) in
+            try syscall("open", context: temporary.string) { open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+        }
+        var isOpen = true
+        do throws(SystemError) {
+            _ = try syscall("fchmod", context: temporary.string) { fchmod(fd, 0o640) }  // whatever the umask
+            var offset = 0
+            while offset < bytes.count {
+                let n = try syscall("write", context: temporary.string) {
+                    bytes.withUnsafeBytes { b in Glibc.write(fd, b.baseAddress! + offset, b.count - offset) }
+                }
+                offset += n
+            }
+            isOpen = false
+            _ = try syscall("close", context: temporary.string) { close(fd) }
+            _ = try syscall("rename", context: path.string) { rename(temporary.string, path.string) }
+        } catch {
+            if isOpen { _ = close(fd) }
+            unlink(temporary.string)
+            throw error
+        }
+    }
+
+    private func forget(_ stem: String) {
+        state.withLock { s in
+            if let e = s.entries.removeValue(forKey: stem) { s.total -= e.bytes }
+        }
+    }
+
+    // MARK: Loading
+
+    /// Reads what is on disk, once (the first request): names, sizes, and the order of use
+    /// from the files' times. Leftover temporary files are removed.
+    private func loadIfNeeded() {
+        guard !state.withLock({ $0.loaded }) else { return }
+        var found: [(String, Entry, Int64)] = []
+        if let shards = try? Directory(path: root).entries() {
+            for shard in shards where shard.kind == .directory && shard.name.first != UInt8(ascii: ".") {
+                let shardPath = root.appending(shard.name)
+                for asset in (try? Directory(path: shardPath).entries()) ?? [] where asset.kind == .directory {
+                    let assetPath = shardPath.appending(asset.name)
+                    let assetName = String(decoding: asset.name, as: UTF8.self)
+                    for file in (try? Directory(path: assetPath).entries()) ?? [] {
+                        let path = assetPath.appending(file.name)
+                        let name = String(decoding: file.name, as: UTF8.self)
+                        if name.hasPrefix(".") {
+                            if name.hasSuffix(".tmp") { unlink(path.string) }
+                            continue
+                        }
+                        guard let parsed = Self.parse(name), let st = try? FileStat.of(path), st.isRegularFile else { continue }
+                        if st.size == 0 {
+                            unlink(path.string)
+                            continue
+                        }
+                        found.append(("\(assetName)/\(parsed.stem)",
+                                      Entry(path: path, bytes: st.size, size: parsed.size, used: 0), st.mtimeNanoseconds))
+                    }
+                }
+            }
+        }
+        found.sort { $0.2 < $1.2 }
+        state.withLock { s in
+            guard !s.loaded else { return }
+            for (stem, entry, _) in found {
+                s.clock += 1
+                var e = entry
+                e.used = s.clock
+                s.entries[stem] = e
+                s.total += e.bytes
+            }
+            s.loaded = true
+        }
+        if !found.isEmpty { logger.debug("image cache: \(found.count) images on disk in '\(root)'") }
+    }
+
+    /// `<stem>=<w>x<h>.<ext>` → the stem and the image's size.
+    static func parse(_ name: String) -> (stem: String, size: PixelSize)? {
+        guard let eq = name.lastIndex(of: "="), let dot = name.lastIndex(of: "."), eq < dot else { return nil }
+        let dims = name[name.index(after: eq)..<dot].split(separator: "x")
+        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]) else { return nil }
+        return (String(name[..<eq]), PixelSize(width: w, height: h))
+    }
+}

@@ -1,0 +1,471 @@
+import Foundation
+import PhotoImaging
+import PhotoModel
+import PhotoStore
+import PhotoSystem
+import PhotoWire
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Image requests (PhotoKit's image manager for Linux): renders an asset at a size into the
+/// cache and answers with the file's path — a degraded image first when one is at hand.
+///
+/// Requests never run on the sort queue: `workers` threads render what clients wait for, one
+/// more thread at the lowest priority pre-renders what `images.startCaching` asked for. Both
+/// run at a lower priority than indexing. One render per image: every request for the same
+/// file version, size and mode waits on the same job. Answers go through each client's
+/// connection, in order: a degraded notification is never sent after its final answer.
+final class ImageService: Sendable {
+    struct Options: Sendable {
+        var cacheDirectory: PathBytes
+        /// Bytes of images the cache keeps (least recently used go first).
+        var cacheBytes: Int64 = 1 << 30
+        /// Images whose header claims more pixels are refused (`imageFailed`, `tooLarge`).
+        var pixelLimit = 100_000_000
+        /// Threads rendering requested images.
+        var workers = 2
+        var jpegQuality = 85
+
+        init(cacheDirectory: PathBytes) { self.cacheDirectory = cacheDirectory }
+    }
+
+    enum Delivery: String, CaseIterable, Sendable {
+        /// A degraded image first (a notification), when there is one, then the final one.
+        case opportunistic
+        /// Only the final image.
+        case highQuality
+        /// One answer as soon as possible: a degraded image if one is at hand, else the final.
+        case fast
+    }
+
+    /// The largest side a request may ask for.
+    static let maxSide = 16_384
+    /// Requests one client may have waiting at once.
+    static let maxPendingPerClient = 256
+    /// Images waiting to be pre-rendered, over all clients.
+    static let maxCachingJobs = 100_000
+    /// Assets per `images.startCaching` or `images.stopCaching`.
+    static let maxCachingIDs = 10_000
+
+    /// What is rendered: one version of one file, at one size and mode.
+    struct Target: Sendable {
+        var asset: AssetID
+        var path: PathBytes
+        var fileKey: String
+        var size: PixelSize
+        var mode: ContentMode
+        var orientation: Orientation
+        var stem: String
+    }
+
+    private struct WaiterKey: Hashable {
+        var client: Int
+        var id: RPCID
+    }
+
+    private struct Job {
+        var target: Target
+        var waiters: [WaiterKey] = []
+        /// Clients that asked for it with `images.startCaching`.
+        var cachers: Set<Int> = []
+        var started = false
+        var queued: Bool  // in `queue` (false: in `idleQueue`)
+    }
+
+    private struct State {
+        var jobs: [String: Job] = [:]
+        var queue: [String] = []
+        var idleQueue: [String] = []
+        /// Each waiting request's job, and whether a degraded image went out for it.
+        var waiting: [WaiterKey: (stem: String, degradedSent: Bool)] = [:]
+        var perClient: [Int: Int] = [:]
+        var stopping = false
+        var stats = Stats()
+    }
+
+    /// Counters for `library.status`.
+    struct Stats: Sendable {
+        var requests = 0
+        var cacheHits = 0
+        var rendered = 0
+        var degraded = 0
+        var failed = 0
+        var cancelled = 0
+        var shared = 0
+        var preRendered = 0
+    }
+
+    let database: Database
+    let cache: ImageCache
+    let renderer: ImageRenderer
+    let options: Options
+    let logger: Logger
+    private let state = Mutex(State())
+    private let work = DispatchSemaphore(value: 0)
+    private let idleWork = DispatchSemaphore(value: 0)
+    private let degradedQueue = DispatchQueue(label: "photod.images.degraded")
+    private let maintenance = DispatchQueue(label: "photod.images.maintenance", qos: .utility)
+    private let connections = Mutex<Callback<Int, ClientConnection?>?>(nil)
+
+    init(database: Database, options: Options, logger: Logger) {
+        self.database = database
+        self.options = options
+        self.logger = logger
+        cache = ImageCache(root: options.cacheDirectory, capacity: options.cacheBytes, logger: logger)
+        renderer = ImageRenderer(pixelLimit: options.pixelLimit)
+        for i in 0..<max(1, options.workers) {
+            let t = Thread { [self] in
+                setThreadName("photod-image-\(i)")
+                lowerThreadPriority(nice: 5)
+                while let stem = next(idle: false) { render(stem) }
+            }
+            t.name = "photod-image-\(i)"
+            t.start()
+        }
+        let idle = Thread { [self] in
+            setThreadName("photod-precache")
+            lowerThreadPriority(nice: 19)
+            while let stem = next(idle: true) { render(stem) }
+        }
+        idle.name = "photod-precache"
+        idle.start()
+    }
+
+    /// Where the service finds connections (the socket server, once it exists).
+    func attach(_ lookup: @escaping @Sendable (Int) -> ClientConnection?) {
+        connections.withLock { $0 = Callback(lookup) }
+    }
+
+    private func connection(_ id: Int) -> ClientConnection? { connections.withLock { $0 }?(id) }
+
+    var stats: Stats { state.withLock { $0.stats } }
+
+    /// Ends the worker threads (after the job each is on).
+    func stop() {
+        state.withLock { $0.stopping = true }
+        for _ in 0..<max(1, options.workers) { work.signal() }
+        idleWork.signal()
+    }
+
+    // MARK: Requests
+
+    /// `images.request`: answers at once from the cache, or queues a render and answers when
+    /// it is done (with a degraded image first, for `opportunistic`). Runs on the client's
+    /// queue; every answer is sent through `send`, which the caller must not call again.
+    func request(asset id: AssetID, target size: PixelSize, mode: ContentMode, delivery: Delivery, client: Int,
+                 requestID: RPCID) throws(RPCError) {
+        let target = try resolve(id, size: size, mode: mode)
+        state.withLock { $0.stats.requests += 1 }
+        if let hit = cache.lookup(target.stem) {
+            state.withLock { $0.stats.cacheHits += 1 }
+            reply(client, requestID, .success(Self.result(hit, target: target, degraded: false)))
+            return
+        }
+        if delivery == .fast, let degraded = degradedImage(for: target) {
+            state.withLock { $0.stats.degraded += 1 }
+            reply(client, requestID, .success(Self.result(degraded, target: target, degraded: true)))
+            return
+        }
+        let key = WaiterKey(client: client, id: requestID)
+        try state.withLock { s throws(RPCError) in
+            guard s.waiting[key] == nil else {
+                throw .invalidRequest("request id \(requestID) is already waiting for an image on this connection")
+            }
+            guard s.perClient[client, default: 0] < Self.maxPendingPerClient else {
+                throw .overloaded("\(Self.maxPendingPerClient) image requests of this connection are waiting; "
+                                  + "cancel some or wait for their answers")
+            }
+            s.perClient[client, default: 0] += 1
+            s.waiting[key] = (target.stem, false)
+            if var job = s.jobs[target.stem] {
+                job.waiters.append(key)
+                s.stats.shared += 1
+                if !job.queued && !job.started {
+                    // Pre-caching had it at idle priority: someone waits for it now.
+                    s.idleQueue.removeAll { $0 == target.stem }
+                    s.queue.append(target.stem)
+                    job.queued = true
+                    work.signal()
+                }
+                s.jobs[target.stem] = job
+            } else {
+                s.jobs[target.stem] = Job(target: target, waiters: [key], queued: true)
+                s.queue.append(target.stem)
+                work.signal()
+            }
+        }
+        if delivery == .opportunistic {
+            degradedQueue.async { [self] in sendDegraded(for: target, to: key) }
+        }
+    }
+
+    /// `images.cancel`: the waiting request gets `cancelled` (before this call's own answer);
+    /// false if it was not waiting (answered already, or never sent). A render nobody else
+    /// waits for is dropped if it has not started.
+    func cancel(client: Int, requestID: RPCID) -> Bool {
+        let key = WaiterKey(client: client, id: requestID)
+        let found = state.withLock { s -> Bool in
+            guard let (stem, _) = s.waiting.removeValue(forKey: key) else { return false }
+            s.perClient[client, default: 1] -= 1
+            s.stats.cancelled += 1
+            if var job = s.jobs[stem] {
+                job.waiters.removeAll { $0 == key }
+                s.jobs[stem] = job
+                dropIfUnwanted(stem, &s)
+            }
+            return true
+        }
+        guard found else { return false }
+        // On the client's queue already (this runs in its request): the answer goes out now,
+        // before `images.cancel`'s own.
+        connection(client)?.enqueue(RPCResponse.failure(id: requestID, error: .cancelled("request \(requestID) was cancelled"))
+            .encodedLine())
+        return true
+    }
+
+    /// The client disconnected: its requests and its pre-caching end.
+    func disconnected(client: Int) {
+        state.withLock { s in
+            for (key, value) in s.waiting where key.client == client {
+                s.waiting[key] = nil
+                if var job = s.jobs[value.stem] {
+                    job.waiters.removeAll { $0.client == client }
+                    s.jobs[value.stem] = job
+                }
+            }
+            s.perClient[client] = nil
+            for (stem, var job) in s.jobs where job.cachers.contains(client) {
+                job.cachers.remove(client)
+                s.jobs[stem] = job
+            }
+            for stem in Array(s.jobs.keys) { dropIfUnwanted(stem, &s) }
+        }
+    }
+
+    /// Assets changed or left the library (a commit's change set; called on the sort queue,
+    /// so the work is done elsewhere): images of a file version that is gone are removed —
+    /// all of them for an asset that was purged or moved to Recently Deleted.
+    func assetsChanged(updated: [String], deleted: [String]) {
+        maintenance.async { [self] in
+            for text in deleted {
+                if let id = AssetID(rawValue: text) { cache.remove(asset: id) }
+            }
+            for text in updated {
+                guard let id = AssetID(rawValue: text), cache.hasImages(of: id) else { continue }
+                let path = (try? database.read { try $0.asset(id: id) })??.path
+                let current = path.flatMap { try? FileStat.of($0) }.map(ImageCache.fileKey)
+                cache.remove(asset: id, except: current)
+            }
+        }
+    }
+
+    // MARK: Pre-caching
+
+    /// `images.startCaching`: queues renders at idle priority; returns how many were queued,
+    /// how many were in the cache already, and the ids skipped (unknown, videos, unreadable).
+    func startCaching(_ ids: [AssetID], size: PixelSize, mode: ContentMode, client: Int) throws(RPCError)
+        -> (queued: Int, cached: Int, skipped: [String]) {
+        var queued = 0
+        var cached = 0
+        var skipped: [String] = []
+        for id in ids {
+            guard let target = try? resolve(id, size: size, mode: mode) else {
+                skipped.append(id.rawValue)
+                continue
+            }
+            if cache.lookup(target.stem) != nil {
+                cached += 1
+                continue
+            }
+            try state.withLock { s throws(RPCError) in
+                if var job = s.jobs[target.stem] {
+                    job.cachers.insert(client)
+                    s.jobs[target.stem] = job
+                } else {
+                    guard s.idleQueue.count < Self.maxCachingJobs else {
+                        throw .overloaded("\(Self.maxCachingJobs) images are waiting to be pre-rendered; stop some first")
+                    }
+                    s.jobs[target.stem] = Job(target: target, cachers: [client], queued: false)
+                    s.idleQueue.append(target.stem)
+                    idleWork.signal()
+                }
+            }
+            queued += 1
+        }
+        return (queued, cached, skipped)
+    }
+
+    /// `images.stopCaching`: this client's pre-caching of these assets (all when `ids` is nil)
+    /// at this size and mode (any when nil) stops; returns how many renders were dropped or
+    /// released. A render someone waits for goes on.
+    func stopCaching(_ ids: [AssetID]?, size: PixelSize?, mode: ContentMode?, client: Int) -> Int {
+        let wanted = ids.map { Set($0.map(\.rawValue)) }
+        return state.withLock { s in
+            var stopped = 0
+            for (stem, var job) in s.jobs where job.cachers.contains(client) {
+                if let wanted, !wanted.contains(job.target.asset.rawValue) { continue }
+                if let size, job.target.size != size { continue }
+                if let mode, job.target.mode != mode { continue }
+                job.cachers.remove(client)
+                s.jobs[stem] = job
+                stopped += 1
+                dropIfUnwanted(stem, &s)
+            }
+            return stopped
+        }
+    }
+
+    // MARK: Work
+
+    /// Removes a job nobody wants any more, unless it is running (its result is cached anyway).
+    private func dropIfUnwanted(_ stem: String, _ s: inout State) {
+        guard let job = s.jobs[stem], job.waiters.isEmpty, job.cachers.isEmpty, !job.started else { return }
+        s.jobs[stem] = nil
+        if job.queued { s.queue.removeAll { $0 == stem } } else { s.idleQueue.removeAll { $0 == stem } }
+    }
+
+    /// The next job for a worker (nil: stop). The idle thread takes only pre-caching jobs.
+    private func next(idle: Bool) -> String? {
+        while true {
+            (idle ? idleWork : work).wait()
+            let taken = state.withLock { s -> String?? in
+                if s.stopping { return .some(nil) }
+                while true {
+                    guard let stem = idle ? s.idleQueue.first : s.queue.first else { return .none }
+                    if idle { s.idleQueue.removeFirst() } else { s.queue.removeFirst() }
+                    guard var job = s.jobs[stem], !job.started else { continue }
+                    job.started = true
+                    s.jobs[stem] = job
+                    return .some(stem)
+                }
+            }
+            if let taken { return taken }
+        }
+    }
+
+    private func render(_ stem: String) {
+        guard let target = state.withLock({ $0.jobs[stem]?.target }) else { return }
+        let outcome: Result<ImageCache.Entry, RPCError>
+        do {
+            let image = try renderer.render(path: target.path, targetSize: target.size, contentMode: target.mode,
+                                            orientation: target.orientation)
+            let encoded = try image.encoded(jpegQuality: options.jpegQuality)
+            do {
+                outcome = .success(try cache.store(encoded, stem: stem))
+            } catch {
+                logger.error("cannot write to the image cache '\(cache.root)': \(error)")
+                outcome = .failure(.unavailable("cannot write to the image cache '\(cache.root)': \(error)"))
+            }
+        } catch {
+            outcome = .failure(Self.rpcError(error, target: target))
+        }
+        let waiters = state.withLock { s -> [WaiterKey] in
+            let job = s.jobs.removeValue(forKey: stem)
+            let waiters = job?.waiters ?? []
+            for key in waiters {
+                s.waiting[key] = nil
+                s.perClient[key.client, default: 1] -= 1
+            }
+            switch outcome {
+            case .success: s.stats.rendered += 1
+            case .failure: s.stats.failed += 1
+            }
+            if let job, waiters.isEmpty, !job.cachers.isEmpty { s.stats.preRendered += 1 }
+            // Sent while the lock is held: a degraded answer racing this one sees it gone.
+            for key in waiters {
+                reply(key.client, key.id, outcome.map { Self.result($0, target: target, degraded: false) })
+            }
+            return waiters
+        }
+        if case .failure(let e) = outcome, !waiters.isEmpty {
+            logger.debug("image of \(target.asset) at \(target.size) failed: \(e.detail ?? e.message)")
+        }
+    }
+
+    /// Sends a degraded image for a waiting request, if one is at hand and the final answer
+    /// has not gone out yet.
+    private func sendDegraded(for target: Target, to key: WaiterKey) {
+        guard state.withLock({ $0.waiting[key] != nil }) else { return }
+        guard let degraded = degradedImage(for: target) else { return }
+        state.withLock { s in
+            guard let waiting = s.waiting[key], !waiting.degradedSent else { return }
+            s.waiting[key] = (waiting.stem, true)
+            s.stats.degraded += 1
+            var params = Self.result(degraded, target: target, degraded: true)
+            params.append("requestID", key.id.json)
+            let line = RPCNotification(method: "images.degraded", params: .object(params)).encodedLine()
+            if let c = connection(key.client) { c.perform { c.enqueue(line) } }
+        }
+    }
+
+    /// A quickly available image of the same file version: the cached one closest in size,
+    /// else the thumbnail embedded in the EXIF block (extracted without decoding the photo).
+    private func degradedImage(for target: Target) -> ImageCache.Entry? {
+        let variants = cache.variants(asset: target.asset, fileKey: target.fileKey)
+        let want = target.size.pixelCount
+        if let best = variants.min(by: { abs($0.size.pixelCount - want) < abs($1.size.pixelCount - want) }) {
+            return best
+        }
+        guard let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation),
+              let encoded = try? thumbnail.encodedForCache(quality: options.jpegQuality) else { return nil }
+        return try? cache.store(encoded, stem: ImageCache.exifStem(asset: target.asset, fileKey: target.fileKey))
+    }
+
+    // MARK: Helpers
+
+    /// Looks the asset up and names what is to be rendered (its file as it is now).
+    private func resolve(_ id: AssetID, size: PixelSize, mode: ContentMode) throws(RPCError) -> Target {
+        let asset: Asset?
+        do {
+            asset = try database.read { try $0.asset(id: id) }
+        } catch {
+            throw .internalError("cannot read the index: \(error)")
+        }
+        guard let asset else { throw .notFound("no asset \(id)", extra: ["id": .string(id.rawValue)]) }
+        if asset.mediaType == .video {
+            throw .unsupported("asset \(id) is a video: photod makes no images of videos (no video decoder; see docs/PROTOCOL.md)")
+        }
+        let st: FileStat
+        do {
+            st = try FileStat.of(asset.path)
+        } catch {
+            throw .imageFailed("cannot read the file of asset \(id) ('\(asset.path)'): \(error.message)", reason: "unreadable")
+        }
+        let fileKey = ImageCache.fileKey(st)
+        return Target(asset: id, path: asset.path, fileKey: fileKey, size: size, mode: mode,
+                      orientation: Orientation(exif: asset.orientation),
+                      stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size))
+    }
+
+    static func rpcError(_ error: ImageError, target: Target) -> RPCError {
+        let what = "asset \(target.asset) ('\(target.path)')"
+        switch error {
+        case .unsupported: return .unsupported("\(what): \(error)")
+        case .invalidRequest(let detail): return .invalidParams(detail)
+        default: return .imageFailed("\(what): \(error)", reason: error.code)
+        }
+    }
+
+    static func result(_ entry: ImageCache.Entry, target: Target, degraded: Bool) -> JSONObject {
+        [
+            "asset": .string(target.asset.rawValue),
+            "path": .string(entry.path.string),
+            "width": .int(Int64(entry.size.width)),
+            "height": .int(Int64(entry.size.height)),
+            "format": .string(entry.path.string.hasSuffix(".png") ? "png" : "jpeg"),
+            "isDegraded": .bool(degraded),
+        ]
+    }
+
+    /// Sends a response through the client's connection, after what is queued there.
+    private func reply(_ client: Int, _ id: RPCID, _ result: Result<JSONObject, RPCError>) {
+        guard let c = connection(client) else { return }
+        let line = switch result {
+        case .success(let object): RPCResponse.success(id: id, result: .object(object)).encodedLine()
+        case .failure(let error): RPCResponse.failure(id: id, error: error).encodedLine()
+        }
+        c.perform { c.enqueue(line) }
+    }
+}

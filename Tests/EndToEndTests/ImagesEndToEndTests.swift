@@ -1,0 +1,356 @@
+import Foundation
+import PhotoClient
+import PhotoImaging
+import PhotoModel
+import PhotoSystem
+import PhotoTesting
+import PhotoWire
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Image requests against a real daemon: renders land in the cache and come back by path,
+/// degraded first, shared, cancelled, pre-cached, invalidated and evicted.
+@Suite("Images, end to end", .serialized)
+struct ImagesEndToEndTests {
+    /// Four quadrants (red, green / blue, white), so that a turn or a mirror shows.
+    static func pattern(width: Int, height: Int) -> RenderedImage {
+        var p = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let rgb: [UInt8] = switch (x < width / 2, y < height / 2) {
+                case (true, true): [220, 30, 30]
+                case (false, true): [30, 200, 40]
+                case (true, false): [30, 40, 210]
+                case (false, false): [240, 240, 240]
+                }
+                p.replaceSubrange((y * width + x) * 3..<(y * width + x) * 3 + 3, with: rgb)
+            }
+        }
+        return RenderedImage(size: PixelSize(width: width, height: height), channels: 3, pixels: p)
+    }
+
+    /// A JPEG of the pattern with an EXIF block: the orientation and a 160×107 thumbnail.
+    static func photo(width: Int, height: Int, orientation: Int) throws -> [UInt8] {
+        let main = try pattern(width: width, height: height).encodeJPEG(quality: 90).bytes
+        let thumb = try pattern(width: 160, height: 107).encodeJPEG(quality: 80).bytes
+        var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0]
+        func u16(_ v: Int) { tiff += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func u32(_ v: Int) { tiff += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
+        u16(1)
+        u16(0x0112); u16(3); u32(1); u16(orientation); u16(0)
+        u32(26)  // IFD1
+        u16(2)
+        u16(0x0201); u16(4); u32(1); u32(26 + 2 + 24 + 4)
+        u16(0x0202); u16(4); u32(1); u32(thumb.count)
+        u32(0)
+        tiff += thumb
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        return [0xFF, 0xD8, 0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload + main[2...]
+    }
+
+    /// A library of photos, a video, a damaged JPEG and one that claims 50,000 × 50,000 pixels.
+    static func library(_ lib: TemporaryDirectory, photos: Int = 3) throws {
+        for i in 0..<photos { try lib.write("photos/p\(i).jpg", try photo(width: 1200, height: 800, orientation: 6)) }
+        try lib.write("video/clip.mp4", MP4Fixture(width: 640, height: 360).bytes())
+        try lib.write("broken/cut.jpg", Array(try photo(width: 1200, height: 800, orientation: 1).prefix(1500)))
+        try lib.write("broken/huge.jpg", JPEGFixture(width: 50_000, height: 50_000).bytes())
+    }
+
+    static func asset(_ daemon: DaemonProcess, named name: String) throws -> String {
+        let all = try daemon.allAssets()
+        let match = all.first { $0["path"]?.stringValue?.hasSuffix("/" + name) == true }
+        return try #require(match?["id"]?.stringValue, "no asset \(name) in \(all.count)")
+    }
+
+    static func request(_ c: RawClient, id: Int, asset: String, size: [Int], mode: String = "fit",
+                        delivery: String = "highQuality") throws {
+        try c.send(#"{"jsonrpc":"2.0","id":\#(id),"method":"images.request","params":{"id":"\#(asset)","targetSize":[\#(size[0]),\#(size[1])],"contentMode":"\#(mode)","deliveryMode":"\#(delivery)"}}"# + "\n")
+    }
+
+    /// Reads lines until the response to `id`; returns the notifications before it too.
+    static func answer(_ c: RawClient, id: Int) throws -> (response: JSONValue, before: [JSONValue]) {
+        var before: [JSONValue] = []
+        while true {
+            let line = try c.readLine()
+            if line["id"]?.intValue == id { return (line, before) }
+            before.append(line)
+        }
+    }
+
+    /// The image file's size and its mean colour in the middle of each quadrant.
+    static func inspect(_ path: String) throws -> (size: PixelSize, quadrants: [[Int]]) {
+        let image = try ImageRenderer().render(path: PathBytes(path), targetSize: PixelSize(width: 4096, height: 4096),
+                                               contentMode: .fit)
+        let (w, h) = (image.size.width, image.size.height)
+        let quadrants = [(w / 4, h / 4), (3 * w / 4, h / 4), (w / 4, 3 * h / 4), (3 * w / 4, 3 * h / 4)].map { x, y in
+            image.pixel(x: x, y: y).prefix(3).map(Int.init)
+        }
+        return (image.size, quadrants)
+    }
+
+    static func near(_ a: [Int], _ b: [Int]) -> Bool { zip(a, b).allSatisfy { abs($0 - $1) < 40 } }
+
+    @Test("A render lands in the cache, turned upright; degraded first for opportunistic; a second request is a hit; fill is exact")
+    func renderAndCache() throws {
+        let lib = try TemporaryDirectory("img-lib")
+        let state = try TemporaryDirectory("img")
+        defer { lib.remove(); state.remove() }
+        try Self.library(lib)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let id = try Self.asset(daemon, named: "p0.jpg")
+        let c = try RawClient(daemon.socket)
+
+        // Opportunistic: the EXIF thumbnail as `images.degraded`, then the render.
+        try Self.request(c, id: 1, asset: id, size: [256, 256], delivery: "opportunistic")
+        let (first, before) = try Self.answer(c, id: 1)
+        let result = try #require(first["result"], "\(first)")
+        let degraded = try #require(before.first { $0["method"]?.stringValue == "images.degraded" }, "no degraded image before the final one")
+        #expect(degraded["params"]?["requestID"]?.intValue == 1)
+        #expect(degraded["params"]?["isDegraded"]?.boolValue == true)
+        #expect(degraded["params"]?["width"]?.intValue == 107)  // the 160×107 thumbnail, turned
+        #expect(result["isDegraded"]?.boolValue == false)
+        let path = try #require(result["path"]?.stringValue)
+        #expect(path.hasPrefix(state("cache").string + "/"))
+        #expect(path.hasSuffix(".jpg"))
+        // 1200×800 stored, orientation 6: shown 800×1200, fit in 256×256 → 171×256 (±1).
+        let (size, quadrants) = try Self.inspect(path)
+        #expect(abs(size.width - 171) <= 1 && size.height == 256, "\(size)")
+        #expect(result["width"]?.intValue == size.width && result["height"]?.intValue == size.height)
+        // Turned 90° clockwise: blue, red / white, green.
+        #expect(Self.near(quadrants[0], [30, 40, 210]) && Self.near(quadrants[1], [220, 30, 30]), "\(quadrants)")
+        #expect(Self.near(quadrants[2], [240, 240, 240]) && Self.near(quadrants[3], [30, 200, 40]), "\(quadrants)")
+
+        // The same request again: the same file, from the cache.
+        try Self.request(c, id: 2, asset: id, size: [256, 256])
+        #expect(try Self.answer(c, id: 2).response["result"]?["path"]?.stringValue == path)
+        let images = try daemon.call("library.status")["images"]
+        #expect(images?["cacheHits"]?.intValue == 1)
+        #expect(images?["rendered"]?.intValue == 1)
+
+        // Fill: exactly the target size.
+        try Self.request(c, id: 3, asset: id, size: [200, 120], mode: "fill")
+        let fill = try #require(try Self.answer(c, id: 3).response["result"])
+        #expect(try Self.inspect(fill["path"]!.stringValue!).size == PixelSize(width: 200, height: 120))
+
+        // Fast, at a size not cached yet: a cached stand-in at once.
+        try Self.request(c, id: 4, asset: id, size: [300, 300], delivery: "fast")
+        #expect(try Self.answer(c, id: 4).response["result"]?["isDegraded"]?.boolValue == true)
+
+        // Never larger than the photo itself.
+        try Self.request(c, id: 5, asset: id, size: [4000, 4000])
+        let big = try #require(try Self.answer(c, id: 5).response["result"])
+        #expect(big["width"]?.intValue == 800 && big["height"]?.intValue == 1200, "\(big)")
+
+        // Through the client library and photoctl.
+        let library = PhotoLibrary(socket: daemon.socket)
+        var stand: PhotoImage?
+        let image = try library.requestImage(for: id, width: 64, height: 64, deliveryMode: .opportunistic) { stand = $0 }
+        #expect(stand?.isDegraded == true)
+        #expect(image.width == 43 || image.width == 42)
+        let cli = try run("photoctl", ["--socket", daemon.socket.string, "image", id, "--size", "256x256"])
+        #expect(cli.status == 0)
+        #expect(cli.stdout == path + "\n")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("Videos are unsupported, damaged files and over-limit images fail with a reason, bad requests are invalid; nothing crashes")
+    func errors() throws {
+        let lib = try TemporaryDirectory("img-err-lib")
+        let state = try TemporaryDirectory("img-err")
+        defer { lib.remove(); state.remove() }
+        try Self.library(lib, photos: 1)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let c = try RawClient(daemon.socket)
+        func error(_ asset: String, _ n: Int) throws -> JSONValue {
+            try Self.request(c, id: n, asset: asset, size: [256, 256])
+            return try #require(try Self.answer(c, id: n).response["error"])
+        }
+        let video = try error(try Self.asset(daemon, named: "clip.mp4"), 1)
+        #expect(video["code"]?.intValue == -32006)
+        let cut = try error(try Self.asset(daemon, named: "cut.jpg"), 2)
+        #expect(cut["code"]?.intValue == -32008)
+        #expect(cut["data"]?["reason"]?.stringValue == "corrupt", "\(cut)")
+        // huge.jpg has no image data at all: the claim alone is refused.
+        let huge = try error(try Self.asset(daemon, named: "huge.jpg"), 3)
+        #expect(huge["code"]?.intValue == -32008)
+        #expect(huge["data"]?["reason"]?.stringValue == "tooLarge", "\(huge)")
+        #expect(try error("a_aaaaaaaaaaaaaaaaaaaa", 4)["code"]?.intValue == -32004)
+        #expect(try error("nope", 5)["code"]?.intValue == -32602)
+
+        let photo = try Self.asset(daemon, named: "p0.jpg")
+        try c.send(#"{"jsonrpc":"2.0","id":6,"method":"images.request","params":{"id":"\#(photo)","targetSize":[0,10]}}"# + "\n")
+        #expect(try Self.answer(c, id: 6).response["error"]?["data"]?["param"]?.stringValue == "targetSize")
+        try c.send(#"{"jsonrpc":"2.0","id":7,"method":"images.request","params":{"id":"\#(photo)","targetSize":[10,10],"contentMode":"stretch"}}"# + "\n")
+        #expect(try Self.answer(c, id: 7).response["error"]?["code"]?.intValue == -32602)
+        // In a batch: refused (its answer would hold up the batch's).
+        try c.send(#"[{"jsonrpc":"2.0","id":8,"method":"images.request","params":{"id":"\#(photo)","targetSize":[10,10]}},{"jsonrpc":"2.0","id":9,"method":"rpc.hello"}]"# + "\n")
+        let batch = try #require(try c.readLine().arrayValue)
+        #expect(batch.first { $0["id"]?.intValue == 8 }?["error"]?["code"]?.intValue == -32600)
+        #expect(batch.first { $0["id"]?.intValue == 9 }?["result"] != nil)
+        let cli = try run("photoctl", ["--socket", daemon.socket.string, "image", try Self.asset(daemon, named: "clip.mp4"),
+                                       "--size", "64x64"])
+        #expect(cli.status == 1)
+        #expect(cli.stdout.isEmpty && cli.stderr.contains("unsupported"))
+        #expect(try daemon.call("library.status")["images"]?["failed"]?.intValue == 2)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A waiting request is cancelled (its answer first), requests for the same image share one render, a disconnect drops its requests")
+    func cancelAndShare() throws {
+        let lib = try TemporaryDirectory("img-cancel-lib")
+        let state = try TemporaryDirectory("img-cancel")
+        defer { lib.remove(); state.remove() }
+        try lib.write("big.jpg", try Self.photo(width: 4000, height: 3000, orientation: 1))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--image-workers", "1"])
+        try daemon.waitForIdle()
+        let id = try Self.asset(daemon, named: "big.jpg")
+        let c = try RawClient(daemon.socket)
+        // 20 sizes on one worker: the last is still waiting when the cancel arrives.
+        for n in 1...20 { try Self.request(c, id: n, asset: id, size: [1000 + n * 7, 1000]) }
+        try c.send(#"{"jsonrpc":"2.0","id":100,"method":"images.cancel","params":{"requestID":20}}"# + "\n")
+        var answers: [Int: JSONValue] = [:]
+        var order: [Int] = []
+        while answers[100] == nil {
+            let line = try c.readLine()
+            guard let n = line["id"]?.intValue else { continue }
+            answers[n] = line
+            order.append(n)
+        }
+        #expect(answers[100]?["result"]?["cancelled"]?.boolValue == true)
+        #expect(answers[20]?["error"]?["code"]?.intValue == -32007)
+        #expect(order.firstIndex(of: 20)! < order.firstIndex(of: 100)!)
+        // The rest are all answered; cancelling again finds nothing.
+        while answers.count < 21 {
+            let line = try c.readLine()
+            if let n = line["id"]?.intValue { answers[n] = line }
+        }
+        #expect((1...19).allSatisfy { answers[$0]?["result"]?["path"] != nil })
+        try c.send(#"{"jsonrpc":"2.0","id":101,"method":"images.cancel","params":{"requestID":20}}"# + "\n")
+        #expect(try Self.answer(c, id: 101).response["result"]?["cancelled"]?.boolValue == false)
+
+        // Three connections ask for one new image at once: one render.
+        let before = try daemon.call("library.status")["images"]?["rendered"]?.intValue ?? 0
+        let clients = try (0..<3).map { _ in try RawClient(daemon.socket) }
+        for (k, client) in clients.enumerated() { try Self.request(client, id: 1, asset: id, size: [640, 640], mode: k == 0 ? "fit" : "fit") }
+        let paths = try clients.map { try Self.answer($0, id: 1).response["result"]?["path"]?.stringValue }
+        #expect(Set(paths).count == 1 && paths[0] != nil)
+        let status = try daemon.call("library.status")["images"]
+        #expect(status?["rendered"]?.intValue == before + 1)
+
+        // A client that leaves with requests waiting: they are dropped, the daemon goes on.
+        do {
+            let leaver = try RawClient(daemon.socket)
+            for n in 1...10 { try Self.request(leaver, id: n, asset: id, size: [2000 + n, 2000]) }
+        }
+        try Self.request(c, id: 200, asset: id, size: [64, 64])
+        #expect(try Self.answer(c, id: 200).response["result"] != nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A changed file gets a new image and the old one goes; a removed asset's images go; the cache stays under its cap")
+    func invalidationAndEviction() throws {
+        let lib = try TemporaryDirectory("img-inv-lib")
+        let state = try TemporaryDirectory("img-inv")
+        defer { lib.remove(); state.remove() }
+        for i in 0..<12 { try lib.write("p\(i).jpg", try Self.photo(width: 2400, height: 1600, orientation: 1)) }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--cache-size", "1M"])
+        try daemon.waitForIdle()
+        let library = PhotoLibrary(socket: daemon.socket)
+        let id = try Self.asset(daemon, named: "p0.jpg")
+        let old = try library.requestImage(for: id, width: 512, height: 512)
+        #expect(access(old.path.string, F_OK) == 0)
+
+        // The file changes (a new edit saved over it): a new image, the old file removed.
+        try lib.write("p0.jpg", try Self.photo(width: 1600, height: 2400, orientation: 1))
+        try daemon.waitForIdle()
+        let new = try library.requestImage(for: id, width: 512, height: 512)
+        #expect(new.path != old.path)
+        #expect(new.width < new.height, "the new file is portrait: \(new)")
+        #expect(access(old.path.string, F_OK) != 0)
+
+        // The asset leaves the library: its images go.
+        try FileManager.default.removeItem(atPath: lib("p0.jpg").string)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while access(new.path.string, F_OK) == 0, ContinuousClock.now < deadline { usleep(50_000) }
+        #expect(access(new.path.string, F_OK) != 0)
+
+        // Renders of noise (~250 KB each) for the other eleven: the cache keeps under 1 MiB by evicting.
+        var rng = SplitMix64(seed: 7)
+        let noise = RenderedImage(size: PixelSize(width: 640, height: 480), channels: 3,
+                                  pixels: (0..<640 * 480 * 3).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        for i in 1..<12 { try lib.write("p\(i).jpg", try noise.encodeJPEG(quality: 95).bytes) }
+        try daemon.waitForIdle()
+        for i in 1..<12 { _ = try library.requestImage(for: try Self.asset(daemon, named: "p\(i).jpg"), width: 640, height: 640) }
+        let images = try #require(try daemon.call("library.status")["images"])
+        #expect((images["cacheBytes"]?.intValue ?? .max) <= 1 << 20, "\(images)")
+        #expect((images["evictions"]?.intValue ?? 0) > 0, "\(images)")
+        var onDisk = 0
+        let walker = FileManager.default.enumerator(atPath: state("cache").string)
+        while let name = walker?.nextObject() as? String {
+            if name.hasSuffix(".jpg") { onDisk += (try? FileManager.default.attributesOfItem(atPath: state("cache").string + "/" + name)[.size] as? Int) ?? 0 }
+        }
+        #expect(onDisk <= 1 << 20, "\(onDisk) bytes of images on disk")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("startCaching pre-renders in the background, then requests are cache hits; stopCaching drops what is left")
+    func preCaching() throws {
+        let lib = try TemporaryDirectory("img-pre-lib")
+        let state = try TemporaryDirectory("img-pre")
+        defer { lib.remove(); state.remove() }
+        for i in 0..<6 { try lib.write("p\(i).jpg", try Self.photo(width: 1200, height: 800, orientation: 1)) }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try (0..<6).map { try Self.asset(daemon, named: "p\($0).jpg") }
+        let library = PhotoLibrary(socket: daemon.socket)
+        let started = try library.startCachingImages(for: ids + ["a_aaaaaaaaaaaaaaaaaaaa"], width: 300, height: 300)
+        #expect(started.queued == 6)
+        #expect(started.skipped == ["a_aaaaaaaaaaaaaaaaaaaa"])
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (try daemon.call("library.status")["images"]?["preRendered"]?.intValue ?? 0) < 6, ContinuousClock.now < deadline {
+            usleep(50_000)
+        }
+        #expect(try library.startCachingImages(for: ids, width: 300, height: 300).cached == 6)
+        for id in ids { _ = try library.requestImage(for: id, width: 300, height: 300) }
+        #expect(try daemon.call("library.status")["images"]?["cacheHits"]?.intValue == 6)
+        // A big batch, stopped at once: nothing left for this client.
+        _ = try library.startCachingImages(for: ids, width: 1100, height: 1100)
+        let stopped = try library.stopCachingImages()
+        #expect(stopped <= 6)
+        #expect(try library.stopCachingImages() == 0)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("Every image of the real corpus gets an image or a clear error over the socket")
+    func realCorpus() throws {
+        guard let corpus = CorpusTests.corpusOrSkip() else { return }
+        let state = try TemporaryDirectory("img-corpus")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [PathBytes(corpus.appendingPathComponent("real").path)], state: state)
+        try daemon.waitForIdle()
+        let c = try RawClient(daemon.socket)
+        var outcomes: [String: Int] = [:]
+        let all = try daemon.allAssets().filter { $0["mediaType"]?.stringValue == "image" }
+        for (n, asset) in all.enumerated() {
+            try Self.request(c, id: n, asset: asset["id"]!.stringValue!, size: [512, 512], mode: n % 2 == 0 ? "fit" : "fill")
+            let answer = try Self.answer(c, id: n).response
+            if let result = answer["result"] {
+                let w = result["width"]?.intValue ?? 0, h = result["height"]?.intValue ?? 0
+                #expect(w <= 512 && h <= 512 && w > 0 && h > 0, "\(asset["path"] ?? .null): \(result)")
+                #expect(access(result["path"]?.stringValue ?? "", R_OK) == 0)
+                outcomes["image", default: 0] += 1
+            } else {
+                let name = answer["error"]?["data"]?["name"]?.stringValue ?? "?"
+                #expect(name == "unsupported" || name == "imageFailed", "\(asset["path"] ?? .null): \(answer)")
+                outcomes[name, default: 0] += 1
+            }
+        }
+        print("corpus images over the socket: \(outcomes)")
+        #expect((outcomes["image"] ?? 0) >= 140)
+        #expect(daemon.stop() == 0)
+    }
+}
