@@ -35,10 +35,15 @@ public struct IndexedFile: Sendable, Hashable {
     public var identity: FileIdentity
     public var status: FileStatus
 
-    public init(name: [UInt8], identity: FileIdentity, status: FileStatus) {
+    /// For `status == .error`: the error's code (`permissionDenied` is tried again once the
+    /// file is readable).
+    public var errorCode: String?
+
+    public init(name: [UInt8], identity: FileIdentity, status: FileStatus, errorCode: String? = nil) {
         self.name = name
         self.identity = identity
         self.status = status
+        self.errorCode = errorCode
     }
 }
 
@@ -156,6 +161,9 @@ public struct FileOutcome: Sendable {
         case ignored(reason: String)
         /// A per-file error with a stable code and a message.
         case error(code: String, message: String)
+        /// Gone when the reader came to it (deleted or renamed since the walk saw it): the
+        /// writer removes its row, if it has one, as for `WriteBatch.removedFiles`.
+        case vanished
     }
 
     public var directory: PathBytes
@@ -181,13 +189,14 @@ public struct FileOutcome: Sendable {
 
     public var path: PathBytes { directory.appending(name) }
 
-    /// The status the file's row gets.
-    public var status: FileStatus {
+    /// The status the file's row gets (none for a file that vanished: its row goes).
+    public var status: FileStatus? {
         switch kind {
         case .media: return .media
         case .sidecar: return .sidecar
         case .ignored: return .ignored
         case .error: return .error
+        case .vanished: return nil
         }
     }
 }

@@ -227,6 +227,13 @@ public final class IndexWriter {
         var pks: [Int64] = []
         while try assets.step() { pks.append(assets.int64(0)) }
         for pk in pks { try trash(pk, now: now, &job) }
+        // Detached from their parents first: deleted together, no row's `ON DELETE CASCADE` then
+        // reaches into the one below it. (A chain of cascades nests one trigger level per
+        // directory: past 1,000 levels SQLite refused the whole removal, and a deep tree stayed
+        // in the index forever.)
+        let detach = try db.statement("UPDATE directories SET parent_id = NULL WHERE id IN (SELECT value FROM json_each(?1))")
+        detach.bind(list, at: 1)
+        try detach.run()
         let delete = try db.statement("DELETE FROM directories WHERE id IN (SELECT value FROM json_each(?1))")
         delete.bind(list, at: 1)
         try delete.run()
@@ -265,6 +272,10 @@ public final class IndexWriter {
     /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
     /// with the rest of its group — or, for a new file alone in its group, inserted at once.
     func writeFile(_ file: FileOutcome, now: Int64, _ job: inout JobChanges) throws {
+        guard let status = file.status else {
+            try removeFile(directory: file.directory, name: file.name, now: now, &job)
+            return
+        }
         let dir = try directory(file.directory)
         let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
         if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
@@ -276,7 +287,7 @@ public final class IndexWriter {
         old.bind(file.name, at: 2)
         if try old.step() { job.count("files." + old.string(0), -1) }
         old.reset()
-        job.count("files." + file.status.rawValue, 1)
+        job.count("files." + status.rawValue, 1)
         let s = try db.statement("""
             INSERT INTO files (\(Self.fileColumns)) VALUES (\(Self.fileValues))
             ON CONFLICT (directory_id, name) DO UPDATE SET
@@ -377,6 +388,8 @@ public final class IndexWriter {
             s.bind(code, at: 5)
             s.bind(message, at: 6)
             job.errors += 1
+        case .vanished:
+            preconditionFailure("a vanished file has no row to write")
         }
     }
 
@@ -744,16 +757,27 @@ public final class IndexWriter {
             if try load.step() { albums.append((dir, load.string(0), PathBytes(load.bytes(1)), load.int(2))) }
             load.reset()
         }
+        // The lists above the albums (`FolderTree.listPaths`), each chain climbed only until it
+        // meets one already collected: O(lists), not O(albums × depth) — a tree 1,000 levels
+        // deep has as many albums as lists.
         var lists = Set<PathBytes>()
-        for path in albums.map(\.path) + job.removedAlbums.map(\.path) + job.movedAlbumOrigins {
-            guard let root = FolderTree.root(of: path, roots: rootPaths) else { continue }
-            lists.formUnion(FolderTree.listPaths(ofAlbumAt: path, root: root))
+        func collect(_ path: PathBytes, into set: inout Set<PathBytes>) {
+            guard let root = FolderTree.root(of: path, roots: rootPaths) else { return }
+            var dir = path.parent
+            while dir != root, dir.isWithin(root), dir.bytes.count > root.bytes.count {
+                guard set.insert(dir).inserted else { return }
+                dir = dir.parent
+            }
+            set.insert(root)
         }
+        for path in albums.map(\.path) { collect(path, into: &lists) }
         // Removed directories are gone already: their albums count as "before" explicitly.
+        var aboveGone = Set<PathBytes>()
+        for path in job.removedAlbums.map(\.path) + job.movedAlbumOrigins { collect(path, into: &aboveGone) }
+        lists.formUnion(aboveGone)
         var existedBefore: [PathBytes: Bool] = [:]
         for list in lists {
-            existedBefore[list] = try albumsBelow(list) || job.removedAlbums.contains { $0.path.isWithin(list) && $0.path != list }
-                || job.movedAlbumOrigins.contains { $0.isWithin(list) && $0 != list }
+            existedBefore[list] = try aboveGone.contains(list) || albumsBelow(list)
         }
 
         let recount = try db.statement("""

@@ -363,6 +363,23 @@ public final class InotifyWatcher: Sendable {
                 if !report.unwatched.isEmpty {
                     work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
                 }
+            case .directoryAttributes(let path):
+                // Only a directory left out for being unreadable is news: a watched one is
+                // current, a polled one is compared at each poll.
+                let known = registry.withLock { reg in
+                    reg.byPath[path] != nil || reg.unwatched.contains(where: { path.isWithin($0) })
+                        || reg.networkOrFUSE.contains(where: { path.isWithin($0) })
+                }
+                guard !known else { continue }
+                let report = walkAndWatch(path)
+                if !report.unwatched.isEmpty {
+                    work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
+                }
+                if report.watched > 0 {
+                    logger.info("directory '\(path)' can be watched now (its permissions changed): rescanning it",
+                                [("path", path.string)])
+                    work += engine.withLock { $0.coalescer.post(.rescan(path), at: now()) }
+                }
             case .moveWatches(let from, let to):
                 removeWatches(registry.withLock { $0.move(from: from, to: to) })
             case .unwatch(let path):
