@@ -382,6 +382,15 @@ public final class InotifyWatcher: Sendable {
                 }
             case .moveWatches(let from, let to):
                 removeWatches(registry.withLock { $0.move(from: from, to: to) })
+                // A directory created and renamed in one burst was gone from its first name when
+                // its creation was handled: it has no watch to move. Watch it under its new name
+                // (its content is scanned with the move), or every later change in it is lost.
+                if registry.withLock({ $0.byPath[to] == nil }) {
+                    let report = walkAndWatch(to)
+                    if !report.unwatched.isEmpty {
+                        work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
+                    }
+                }
             case .unwatch(let path):
                 let removed = registry.withLock { $0.removeTree(path) }
                 removeWatches(removed)
