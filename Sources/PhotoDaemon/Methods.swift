@@ -135,6 +135,15 @@ struct Methods: Sendable {
             o["currentScan"] = .null
         }
         o["lastScan"] = s.lastScan.map(WireMapping.scanReport) ?? .null
+        let unreadable = s.unreadableDirectories.sorted { $0.key < $1.key }.prefix(Self.maxListedUnreadable)
+        o["unreadableDirectories"] = .array(unreadable.map { path, reason in
+            var d = JSONObject()
+            WireMapping.addPath(path, to: &d)
+            d["reason"] = .string(reason)
+            return .object(d)
+        })
+        o["unreadableDirectoriesOmitted"] = .int(Int64(s.unreadableDirectories.count - unreadable.count
+                                                       + s.unreadableDirectoriesOmitted))
         let q = sortQueue.stats
         var queue = JSONObject()
         queue["jobsRun"] = .int(Int64(q.ran))
@@ -225,6 +234,8 @@ struct Methods: Sendable {
 
     /// The fetch options `assets.fetch` and `collections.assets` take besides paging.
     static let queryKeys: Set<String> = ["predicate", "sort", "includeHidden"]
+    /// Unreadable directories listed in `library.status`, at most (the rest are counted).
+    static let maxListedUnreadable = 100
 
     /// The fetch options: `predicate` (docs/PREDICATES.md), `sort` (`"localDateTime,-pixelWidth"`
     /// or `[{"key": "localDateTime", "ascending": false}]`) and `includeHidden`. A predicate or

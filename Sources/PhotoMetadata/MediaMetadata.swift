@@ -136,8 +136,11 @@ public struct MetadataError: Error, Sendable, Hashable, CustomStringConvertible 
         case truncated
         /// The structure is broken beyond what could be salvaged.
         case corrupt
-        /// The file could not be read (permissions, I/O error, vanished).
+        /// The file could not be read (an I/O error, a file system that refused).
         case unreadable
+        /// The file could not be opened for want of permission (it is read again once photod may
+        /// read it: after a `chmod`, or at the next scan).
+        case permissionDenied
     }
 
     /// The kind of failure.

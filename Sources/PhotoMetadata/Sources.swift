@@ -72,7 +72,9 @@ public struct FileSource: ByteSource {
                 if start == 0, n == h.count { return h }
                 return Array(h[start..<(start + n)])
             }
-            // The file shrank since it was measured: fall through to a direct read.
+            // The head came back short: the file ended there when it was read (it shrank since it
+            // was measured). Go by that end, not by the size measured before.
+            if h.count < Int(min(Int64(headLimit), size)) { return start < h.count ? Array(h[start...]) : [] }
         }
         return try pread(at: offset, count: n)
     }

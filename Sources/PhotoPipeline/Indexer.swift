@@ -1,4 +1,5 @@
 import Foundation
+import PhotoMetadata
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -66,13 +67,25 @@ public final class Indexer: Sendable {
 
     /// Reads candidate files on a few threads at once and returns their outcomes in order.
     func read(_ candidates: [Candidate]) -> [FileOutcome] {
-        guard candidates.count > 1 else { return candidates.map { reader.read($0) } }
+        guard candidates.count > 1 else { return candidates.map { readFile($0) } }
         let outcomes = Mutex<[FileOutcome?]>(Array(repeating: nil, count: candidates.count))
-        DispatchQueue.concurrentPerform(iterations: candidates.count) { [reader] i in
-            let outcome = reader.read(candidates[i])
+        DispatchQueue.concurrentPerform(iterations: candidates.count) { [self] i in
+            let outcome = readFile(candidates[i])
             outcomes.withLock { $0[i] = outcome }
         }
         return outcomes.withLock { $0.map { $0! } }
+    }
+
+    /// Reads one file; a file that could not be opened or read is logged (a corrupt one is only
+    /// recorded: `library.errors` lists both). A refused file is read again only once it may be
+    /// (`Walk.mayReadAgain`), so this logs it once, not at every scan.
+    func readFile(_ candidate: Candidate) -> FileOutcome {
+        let outcome = reader.read(candidate)
+        if case .error(let code, let message) = outcome.kind,
+           code == MetadataError.Code.permissionDenied.rawValue || code == MetadataError.Code.unreadable.rawValue {
+            logger.warning("cannot read '\(outcome.path)': \(message)", [("path", outcome.path.string), ("error.code", code)])
+        }
+        return outcome
     }
 
     /// A copy of the current status.
@@ -122,10 +135,10 @@ public final class Indexer: Sendable {
         let readersDone = DispatchGroup()
         for i in 0..<workers {
             readersDone.enter()
-            let t = Thread { [reader] in
+            let t = Thread { [self] in
                 setThreadName("photod-read-\(i)")
                 while var job = jobs.receive() {
-                    job.batch.files = job.candidates.map { reader.read($0) }
+                    job.batch.files = job.candidates.map { readFile($0) }
                     if let newFiles {
                         let fresh = zip(job.candidates, job.batch.files).filter { $0.0.isNew }.map(\.1)
                         if !fresh.isEmpty { newFiles(fresh) }

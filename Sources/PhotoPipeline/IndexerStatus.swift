@@ -18,6 +18,13 @@ public struct IndexerStatus: Sendable, Hashable {
     public var lastScan: ScanReport?
     /// Roots that could not be scanned (missing, unreadable), with the reason.
     public var unavailableRoots: [PathBytes: String] = [:]
+    /// Directories below the roots that the last walk of them could not open or list
+    /// (permissions, a path longer than `PATH_MAX`), with the reason; at most
+    /// `maxUnreadableDirectories` (`unreadableDirectoriesOmitted` counts the rest). Nothing
+    /// below them is indexed or removed until they can be read.
+    public var unreadableDirectories: [PathBytes: String] = [:]
+    public var unreadableDirectoriesOmitted = 0
+    public static let maxUnreadableDirectories = 1000
 
     public init() {}
 }

@@ -624,7 +624,8 @@ struct FileLookup {
                 try probes.map { probe -> Verdict in
                     let group = try r.group(directory: probe.path.parent, key: probe.key)
                     if let known = group.first(where: { $0.name == probe.path.lastComponent }) {
-                        return known.identity == probe.identity ? .unchanged : .read(known: true, groupEmpty: false)
+                        let again = Walk.mayReadAgain(known, in: FileDescriptor(rawValue: AT_FDCWD), name: probe.path.bytes)
+                        return known.identity == probe.identity && !again ? .unchanged : .read(known: true, groupEmpty: false)
                     }
                     let origins = try r.files(identity: probe.identity)
                     if let origin = origins.first(where: { $0 != probe.path && !Walk.exists($0, inode: probe.identity.inode) }) {

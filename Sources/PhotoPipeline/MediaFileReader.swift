@@ -15,13 +15,39 @@ public struct MediaFileReader: FileReading {
     /// Metadata reads performed (what "re-reads no file" is measured by).
     public let reads: ReadCounter
 
+    /// Called after the file is opened and measured, before it is read (tests change the file
+    /// there: a truncation, a replacement or a deletion at the worst moment).
+    let afterStat: (@Sendable (PathBytes) -> Void)?
+
     public init(zone: any ZoneRules, reads: ReadCounter = ReadCounter()) {
+        self.init(zone: zone, reads: reads, afterStat: nil)
+    }
+
+    init(zone: any ZoneRules, reads: ReadCounter = ReadCounter(), afterStat: (@Sendable (PathBytes) -> Void)?) {
         self.zone = zone
         self.reads = reads
+        self.afterStat = afterStat
     }
 
     public func read(_ c: Candidate) -> FileOutcome {
         reads.increment()
+        // A file rewritten while it was read (truncated, saved again in place, replaced by a
+        // rename) may have given bytes of two versions: read it again, a few times at most. A
+        // file still changing after that keeps the identity measured before its last read, so
+        // that the next comparison with the disk (its close, the next scan) reads it again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (outcome, stable) = readOnce(c)
+            if stable || attempt >= Self.maxAttempts { return outcome }
+        }
+    }
+
+    /// Reads of a file that keeps changing under the reader, at most.
+    static let maxAttempts = 3
+
+    /// One read of the file; `stable` is false when it changed (or was replaced) meanwhile.
+    private func readOnce(_ c: Candidate) -> (FileOutcome, stable: Bool) {
         let claims = MediaExtensions.claimsMedia(c.name)
         let path = c.path
         let fd: FileDescriptor
@@ -30,11 +56,18 @@ public struct MediaFileReader: FileReading {
             // the library; O_NONBLOCK: one swapped for a FIFO cannot block a reader thread forever.
             fd = try FileDescriptor.open(path, flags: O_NOFOLLOW | O_NONBLOCK)
         } catch {
-            // Renamed or deleted since the walk (its folder renamed, say): its new place or its
-            // removal is reported separately; an error row would outlive the file's return.
-            if error.errno == ENOENT || error.errno == ENOTDIR { return outcome(c, identity: c.identity, fingerprint: nil, .vanished) }
-            return outcome(c, identity: c.identity, fingerprint: nil,
-                           .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)"))
+            switch error.errno {
+            case ENOENT, ENOTDIR:
+                // Deleted or renamed since the walk saw it: its removal (or its new name) is the
+                // watcher's or the next scan's; nothing to record against a name that is gone.
+                return (outcome(c, identity: c.identity, fingerprint: nil, .vanished), true)
+            case EACCES, EPERM:
+                return (outcome(c, identity: c.identity, fingerprint: nil,
+                                .error(code: MetadataError.Code.permissionDenied.rawValue, message: "cannot open: \(error.message)")), true)
+            default:
+                return (outcome(c, identity: c.identity, fingerprint: nil,
+                                .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot open: \(error.message)")), true)
+            }
         }
         defer { fd.close() }
         // Re-stat through the descriptor: the file may have changed since the directory walk,
@@ -43,14 +76,36 @@ public struct MediaFileReader: FileReading {
         do {
             let st = try fd.stat()
             guard st.isRegularFile else {
-                return outcome(c, identity: c.identity, fingerprint: nil, .ignored(reason: "not a regular file"))
+                return (outcome(c, identity: c.identity, fingerprint: nil, .ignored(reason: "not a regular file")), true)
             }
             identity = FileIdentity(fsid: c.identity.fsid, inode: st.inode, size: st.size, mtimeNanoseconds: st.mtimeNanoseconds)
         } catch {
-            return outcome(c, identity: c.identity, fingerprint: nil,
-                           .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot stat: \(error.message)"))
+            return (outcome(c, identity: c.identity, fingerprint: nil,
+                            .error(code: MetadataError.Code.unreadable.rawValue, message: "cannot stat: \(error.message)")), true)
         }
+        afterStat?(path)
+        let result = parse(c, fd: fd, identity: identity, claims: claims)
+        // Still the same file, unchanged, under the same name? Otherwise the bytes read may mix
+        // versions (a truncation or a rewrite during the read), or describe a file replaced since.
+        guard let after = try? fd.stat(), after.inode == identity.inode, after.size == identity.size,
+              after.mtimeNanoseconds == identity.mtimeNanoseconds else {
+            return (result, false)
+        }
+        do {
+            let now = try FileStat.of(path, followLinks: false)
+            return (result, now.inode == identity.inode)  // else replaced: read what the name holds now
+        } catch {
+            guard error.errno == ENOENT || error.errno == ENOTDIR else { return (result, false) }
+            // Deleted (or renamed away) while it was read.
+            return (outcome(c, identity: identity, fingerprint: nil, .vanished), true)
+        }
+    }
+
+    /// Sniffs, parses and fingerprints an open file measured as `identity`.
+    private func parse(_ c: Candidate, fd: FileDescriptor, identity: FileIdentity, claims: Bool) -> FileOutcome {
         if identity.size > ContentFingerprint.span { fd.adviseRandomAccess() }
+        // The size is the one just measured; a file cut short since then reads short, and the
+        // parsers treat a short read as the end of the file (never as bytes to allocate).
         var source = FileSource(descriptor: fd, size: identity.size)
         let fingerprint = Self.fingerprint(&source, size: identity.size)
         if ResourcePairing.isSidecarName(c.name) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PhotoMetadata
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -49,6 +50,8 @@ struct Walk {
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
     private var pendingExtras = 0
     private var fileSystems: [UInt64: UInt64] = [:]  // st_dev → f_fsid, for this scan
+    /// Directories reported unreadable before this walk reached them again.
+    private var previouslyUnreadable = Set<PathBytes>()
 
     /// Directory visits and removals per job, at most (a tree with no new files still commits
     /// in bounded transactions).
@@ -74,6 +77,7 @@ struct Walk {
             return
         }
         status.withLock { $0.unavailableRoots[root] = nil }
+        forgetUnreadable(below: root)
         var stack: [PathBytes] = [root]
         while !shouldStop(), let path = stack.popLast() {
             visit(path, stack: &stack)
@@ -86,12 +90,26 @@ struct Walk {
         guard !shouldStop() else { return }
         if (try? FileStat.of(subtree))?.isDirectory != true {
             if (try? database.read({ try $0.snapshot(of: subtree) })) != nil { removeDirectory(subtree) }
+            forgetUnreadable(below: subtree)
             return
         }
+        forgetUnreadable(below: subtree)
         var stack: [PathBytes] = [subtree]
         while !shouldStop(), let path = stack.popLast() {
             visit(path, stack: &stack)
         }
+    }
+
+    /// Clears the unreadable directories at and below `top` before it is walked again (the walk
+    /// records those still unreadable), remembering them so that the log repeats nothing.
+    private mutating func forgetUnreadable(below top: PathBytes) {
+        let cleared = status.withLock { s -> [PathBytes] in
+            let below = s.unreadableDirectories.keys.filter { $0.isWithin(top) }
+            for p in below { s.unreadableDirectories[p] = nil }
+            if s.unreadableDirectories.isEmpty { s.unreadableDirectoriesOmitted = 0 }
+            return below
+        }
+        previouslyUnreadable.formUnion(cleared)
     }
 
     /// Why a root must not be scanned, if it must not: it cannot be opened, or it is empty while
@@ -125,10 +143,31 @@ struct Walk {
             dirStat = try dir.stat()
             entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
         } catch {
-            // Unreadable (permissions) or vanished while walking: keep what the index has;
-            // a vanished directory is removed through its parent's listing next time.
-            logger.warning("cannot read directory '\(path)', skipping: \(error.message)", [("path", path.string)])
+            // Vanished while walking: removed through its parent's listing next time. Unreadable
+            // (permissions, a path past PATH_MAX): keep what the index has, and say so in the
+            // status; the log says it once, not at every scan or poll.
+            guard error.errno != ENOENT, error.errno != ENOTDIR else { return }
+            let reason = error.errno == ENAMETOOLONG
+                ? "\(error.message): the path is longer than PATH_MAX (\(PATH_MAX) bytes); nothing below it is indexed"
+                : error.message
+            let known = status.withLock { s -> Bool in
+                let known = s.unreadableDirectories[path] != nil
+                if known || s.unreadableDirectories.count < IndexerStatus.maxUnreadableDirectories {
+                    s.unreadableDirectories[path] = reason
+                } else {
+                    s.unreadableDirectoriesOmitted += 1
+                }
+                return known
+            }
+            if known || previouslyUnreadable.contains(path) {
+                logger.debug("directory '\(path)' is still unreadable: \(reason)", [("path", path.string)])
+            } else {
+                logger.warning("cannot read directory '\(path)', skipping it: \(reason)", [("path", path.string)])
+            }
             return
+        }
+        if !previouslyUnreadable.isEmpty, previouslyUnreadable.contains(path) {
+            logger.notice("directory '\(path)' can be read again", [("path", path.string)])
         }
         let fsid: UInt64
         if let known = fileSystems[dirStat.device] {
@@ -210,7 +249,7 @@ struct Walk {
                     k += 1
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
-                if let old, old.identity == identity { continue }
+                if let old, old.identity == identity, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
                 if old == nil, lookForMoves {
                     let here = path.appending(entry.name)
                     if let origin = movedFileOrigin(identity, notAt: here) {
@@ -280,6 +319,14 @@ struct Walk {
     private mutating func removeFile(_ directory: PathBytes, _ name: [UInt8]) {
         deferredFiles.append((directory, name))
         removedFiles += 1
+    }
+
+    /// Whether a file the index holds unchanged is to be read again all the same: it was refused
+    /// for want of permission, and may be read now (a `chmod` changes no size or mtime). A file
+    /// still refused costs one `faccessat` per scan, no read, no write, no log line.
+    static func mayReadAgain(_ known: IndexedFile, in dir: FileDescriptor, name: [UInt8]? = nil) -> Bool {
+        known.status == .error && known.errorCode == MetadataError.Code.permissionDenied.rawValue
+            && FileStat.isReadable(dir, name ?? known.name)
     }
 
     /// Byte order of names (what SQLite's BLOB comparison and the sorted listing use).

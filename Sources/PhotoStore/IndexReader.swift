@@ -30,13 +30,13 @@ public struct IndexReader {
         let fsid = dir.isNull(3) ? nil : UInt64(bitPattern: dir.int64(3))
         dir.reset()
         var files: [IndexedFile] = []
-        let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status FROM files WHERE directory_id = ?1 ORDER BY name")
+        let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status, error_code FROM files WHERE directory_id = ?1 ORDER BY name")
         f.bind(id, at: 1)
         while try f.step() {
             let identity = FileIdentity(fsid: UInt64(bitPattern: f.int64(1)), inode: UInt64(bitPattern: f.int64(2)),
                                         size: f.int64(3), mtimeNanoseconds: f.int64(4))
             files.append(IndexedFile(name: f.bytes(0), identity: identity,
-                                     status: FileStatus(rawValue: f.string(5)) ?? .error))
+                                     status: FileStatus(rawValue: f.string(5)) ?? .error, errorCode: f.isNull(6) ? nil : f.string(6)))
         }
         var subdirectories: [[UInt8]] = []
         let d = try db.statement("SELECT name FROM directories WHERE parent_id = ?1 ORDER BY name")
@@ -243,7 +243,7 @@ public struct IndexReader {
     /// What the index holds for one file, or `nil` when it does not know it.
     public func file(at path: PathBytes) throws -> IndexedFile? {
         let s = try db.statement("""
-            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status FROM files f
+            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
             JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.name = ?2
             """)
         defer { s.reset() }
@@ -252,7 +252,8 @@ public struct IndexReader {
         guard try s.step() else { return nil }
         let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
                                     size: s.int64(3), mtimeNanoseconds: s.int64(4))
-        return IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error)
+        return IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error,
+                           errorCode: s.isNull(6) ? nil : s.string(6))
     }
 
     /// The content keys (size, fingerprint) of the asset files at `files` and below
@@ -286,7 +287,7 @@ public struct IndexReader {
     /// The indexed files of one group (a directory's files sharing a base name, `group_key`).
     public func group(directory: PathBytes, key: [UInt8]) throws -> [IndexedFile] {
         let s = try db.statement("""
-            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status FROM files f
+            SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
             JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.group_key = ?2
             """)
         defer { s.reset() }
@@ -296,7 +297,8 @@ public struct IndexReader {
         while try s.step() {
             let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
                                         size: s.int64(3), mtimeNanoseconds: s.int64(4))
-            files.append(IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error))
+            files.append(IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error,
+                                     errorCode: s.isNull(6) ? nil : s.string(6)))
         }
         return files
     }

@@ -35,10 +35,15 @@ public struct IndexedFile: Sendable, Hashable {
     public var identity: FileIdentity
     public var status: FileStatus
 
-    public init(name: [UInt8], identity: FileIdentity, status: FileStatus) {
+    /// For `status == .error`: the error's code (`permissionDenied` is tried again once the
+    /// file is readable).
+    public var errorCode: String?
+
+    public init(name: [UInt8], identity: FileIdentity, status: FileStatus, errorCode: String? = nil) {
         self.name = name
         self.identity = identity
         self.status = status
+        self.errorCode = errorCode
     }
 }
 

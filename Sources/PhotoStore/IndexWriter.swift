@@ -227,6 +227,13 @@ public final class IndexWriter {
         var pks: [Int64] = []
         while try assets.step() { pks.append(assets.int64(0)) }
         for pk in pks { try trash(pk, now: now, &job) }
+        // Detached from their parents first: deleted together, no row's `ON DELETE CASCADE` then
+        // reaches into the one below it. (A chain of cascades nests one trigger level per
+        // directory: past 1,000 levels SQLite refused the whole removal, and a deep tree stayed
+        // in the index forever.)
+        let detach = try db.statement("UPDATE directories SET parent_id = NULL WHERE id IN (SELECT value FROM json_each(?1))")
+        detach.bind(list, at: 1)
+        try detach.run()
         let delete = try db.statement("DELETE FROM directories WHERE id IN (SELECT value FROM json_each(?1))")
         delete.bind(list, at: 1)
         try delete.run()
@@ -747,16 +754,27 @@ public final class IndexWriter {
             if try load.step() { albums.append((dir, load.string(0), PathBytes(load.bytes(1)), load.int(2))) }
             load.reset()
         }
+        // The lists above the albums (`FolderTree.listPaths`), each chain climbed only until it
+        // meets one already collected: O(lists), not O(albums × depth) — a tree 1,000 levels
+        // deep has as many albums as lists.
         var lists = Set<PathBytes>()
-        for path in albums.map(\.path) + job.removedAlbums.map(\.path) + job.movedAlbumOrigins {
-            guard let root = FolderTree.root(of: path, roots: rootPaths) else { continue }
-            lists.formUnion(FolderTree.listPaths(ofAlbumAt: path, root: root))
+        func collect(_ path: PathBytes, into set: inout Set<PathBytes>) {
+            guard let root = FolderTree.root(of: path, roots: rootPaths) else { return }
+            var dir = path.parent
+            while dir != root, dir.isWithin(root), dir.bytes.count > root.bytes.count {
+                guard set.insert(dir).inserted else { return }
+                dir = dir.parent
+            }
+            set.insert(root)
         }
+        for path in albums.map(\.path) { collect(path, into: &lists) }
         // Removed directories are gone already: their albums count as "before" explicitly.
+        var aboveGone = Set<PathBytes>()
+        for path in job.removedAlbums.map(\.path) + job.movedAlbumOrigins { collect(path, into: &aboveGone) }
+        lists.formUnion(aboveGone)
         var existedBefore: [PathBytes: Bool] = [:]
         for list in lists {
-            existedBefore[list] = try albumsBelow(list) || job.removedAlbums.contains { $0.path.isWithin(list) && $0.path != list }
-                || job.movedAlbumOrigins.contains { $0.isWithin(list) && $0 != list }
+            existedBefore[list] = try aboveGone.contains(list) || albumsBelow(list)
         }
 
         let recount = try db.statement("""

@@ -161,6 +161,13 @@ public struct FileStat: Sendable, Hashable {
         return FileStat(st)
     }
 
+    /// Whether this process may open `name` below `dir` for reading now (`faccessat(R_OK,
+    /// AT_EACCESS)`: its effective ids, groups and ACLs). A cheap check before reading again a
+    /// file that was refused earlier.
+    public static func isReadable(_ dir: FileDescriptor, _ name: [UInt8]) -> Bool {
+        PathBytes.withCString(name) { Glibc.faccessat(dir.rawValue, $0, R_OK, AT_EACCESS) } == 0
+    }
+
     /// Whether another process holds `name` below `dir` open for writing (a copy in progress):
     /// `nil` when that cannot be told (someone else's file, a network file system).
     public static func isOpenForWriting(_ dir: FileDescriptor, _ name: [UInt8]) -> Bool? {

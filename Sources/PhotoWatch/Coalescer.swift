@@ -87,6 +87,10 @@ public enum CoalescerAction: Sendable, Hashable {
     /// own watch (to see `.nomedia` go) but ignore its other events and drop (or, when it
     /// disappeared, add back) the watches below it.
     case noMedia(PathBytes, present: Bool)
+    /// A directory's mode, owner or ACL changed (`IN_ATTRIB`): if it is not watched (it could
+    /// not be read before), watch it now and post a `rescan` of it when that worked — a
+    /// `chmod` that makes a directory readable brings its files in.
+    case directoryAttributes(PathBytes)
     /// `lstat` these files and answer with `Coalescer.settled(_:at:)`: they changed without a
     /// close and have been quiet for the settle interval.
     case stat([PathBytes])
@@ -330,7 +334,10 @@ public struct Coalescer: Sendable {
             fileChange(entry?.isNew == true ? .added(path) : .modified(path), path: path, now: now,
                        replacing: entry?.replaced == true)
         } else if mask.contains(.modify) || mask.contains(.attrib) {
-            guard !isDirectory else { return }
+            guard !isDirectory else {
+                if mask.contains(.attrib) { out.append(.directoryAttributes(path)) }
+                return
+            }
             touched(path, attributesOnly: !mask.contains(.modify), now: now)
         }
     }

@@ -363,8 +363,34 @@ public final class InotifyWatcher: Sendable {
                 if !report.unwatched.isEmpty {
                     work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
                 }
+            case .directoryAttributes(let path):
+                // Only a directory left out for being unreadable is news: a watched one is
+                // current, a polled one is compared at each poll.
+                let known = registry.withLock { reg in
+                    reg.byPath[path] != nil || reg.unwatched.contains(where: { path.isWithin($0) })
+                        || reg.networkOrFUSE.contains(where: { path.isWithin($0) })
+                }
+                guard !known else { continue }
+                let report = walkAndWatch(path)
+                if !report.unwatched.isEmpty {
+                    work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
+                }
+                if report.watched > 0 {
+                    logger.info("directory '\(path)' can be watched now (its permissions changed): rescanning it",
+                                [("path", path.string)])
+                    work += engine.withLock { $0.coalescer.post(.rescan(path), at: now()) }
+                }
             case .moveWatches(let from, let to):
                 removeWatches(registry.withLock { $0.move(from: from, to: to) })
+                // A directory created and renamed in one burst was gone from its first name when
+                // its creation was handled: it has no watch to move. Watch it under its new name
+                // (its content is scanned with the move), or every later change in it is lost.
+                if registry.withLock({ $0.byPath[to] == nil }) {
+                    let report = walkAndWatch(to)
+                    if !report.unwatched.isEmpty {
+                        work += engine.withLock { $0.coalescer.post(.unwatched(report.unwatched), at: now()) }
+                    }
+                }
             case .unwatch(let path):
                 let removed = registry.withLock { $0.removeTree(path) }
                 removeWatches(removed)

@@ -17,15 +17,19 @@ final class DaemonProcess {
 
     /// Starts `photod --library ... --database STATE/photod.db --socket STATE/photod.sock`.
     /// `environment` adds to (or, with a value, overrides) the test process's own.
+    /// `user`: run photod as `nobody:nogroup` (through `setpriv`, which execs it: the pid is
+    /// photod's), so that file permissions apply to it; the caller must be root.
     init(libraries: [PathBytes], state: TemporaryDirectory, database: PathBytes? = nil, arguments: [String] = [],
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], asNobody: Bool = false) throws {
         self.state = state
         socket = state("photod.sock")
         self.database = database ?? state("photod.db")
         logFile = URL(fileURLWithPath: state("photod-\(UInt32.random(in: 0 ... .max)).log").string)
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        process.executableURL = TestPaths.products.appendingPathComponent("photod")
-        process.arguments = libraries.flatMap { ["--library", $0.string] }
+        let photod = TestPaths.products.appendingPathComponent("photod")
+        process.executableURL = asNobody ? URL(fileURLWithPath: "/usr/bin/setpriv") : photod
+        process.arguments = (asNobody ? ["--reuid=nobody", "--regid=nogroup", "--clear-groups", photod.path] : [])
+            + libraries.flatMap { ["--library", $0.string] }
             + ["--database", self.database.string, "--socket", socket.string, "--timezone", "UTC", "--log-level", "debug"]
             + (arguments.contains { $0.hasPrefix("--cache-dir") } ? [] : ["--cache-dir", state("cache").string])
             + arguments

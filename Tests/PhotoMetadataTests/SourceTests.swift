@@ -116,3 +116,48 @@ extension SourceTests {
         #expect(source.bytesRead < 200_000, "read \(source.bytesRead) bytes")
     }
 }
+
+/// A file measured, then cut short (or grown) before its bytes are read: the reader goes by
+/// what the reads return, never by the size taken earlier.
+@Suite struct StaleSizeTests {
+    static let fixtures: [(name: String, bytes: [UInt8])] = [
+        ("a.jpg", JPEGFixture(width: 4000, height: 3000,
+                              exif: ExifFixture(make: "Canon", model: "EOS", dateTimeOriginal: "2020:01:02 03:04:05"),
+                              scanBytes: 200_000).bytes()),
+        ("b.png", PNGFixture(width: 64, height: 32, exif: ExifFixture(make: "X", model: "Y", dateTimeOriginal: "2021:01:01 00:00:00"),
+                             exifAfterImageData: true).bytes()),
+        ("c.mp4", MP4Fixture(width: 1920, height: 1080, creationTime: 1_650_000_000, mediaDataBytes: 100_000,
+                             mediaDataFirst: true).bytes()),
+        ("d.tif", TIFFFixture(ifd0: [.init(256, .long([640])), .init(257, .long([480]))]).bytes()),
+    ]
+
+    @Test("Truncated after it was measured: an error or what is valid, no trap, no read past the end",
+          arguments: [0, 1, 7, 100, 4096, 65_535, 65_537, 150_000])
+    func truncatedAfterStat(cut: Int) throws {
+        for (name, bytes) in Self.fixtures {
+            let url = try SourceTests.sparseFile(size: Int64(bytes.count), pieces: [(0, bytes)], name: name)
+            defer { try? FileManager.default.removeItem(at: url) }
+            let fd = try FileDescriptor.open(PathBytes(url.path))
+            defer { fd.close() }
+            let measured = try fd.stat().size
+            #expect(truncate(url.path, off_t(min(cut, bytes.count))) == 0)
+            var source = FileSource(descriptor: fd, size: measured)
+            _ = try? MetadataReader().read(&source, fileName: Array(name.utf8))
+            // Reads end at the new end of the file; the head (cut short) is read once.
+            #expect(source.bytesRead <= Int64(min(cut, bytes.count)) * 2, "\(name) cut at \(cut): read \(source.bytesRead)")
+        }
+    }
+
+    @Test("A size that claims a terabyte for a small file allocates nothing for it")
+    func claimedSizeIsNotAllocated() throws {
+        for (name, bytes) in Self.fixtures {
+            let url = try SourceTests.sparseFile(size: Int64(bytes.count), pieces: [(0, bytes)], name: name)
+            defer { try? FileManager.default.removeItem(at: url) }
+            let fd = try FileDescriptor.open(PathBytes(url.path))
+            defer { fd.close() }
+            var source = FileSource(descriptor: fd, size: 1 << 40)
+            _ = try? MetadataReader().read(&source, fileName: Array(name.utf8))
+            #expect(source.bytesRead <= Int64(bytes.count), "\(name): read \(source.bytesRead) of \(bytes.count)")
+        }
+    }
+}
