@@ -112,6 +112,9 @@ struct ConfigFileTests {
             case "timezone": "UTC"
             case "socket-group", "write-group": "0"
             case "log-level": "debug"
+            case "cache-dir": "/x"
+            case "cache-size": "1G"
+            case "image-pixel-limit": "50000000"
             default: "1"
             }
             let base = key.name == "library" ? [] : ["--library", "/srv"]
