@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoClientTests", dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoImaging", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "PhotoImaging", "photod", "photoctl"],

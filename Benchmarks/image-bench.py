@@ -112,21 +112,26 @@ def main():
     for f in files:
         shutil.copy(f, lib)
     sock = os.path.join(work, "photod.sock")
-    daemon = subprocess.Popen([args.photod, "--library", lib, "--database", os.path.join(work, "photod.db"), "--socket", sock,
-                               "--cache-dir", os.path.join(work, "cache"), "--log-level", "warning"],
-                              stderr=open(os.path.join(work, "photod.log"), "w"))
-    try:
+
+    def start():
+        """Starts photod on the library and returns it with a client, once it is idle."""
+        p = subprocess.Popen([args.photod, "--library", lib, "--database", os.path.join(work, "photod.db"), "--socket", sock,
+                              "--cache-dir", os.path.join(work, "cache"), "--log-level", "warning"],
+                             stderr=open(os.path.join(work, "photod.log"), "a"))
         deadline = time.time() + 120
         while True:
             try:
-                c = Client(sock)
-                if c.call("library.status")["state"] == "idle":
-                    break
+                client = Client(sock)
+                if client.call("library.status")["state"] == "idle":
+                    return p, client
             except OSError:
                 pass
             if time.time() > deadline:
                 raise SystemExit("photod not idle; see %s/photod.log" % work)
             time.sleep(0.1)
+
+    daemon, c = start()
+    try:
         ids = []
         offset = 0
         while True:
@@ -156,22 +161,9 @@ def main():
         # Clear what the probe rendered, so that "cold" renders every file.
         probe.sock.close()
         shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)
-        subprocess.run(["kill", "-TERM", str(daemon.pid)])
+        daemon.terminate()
         daemon.wait()
-        daemon = subprocess.Popen([args.photod, "--library", lib, "--database", os.path.join(work, "photod.db"), "--socket", sock,
-                                   "--cache-dir", os.path.join(work, "cache"), "--log-level", "warning"],
-                                  stderr=open(os.path.join(work, "photod.log"), "a"))
-        deadline = time.time() + 60
-        while True:
-            try:
-                c = Client(sock)
-                if c.call("library.status")["state"] == "idle":
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise SystemExit("photod not idle after restart")
-            time.sleep(0.1)
+        daemon, c = start()
 
         # Cold: every file rendered, two connections.
         t = time.monotonic()

@@ -124,4 +124,10 @@ public struct EncodedImage: Sendable, Hashable {
 
     /// The file extension, without the dot (`jpg`, `png`).
     public var fileExtension: String { format.fileExtension }
+
+    public init(bytes: [UInt8], format: Format, size: PixelSize) {
+        self.bytes = bytes
+        self.format = format
+        self.size = size
+    }
 }
