@@ -93,6 +93,12 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         }
         if let hint = w["hint"]?.stringValue { out("  hint        \(hint)") }
     }
+    if let i = result["images"], !i.isNull {
+        let megabytes = { (v: JSONValue?) in String(format: "%.1f", Double(v?.int64Value ?? 0) / 1_048_576) }
+        out("  images      \(number(i["cachedImages"])) cached (\(megabytes(i["cacheBytes"])) of \(megabytes(i["cacheCapacity"])) MiB) "
+            + "in \(i["cacheDirectory"]?.stringValue ?? "?"); \(number(i["requests"])) requests, \(number(i["cacheHits"])) hits, "
+            + "\(number(i["rendered"])) rendered, \(number(i["failed"])) failed")
+    }
     out("  database    \(result["database"]?.stringValue ?? "?")")
     out("  uptime      \(number(result["uptimeSeconds"])) s")
 }
