@@ -65,6 +65,16 @@ final class ImageService: Sendable {
         var id: RPCID
     }
 
+    /// A request that waits for its image.
+    private struct Waiting {
+        var stem: String
+        /// `opportunistic` only: the stand-in step has not finished. The final answer, if it
+        /// is ready first, is held (`heldFinal`) and sent right after the stand-in: the
+        /// notification always comes first when there is a stand-in, never after.
+        var standInPending: Bool
+        var heldFinal: [UInt8]?
+    }
+
     private struct Job {
         var target: Target
         var waiters: [WaiterKey] = []
@@ -78,8 +88,8 @@ final class ImageService: Sendable {
         var jobs: [String: Job] = [:]
         var queue: [String] = []
         var idleQueue: [String] = []
-        /// Each waiting request's job, and whether a degraded image went out for it.
-        var waiting: [WaiterKey: (stem: String, degradedSent: Bool)] = [:]
+        /// Each waiting request.
+        var waiting: [WaiterKey: Waiting] = [:]
         var perClient: [Int: Int] = [:]
         var stopping = false
         var stats = Stats()
@@ -178,7 +188,7 @@ final class ImageService: Sendable {
                                   + "cancel some or wait for their answers")
             }
             s.perClient[client, default: 0] += 1
-            s.waiting[key] = (target.stem, false)
+            s.waiting[key] = Waiting(stem: target.stem, standInPending: delivery == .opportunistic)
             if var job = s.jobs[target.stem] {
                 job.waiters.append(key)
                 s.stats.shared += 1
@@ -197,7 +207,7 @@ final class ImageService: Sendable {
             }
         }
         if delivery == .opportunistic {
-            degradedQueue.async { [self] in sendDegraded(for: target, to: key) }
+            degradedQueue.async { [self] in sendStandIn(for: target, to: key) }
         }
     }
 
@@ -207,7 +217,7 @@ final class ImageService: Sendable {
     func cancel(client: Int, requestID: RPCID) -> Bool {
         let key = WaiterKey(client: client, id: requestID)
         let found = state.withLock { s -> Bool in
-            guard let (stem, _) = s.waiting.removeValue(forKey: key) else { return false }
+            guard let stem = s.waiting.removeValue(forKey: key)?.stem else { return false }
             s.perClient[client, default: 1] -= 1
             s.stats.cancelled += 1
             if var job = s.jobs[stem] {
@@ -364,18 +374,21 @@ final class ImageService: Sendable {
         let waiters = state.withLock { s -> [WaiterKey] in
             let job = s.jobs.removeValue(forKey: stem)
             let waiters = job?.waiters ?? []
-            for key in waiters {
-                s.waiting[key] = nil
-                s.perClient[key.client, default: 1] -= 1
-            }
             switch outcome {
             case .success: s.stats.rendered += 1
             case .failure: s.stats.failed += 1
             }
             if let job, waiters.isEmpty, !job.cachers.isEmpty { s.stats.preRendered += 1 }
-            // Sent while the lock is held: a degraded answer racing this one sees it gone.
+            // Sent while the lock is held, in step with `sendStandIn`.
             for key in waiters {
-                reply(key.client, key.id, outcome.map { Self.result($0, target: target, degraded: false) })
+                let line = Self.line(key.id, outcome.map { Self.result($0, target: target, degraded: false) })
+                if s.waiting[key]?.standInPending == true {
+                    s.waiting[key]?.heldFinal = line
+                } else {
+                    s.waiting[key] = nil
+                    s.perClient[key.client, default: 1] -= 1
+                    send(line, to: key.client)
+                }
             }
             return waiters
         }
@@ -384,19 +397,26 @@ final class ImageService: Sendable {
         }
     }
 
-    /// Sends a degraded image for a waiting request, if one is at hand and the final answer
-    /// has not gone out yet.
-    private func sendDegraded(for target: Target, to key: WaiterKey) {
+    /// The stand-in step of an `opportunistic` request: sends a degraded image if one is at
+    /// hand, then the final answer if it was held for it.
+    private func sendStandIn(for target: Target, to key: WaiterKey) {
         guard state.withLock({ $0.waiting[key] != nil }) else { return }
-        guard let degraded = degradedImage(for: target) else { return }
+        let degraded = degradedImage(for: target)
         state.withLock { s in
-            guard let waiting = s.waiting[key], !waiting.degradedSent else { return }
-            s.waiting[key] = (waiting.stem, true)
-            s.stats.degraded += 1
-            var params = Self.result(degraded, target: target, degraded: true)
-            params.append("requestID", key.id.json)
-            let line = RPCNotification(method: "images.degraded", params: .object(params)).encodedLine()
-            if let c = connection(key.client) { c.perform { c.enqueue(line) } }
+            guard let waiting = s.waiting[key] else { return }
+            if let degraded {
+                s.stats.degraded += 1
+                var params = Self.result(degraded, target: target, degraded: true)
+                params.append("requestID", key.id.json)
+                send(RPCNotification(method: "images.degraded", params: .object(params)).encodedLine(), to: key.client)
+            }
+            if let final = waiting.heldFinal {
+                s.waiting[key] = nil
+                s.perClient[key.client, default: 1] -= 1
+                send(final, to: key.client)
+            } else {
+                s.waiting[key]?.standInPending = false
+            }
         }
     }
 
@@ -459,13 +479,20 @@ final class ImageService: Sendable {
         ]
     }
 
-    /// Sends a response through the client's connection, after what is queued there.
-    private func reply(_ client: Int, _ id: RPCID, _ result: Result<JSONObject, RPCError>) {
-        guard let c = connection(client) else { return }
-        let line = switch result {
+    static func line(_ id: RPCID, _ result: Result<JSONObject, RPCError>) -> [UInt8] {
+        switch result {
         case .success(let object): RPCResponse.success(id: id, result: .object(object)).encodedLine()
         case .failure(let error): RPCResponse.failure(id: id, error: error).encodedLine()
         }
+    }
+
+    /// Sends a line through the client's connection, after what is queued there.
+    private func send(_ line: [UInt8], to client: Int) {
+        guard let c = connection(client) else { return }
         c.perform { c.enqueue(line) }
+    }
+
+    private func reply(_ client: Int, _ id: RPCID, _ result: Result<JSONObject, RPCError>) {
+        send(Self.line(id, result), to: client)
     }
 }
