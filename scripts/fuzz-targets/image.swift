@@ -6,6 +6,7 @@
 // reaches every path: bit 0 the content mode, bits 1-2 the target size, bits 3-6 the
 // orientation (0 and 9-15: the file's own, 1-8: the index's value passed in), bit 7 whether the
 // thumbnail gets that orientation too or reads its own.
+// (`ImageRenderer.probe` reads a path only, through MetadataReader: the metadata target's.)
 // Any result or thrown ImageError is fine; a trap, a sanitizer report, a hang, a huge
 // allocation, or a result larger than the target (or not matching its own size) is a bug.
 import PhotoImaging
