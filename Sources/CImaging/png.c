@@ -83,6 +83,15 @@ photo_png *photo_png_open(const uint8_t *data, size_t size, photo_png_info *info
     png_set_user_limits(p->png, 1u << 20, 1u << 20);
     png_set_chunk_malloc_max(p->png, 16u << 20);
     png_set_chunk_cache_max(p->png, 1000);
+    /* The ancillary chunks the renderer has no use for (text, EXIF, ICC, gamma...: it applies no
+       colour management) are skipped unread. Besides saving the work, this bounds memory:
+       libpng reads such a chunk whole into a buffer of its claimed length, and the libpng we
+       build against (1.6.39) does not hold text chunks to png_set_chunk_malloc_max, so a
+       header claiming a 1 GB iTXt chunk made it allocate 1 GB before finding the file
+       truncated. Skipped chunks are read in small pieces. tRNS is kept (transparency). */
+    static const png_byte unused_chunks[] =
+        "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0sPLT\0sRGB\0sTER\0tEXt\0tIME\0zTXt";
+    png_set_keep_unknown_chunks(p->png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, (int)(sizeof unused_chunks / 5));
     png_read_info(p->png, p->info);
 
     png_uint_32 width = 0, height = 0;
