@@ -3,7 +3,6 @@ import Foundation
 import PhotoModel
 import PhotoStore
 import PhotoSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif

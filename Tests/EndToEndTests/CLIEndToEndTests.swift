@@ -1,8 +1,8 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +11,8 @@ import Glibc
 /// `photoctl watch` as a child process, its stdout and stderr read as they come.
 final class WatchProcess: Sendable {
     let process = Process()
-    private let lines = Mutex<[String]>([])
-    private let errors = Mutex("")
+    private let lines = Locked<[String]>([])
+    private let errors = Locked("")
 
     init(_ arguments: [String]) throws {
         process.executableURL = TestPaths.products.appendingPathComponent("photoctl")

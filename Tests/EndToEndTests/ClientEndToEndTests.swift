@@ -1,8 +1,8 @@
 import Foundation
 import PhotoClient
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 
 /// Consumes a change stream on a task of its own and keeps what it delivered.
@@ -13,8 +13,8 @@ final class EventCollector: Sendable {
         var error: String?
     }
 
-    private let state = Mutex(State())
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let state = Locked(State())
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     /// Starts consuming `stream`.
     static func start(_ stream: ChangeStream) -> EventCollector {

@@ -2,7 +2,6 @@ import Foundation
 import PhotoModel
 import PhotoSystem
 import PhotoTesting
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +13,7 @@ import Glibc
 final class FakeJournald: Sendable {
     let path: String
     private let fd: Int32
-    private let received = Mutex<[[(name: String, value: [UInt8])]]>([])
+    private let received = Locked<[[(name: String, value: [UInt8])]]>([])
 
     init(path: String) throws {
         self.path = path

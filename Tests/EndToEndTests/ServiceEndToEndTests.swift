@@ -4,7 +4,6 @@ import PhotoModel
 import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +14,8 @@ import Glibc
 final class FakeNotifySocket: Sendable {
     let path: String
     private let fd: Int32
-    private let received = Mutex<[(time: ContinuousClock.Instant, text: String)]>([])
-    private let onReady = Mutex<(@Sendable () -> Void)?>(nil)
+    private let received = Locked<[(time: ContinuousClock.Instant, text: String)]>([])
+    private let onReady = Locked<(@Sendable () -> Void)?>(nil)
 
     init(path: String) throws {
         self.path = path
@@ -84,7 +83,7 @@ struct ServiceEndToEndTests {
         let notify = try FakeNotifySocket(path: state("notify.sock").string)
         let socketPath = state("photod.sock")
         // When READY=1 arrives, the socket must already answer.
-        let answeredAtReady = Mutex<Bool?>(nil)
+        let answeredAtReady = Locked<Bool?>(nil)
         notify.whenReady {
             let ok = (try? PhotoConnection(socket: socketPath, timeout: .seconds(5)).call("rpc.hello"))?["protocolVersion"] != nil
             answeredAtReady.withLock { if $0 == nil { $0 = ok } }

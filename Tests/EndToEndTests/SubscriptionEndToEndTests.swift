@@ -1,8 +1,8 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,9 +12,9 @@ import Glibc
 /// and keeps its token in a file, so that a restart resumes where it stopped.
 final class PythonSubscriber: Sendable {
     let process = Process()
-    private let received = Mutex<[JSONValue]>([])
-    private let ended = Mutex(false)
-    private let errors = Mutex("")
+    private let received = Locked<[JSONValue]>([])
+    private let ended = Locked(false)
+    private let errors = Locked("")
 
     static var python: URL? {
         for dir in ["/usr/bin", "/usr/local/bin", "/bin"] {
