@@ -52,7 +52,7 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
-        .executableTarget(name: "photod-thumb-bench", dependencies: ["PhotoImaging", "PhotoModel"], swiftSettings: strict),
+        .executableTarget(name: "photod-thumb-bench", dependencies: ["PhotoImaging", "PhotoModel", "PhotoSystem"], swiftSettings: strict),
         .executableTarget(name: "photod-bench", dependencies: ["PhotoModel", "PhotoStore", "PhotoPipeline", "PhotoSystem"],
                           swiftSettings: strict),
 

@@ -2,7 +2,6 @@ import Foundation
 import PhotoModel
 import PhotoSystem
 import PhotoWire
-import Synchronization
 
 /// photod's library as a Swift program sees it (PhotoKit's `PHPhotoLibrary` and the fetch
 /// methods of `PHAsset` and `PHAssetCollection`): fetches with predicates and sort orders,
@@ -18,7 +17,7 @@ public final class PhotoLibrary: Sendable {
     public let sockets: [PathBytes]
     /// How long one call may wait for the daemon; nil waits forever.
     public let timeout: Duration?
-    private let connection = Mutex<PhotoConnection?>(nil)
+    private let connection = Locked<PhotoConnection?>(nil)
 
     /// A library reached through `socket`.
     public convenience init(socket: PathBytes, timeout: Duration? = .seconds(60)) {

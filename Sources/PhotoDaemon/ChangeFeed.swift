@@ -3,7 +3,6 @@ import PhotoModel
 import PhotoStore
 import PhotoSystem
 import PhotoWire
-import Synchronization
 
 /// Publishes committed change sets to subscribed clients, in token order and without gaps.
 ///
@@ -42,14 +41,14 @@ final class ChangeFeed: Sendable {
 
     let database: Database
     let logger: Logger
-    private let state: Mutex<State>
-    private let connections = Mutex<Callback<Int, ClientConnection?>?>(nil)
+    private let state: Locked<State>
+    private let connections = Locked<Callback<Int, ClientConnection?>?>(nil)
 
     init(database: Database, logger: Logger) throws {
         self.database = database
         self.logger = logger
         let bounds = try database.read { try $0.journalBounds() }
-        state = Mutex(State(published: bounds.current))
+        state = Locked(State(published: bounds.current))
     }
 
     /// Where the feed finds connections (the socket server, once it exists).

@@ -11,6 +11,14 @@ import Synchronization
 import Glibc
 #endif
 
+/// The running daemon's signal sources; their handlers hold everything else (the server, the
+/// pipeline, the database). `dispatchMain()` ends the main thread (`pthread_exit`), and with
+/// it any frame that referenced them; kept here, the running daemon stays referenced from a
+/// global for as long as it runs. LeakSanitizer looks for references in globals and on live
+/// stacks only, so without this it reported the whole daemon as leaked at every exit. Written
+/// once, on the main thread before `dispatchMain()`, and never read: nothing to synchronise.
+nonisolated(unsafe) private var runningSources: [any DispatchSourceSignal] = []
+
 /// The daemon: opens the index, listens on the socket, runs the initial scan, and stops
 /// cleanly on SIGTERM or SIGINT.
 public final class Daemon: Sendable {
@@ -33,6 +41,14 @@ public final class Daemon: Sendable {
 
     /// Starts everything and never returns: the process exits from the signal handler.
     public func run() throws(StartupError) -> Never {
+        runningSources = try start()
+        dispatchMain()
+    }
+
+    /// Opens, wires and starts everything; returns the signal sources, whose handlers hold the
+    /// running daemon. A function of its own so that its locals are released when it returns:
+    /// in `run()` they would stay in a frame that never ends (`dispatchMain()` does not return).
+    private func start() throws(StartupError) -> [any DispatchSourceSignal] {
         guard let zone = SystemZone.named(options.timeZone) else {
             throw StartupError(description: "unknown time zone '\(options.timeZone ?? "")': use an IANA name such as Europe/Berlin, UTC, or +HH:MM")
         }
@@ -228,7 +244,7 @@ public final class Daemon: Sendable {
                       + "database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
         // Ready: the database is open and migrated, the socket answers (the scan may still run).
         reporter.ready()
-        withExtendedLifetime(sources) { dispatchMain() }
+        return sources
     }
 
     /// Why the command line and configuration file as they are now do not parse, or nil.

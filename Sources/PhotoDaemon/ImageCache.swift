@@ -2,7 +2,6 @@ import Foundation
 import PhotoImaging
 import PhotoModel
 import PhotoSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +45,7 @@ final class ImageCache: Sendable {
         var evictions = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(root: PathBytes, capacity: Int64, logger: Logger) {
         self.root = root

@@ -4,7 +4,6 @@ import PhotoModel
 import PhotoStore
 import PhotoSystem
 import PhotoWire
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -112,12 +111,12 @@ final class ImageService: Sendable {
     let renderer: ImageRenderer
     let options: Options
     let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let work = DispatchSemaphore(value: 0)
     private let idleWork = DispatchSemaphore(value: 0)
     private let degradedQueue = DispatchQueue(label: "photod.images.degraded")
     private let maintenance = DispatchQueue(label: "photod.images.maintenance", qos: .utility)
-    private let connections = Mutex<Callback<Int, ClientConnection?>?>(nil)
+    private let connections = Locked<Callback<Int, ClientConnection?>?>(nil)
 
     init(database: Database, options: Options, logger: Logger) {
         self.database = database

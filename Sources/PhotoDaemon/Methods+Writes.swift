@@ -4,7 +4,6 @@ import PhotoPipeline
 import PhotoStore
 import PhotoSystem
 import PhotoWire
-import Synchronization
 
 /// Who may write: root, photod's own user, and the members of the write group. Checked with
 /// the peer's credentials (`SO_PEERCRED`) before a write's parameters are looked at.
@@ -64,7 +63,7 @@ extension Methods {
     /// Runs a write on the sort queue and waits for its commit.
     func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> BatchSummary {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<BatchSummary, StoreError>?>(nil)
+        let outcome = Locked<Result<BatchSummary, StoreError>?>(nil)
         sortQueue.submit(operation: operation) { result in
             outcome.withLock { $0 = result }
             done.signal()
@@ -132,7 +131,7 @@ extension Methods {
         try p.rejectUnknownKeys(allowed: ["title", "folder"])
         let title = try p.string("title")
         let folder = try p.optionalString("folder")
-        let made = Mutex<String?>(nil)
+        let made = Locked<String?>(nil)
         let summary = try commit { writer, now in
             let (id, summary) = try writer.createUserAlbum(title: title, folder: folder, now: now)
             made.withLock { $0 = id }
@@ -146,7 +145,7 @@ extension Methods {
         try p.rejectUnknownKeys(allowed: ["title", "parent"])
         let title = try p.string("title")
         let parent = try p.optionalString("parent")
-        let made = Mutex<String?>(nil)
+        let made = Locked<String?>(nil)
         let summary = try commit { writer, now in
             let (id, summary) = try writer.createUserFolder(title: title, parent: parent, now: now)
             made.withLock { $0 = id }

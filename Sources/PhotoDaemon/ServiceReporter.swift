@@ -3,7 +3,6 @@ import PhotoModel
 import PhotoPipeline
 import PhotoStore
 import PhotoSystem
-import Synchronization
 
 /// Keeps the service manager informed: `STATUS=` lines a person reads in `systemctl status`, and
 /// watchdog pings that mean "the pipeline is alive" — not a free-running timer. A ping goes out
@@ -19,7 +18,7 @@ final class ServiceReporter: Sendable {
     let roots: [PathBytes]
     let logger: Logger
     private let queue = DispatchQueue(label: "photod.service")
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The beat: status lines and watchdog pings (resumed by `ready()`).
     private let timer: any DispatchSourceTimer
 

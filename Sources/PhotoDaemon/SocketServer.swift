@@ -48,12 +48,12 @@ final class SocketServer: Sendable {
     let logger: Logger
     private let queue = DispatchQueue(label: "photod.accept")
     private let acceptSource: any DispatchSourceRead
-    private let clients = Mutex<[Int: ClientConnection]>([:])
+    private let clients = Locked<[Int: ClientConnection]>([:])
     private let nextID = Atomic<Int>(1)
-    private let cancelled = Mutex<DispatchSemaphore?>(nil)
+    private let cancelled = Locked<DispatchSemaphore?>(nil)
     /// Whether accepting is paused because the process ran out of descriptors (touched on `queue`).
-    private let paused = Mutex(false)
-    private let disconnectHandler = Mutex<Callback<Int, Void>?>(nil)
+    private let paused = Locked(false)
+    private let disconnectHandler = Locked<Callback<Int, Void>?>(nil)
     /// Whether `stop` hands the listening socket over (leaves it open).
     private let keepListener = Atomic<Bool>(false)
 
@@ -179,7 +179,7 @@ final class ClientConnection: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(fd: FileDescriptor, context: ClientContext, handler: any LineHandler, logger: Logger,
          onClose: @escaping @Sendable (Int) -> Void) {

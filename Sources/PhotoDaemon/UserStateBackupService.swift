@@ -5,7 +5,6 @@ import PhotoPipeline
 import PhotoStore
 import PhotoSystem
 import PhotoWire
-import Synchronization
 
 /// Keeps `<database>.userstate.json` up to date: after a commit, at most once per `interval`,
 /// the user state is exported and, when it differs from what was last written, the file is
@@ -26,7 +25,7 @@ final class UserStateBackupService: Sendable {
         var last: UserStateBackup?
         var failing = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(database: Database, logger: Logger, interval: Duration = .seconds(1),
          now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
@@ -140,7 +139,7 @@ enum RecoveryRestorer {
             let bytes = try FileDescriptor.readAll(PathBytes(pending.backupPath ?? ""), limit: maxBackupBytes)
             let state = try UserStateBackup.decode(bytes)
             let done = DispatchSemaphore(value: 0)
-            let outcome = Mutex<Result<UserStateRestoreReport, any Error>?>(nil)
+            let outcome = Locked<Result<UserStateRestoreReport, any Error>?>(nil)
             sortQueue.submit(operation: { writer, now in
                 do {
                     let (summary, report) = try writer.restoreUserState(state, now: now)

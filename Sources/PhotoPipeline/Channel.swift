@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import PhotoSystem
 
 /// A bounded, blocking, multi-producer multi-consumer queue for the pipeline's threads.
 /// `send` blocks while the channel is full (backpressure keeps memory flat); `receive`
@@ -12,7 +12,7 @@ final class Channel<Element: Sendable>: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let filled: DispatchSemaphore
     private let space: DispatchSemaphore
 

@@ -22,7 +22,7 @@ public final class Indexer: Sendable {
     let now: @Sendable () -> Int64
     private let statusBox = Locked(IndexerStatus())
     /// Serialises scans: the walk of one root set at a time.
-    private let scanLock = Mutex(())
+    private let scanLock = Locked(())
     private let stopRequested = Atomic<Bool>(false)
 
     /// - Parameters:
@@ -68,7 +68,7 @@ public final class Indexer: Sendable {
     /// Reads candidate files on a few threads at once and returns their outcomes in order.
     func read(_ candidates: [Candidate]) -> [FileOutcome] {
         guard candidates.count > 1 else { return candidates.map { readFile($0) } }
-        let outcomes = Mutex<[FileOutcome?]>(Array(repeating: nil, count: candidates.count))
+        let outcomes = Locked<[FileOutcome?]>(Array(repeating: nil, count: candidates.count))
         DispatchQueue.concurrentPerform(iterations: candidates.count) { [self] i in
             let outcome = readFile(candidates[i])
             outcomes.withLock { $0[i] = outcome }

@@ -3,7 +3,6 @@ import PhotoModel
 import PhotoStore
 import PhotoSystem
 import PhotoWatch
-import Synchronization
 
 /// Keeps the index current once it is built: one serial thread that watches the roots, runs
 /// the initial scan, then applies what the watcher reports, polls the trees it cannot watch,

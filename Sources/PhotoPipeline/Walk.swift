@@ -4,7 +4,6 @@ import PhotoMetadata
 import PhotoModel
 import PhotoStore
 import PhotoSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import CLinux
 import PhotoModel
-import Synchronization
+import PhotoSystem
 
 /// An in-memory copy of what fetch predicates and sorts read, for every asset: library fetches
 /// with a predicate or a sort are answered from it in a few milliseconds on 100,000 assets,
@@ -14,7 +14,7 @@ import Synchronization
 /// database was rebuilt. The page's rows are then read in that same transaction, so a page, its
 /// total and its token always agree.
 final class AssetCatalog: Sendable {
-    private let latest = Mutex<CatalogSnapshot?>(nil)
+    private let latest = Locked<CatalogSnapshot?>(nil)
 
     init() {}
 
@@ -269,13 +269,13 @@ final class CatalogSnapshot: Sendable {
     let stringIndex: [String: Int32]
     /// The records in id order, to find one by id (made on first use; kept by snapshots with
     /// the same positions).
-    private let byID = Mutex<[Int32]?>(nil)
+    private let byID = Locked<[Int32]?>(nil)
     /// Per sort key, the records in ascending order (made on first use).
-    private let orders = Mutex<[AssetSortKey: [Int32]]>([:])
+    private let orders = Locked<[AssetSortKey: [Int32]]>([:])
     /// Per sort key, the dense rank of each record's value (made on first use).
-    private let valueRankCache = Mutex<[AssetSortKey: [Int32]]>([:])
+    private let valueRankCache = Locked<[AssetSortKey: [Int32]]>([:])
     /// Recent results: the record indexes a query selects, in its order.
-    private let results = Mutex<[(AssetQuery, [Int32])]>([])
+    private let results = Locked<[(AssetQuery, [Int32])]>([])
     /// Results kept per snapshot.
     static let cachedResults = 16
 

@@ -13,7 +13,7 @@ public final class Database: Sendable {
     /// The database file.
     public let path: String
     private let lock: LockFile?
-    private let writer: Mutex<IndexWriter>
+    private let writer: Locked<IndexWriter>
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
     private let catalog = AssetCatalog()
@@ -73,7 +73,7 @@ public final class Database: Sendable {
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
-        writer = Mutex(IndexWriter(connection))
+        writer = Locked(IndexWriter(connection))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
     }
 
@@ -155,5 +155,5 @@ public final class Database: Sendable {
 
 /// One pooled reader connection, opened on first use.
 final class ReaderSlot: Sendable {
-    let connection = Mutex<Connection?>(nil)
+    let connection = Locked<Connection?>(nil)
 }

@@ -1,4 +1,4 @@
-/// A closure to keep in a `Mutex` (or any generic container accessed `inout`).
+/// A closure to keep in a `Locked` (or any generic container accessed `inout`).
 ///
 /// Never keep a bare function value there: each `inout` access reabstracts it to the
 /// container's generic form and stores the result back, so every `withLock { $0 }` wraps the

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// journald's native protocol (systemd.journal-fields(7), "Native Journal Protocol" in
 /// systemd's docs): one datagram per record, one field per line. Pure: no I/O.
@@ -160,7 +159,7 @@ public final class JournalSink: LogSink {
     private let address: sockaddr_un
     private let addressLength: socklen_t
     /// How many records went to `fallback` since the journal last took one.
-    private let failures = Mutex<Int>(0)
+    private let failures = Locked<Int>(0)
 
     /// Opens a datagram socket for `path` (nothing is sent yet). Throws when the path does
     /// not fit a socket address or no socket can be made. `sendBufferBytes` asks for a send

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// Syslog-style severities (the numbers are journald's `PRIORITY=` and sd-daemon(3)'s `<N>`).
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
@@ -209,7 +208,7 @@ struct NullSink: LogSink {
 
 /// Collects records in memory (tests assert on what was logged).
 public final class MemorySink: LogSink {
-    private let records = Mutex<[LogRecord]>([])
+    private let records = Locked<[LogRecord]>([])
     public init() {}
     /// Keeps the record.
     public func emit(_ record: LogRecord) { records.withLock { $0.append(record) } }

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import PhotoModel
-import Synchronization
 
 /// What a service manager (systemd) gives photod and hears from it, without libsystemd: the
 /// notification datagrams of sd_notify(3) and the inherited sockets of sd_listen_fds(3). Both
@@ -15,7 +14,7 @@ public final class ServiceNotifier: Sendable {
     /// this process); nil without a watchdog.
     public let watchdogInterval: Duration?
     /// What was sent, newest last (for `library.status` and tests), at most 20 entries.
-    private let sent = Mutex<[String]>([])
+    private let sent = Locked<[String]>([])
 
     /// From `NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace), `WATCHDOG_USEC` and
     /// `WATCHDOG_PID`. Without `NOTIFY_SOCKET` every call does nothing.

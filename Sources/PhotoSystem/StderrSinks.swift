@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// Plain lines on stderr, for a terminal or a log file:
 /// `warning: [pipeline] cannot read directory 'x', skipping: ... path=x`.
@@ -60,7 +59,7 @@ public struct JournalStreamSink: LogSink {
 enum LineWriter {
     /// Serializes writes by every line sink of the process, so that records longer than
     /// `PIPE_BUF` (written in several pieces) do not interleave.
-    private static let lock = Mutex<Void>(())
+    private static let lock = Locked<Void>(())
 
     /// `[facility] message key=value ...` on one line.
     static func body(_ r: LogRecord) -> String {

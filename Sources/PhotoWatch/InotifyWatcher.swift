@@ -4,7 +4,6 @@ import Glibc
 #endif
 import PhotoModel
 import PhotoSystem
-import Synchronization
 
 /// Watches directory trees with one inotify descriptor (one watch per directory, never per
 /// file) and delivers coalesced `WatchChange` batches.
@@ -25,10 +24,10 @@ public final class InotifyWatcher: Sendable {
     private let readSource: any DispatchSourceRead
     private let timer: any DispatchSourceTimer
     private let onChanges: @Sendable ([WatchChange]) -> Void
-    private let registry = Mutex(WatchRegistry())
-    private let engine: Mutex<Engine>
+    private let registry = Locked(WatchRegistry())
+    private let engine: Locked<Engine>
     private let origin = SuspendingClock.now
-    private let lifecycle = Mutex(Lifecycle())
+    private let lifecycle = Locked(Lifecycle())
 
     /// Opens the inotify descriptor (`inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`) and starts
     /// reading it. Nothing is watched until `watchTree`.
@@ -43,7 +42,7 @@ public final class InotifyWatcher: Sendable {
         self.limits = limits
         self.logger = logger
         self.onChanges = onChanges
-        engine = Mutex(Engine(coalescer: Coalescer(limits: coalescing)))
+        engine = Locked(Engine(coalescer: Coalescer(limits: coalescing)))
         let raw = try syscall("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
         fd = FileDescriptor(rawValue: raw)
         readSource = DispatchSource.makeReadSource(fileDescriptor: raw, queue: queue)

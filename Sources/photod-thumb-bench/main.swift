@@ -1,6 +1,7 @@
 import Foundation
 import PhotoImaging
 import PhotoModel
+import PhotoSystem
 
 // photod-thumb-bench: drives PhotoImaging for Benchmarks/thumb-bench.py and by hand.
 //
@@ -31,7 +32,7 @@ func write(_ encoded: EncodedImage, to base: String) {
 /// Files handed out to worker threads in order.
 final class WorkList: Sendable {
     let files: [String]
-    let next = Mutex(0)
+    let next = Locked(0)
     init(_ files: [String]) { self.files = files }
     func take() -> (Int, String)? {
         next.withLock { i in
@@ -41,8 +42,6 @@ final class WorkList: Sendable {
         }
     }
 }
-
-import Synchronization
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else { usage() }
@@ -72,7 +71,7 @@ case "thumbs":
         i += 1
     }
     let work = WorkList(files)
-    let errors = Mutex(0)
+    let errors = Locked(0)
     let target = PixelSize(width: size, height: size)
     let start = ContinuousClock.now
     let out = outDir

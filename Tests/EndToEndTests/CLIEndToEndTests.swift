@@ -1,8 +1,8 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +11,8 @@ import Glibc
 /// `photoctl watch` as a child process, its stdout and stderr read as they come.
 final class WatchProcess: Sendable {
     let process = Process()
-    private let lines = Mutex<[String]>([])
-    private let errors = Mutex("")
+    private let lines = Locked<[String]>([])
+    private let errors = Locked("")
 
     init(_ arguments: [String]) throws {
         process.executableURL = TestPaths.products.appendingPathComponent("photoctl")
@@ -52,7 +52,7 @@ final class WatchProcess: Sendable {
 
     /// Waits until `condition` holds, failing with what the watch printed.
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while !condition() {
             if ContinuousClock.now >= deadline || !process.isRunning {
                 throw HarnessError("watch: timed out waiting for \(what) (running: \(process.isRunning)); stdout: \(stdout); stderr: \(stderr)")
@@ -64,7 +64,7 @@ final class WatchProcess: Sendable {
     /// SIGTERM, then the exit status; nil if it died of a signal or ignored SIGTERM for 10 s.
     func terminate() -> Int32? {
         if process.isRunning { process.terminate() }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = TestTime.deadline(.seconds(10))
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
         if process.isRunning {
             Glibc.kill(process.processIdentifier, SIGKILL)

@@ -1,8 +1,8 @@
 import Foundation
 import PhotoClient
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 
 /// Consumes a change stream on a task of its own and keeps what it delivered.
@@ -13,8 +13,8 @@ final class EventCollector: Sendable {
         var error: String?
     }
 
-    private let state = Mutex(State())
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let state = Locked(State())
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     /// Starts consuming `stream`.
     static func start(_ stream: ChangeStream) -> EventCollector {
@@ -39,7 +39,7 @@ final class EventCollector: Sendable {
     /// Waits (without blocking a thread) until `condition` holds for the events so far.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: ([ChangeEvent]) -> Bool) async throws -> [ChangeEvent] {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while true {
             let (events, ended, error) = state.withLock { ($0.events, $0.ended, $0.error) }
             if condition(events) { return events }
@@ -255,7 +255,7 @@ struct ClientEndToEndTests {
 
 /// Waits until the daemon logged as many disconnections as connections.
 func waitForAllDisconnected(_ daemon: DaemonProcess, timeout: Duration = .seconds(10)) async throws {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = TestTime.deadline(timeout)
     while true {
         let log = daemon.log
         let connected = log.components(separatedBy: "client connected").count

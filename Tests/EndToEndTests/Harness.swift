@@ -46,7 +46,7 @@ final class DaemonProcess {
 
     /// A fresh connection, retrying while the socket is not up yet.
     func connect(timeout: Duration = .seconds(30)) throws -> PhotoConnection {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while true {
             do {
                 return try PhotoConnection(socket: socket)
@@ -66,12 +66,12 @@ final class DaemonProcess {
     /// Waits until `library.status` says idle; returns that status.
     @discardableResult
     func waitForIdle(timeout: Duration = .seconds(120)) throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         let c = try connect()
         while true {
             let status = try c.call("library.status")
             if status["state"]?.stringValue == "idle" { return status }
-            if ContinuousClock.now >= deadline { throw HarnessError("photod not idle after \(timeout): \(status)") }
+            if ContinuousClock.now >= deadline { throw HarnessError("photod not idle after \(timeout * TestTime.scale): \(status)") }
             usleep(20_000)
         }
     }
@@ -110,6 +110,16 @@ final class DaemonProcess {
             process.waitUntilExit()
         }
     }
+}
+
+/// How much longer than on a plain build the tests wait for the daemon and its clients:
+/// `PHOTOD_TEST_TIME_SCALE` (`scripts/sanitize` sets it, sanitized code runs several times
+/// slower), else 1. Only deadlines scale; nothing sleeps longer.
+enum TestTime {
+    static let scale = max(1, Int(ProcessInfo.processInfo.environment["PHOTOD_TEST_TIME_SCALE"] ?? "") ?? 1)
+
+    /// The deadline `timeout` from now, scaled.
+    static func deadline(_ timeout: Duration) -> ContinuousClock.Instant { ContinuousClock.now + timeout * scale }
 }
 
 struct HarnessError: Error, CustomStringConvertible {

@@ -13,7 +13,7 @@ extension DaemonProcess {
     /// within its coalescing window, so these waits are short; the timeout is for a loaded CI.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: (JSONValue) throws -> Bool) throws -> JSONValue {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         let c = try connect()
         while true {
             let status = try c.call("library.status")

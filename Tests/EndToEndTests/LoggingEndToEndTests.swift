@@ -2,7 +2,6 @@ import Foundation
 import PhotoModel
 import PhotoSystem
 import PhotoTesting
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +13,7 @@ import Glibc
 final class FakeJournald: Sendable {
     let path: String
     private let fd: Int32
-    private let received = Mutex<[[(name: String, value: [UInt8])]]>([])
+    private let received = Locked<[[(name: String, value: [UInt8])]]>([])
 
     init(path: String) throws {
         self.path = path
@@ -62,7 +61,7 @@ final class FakeJournald: Sendable {
     }
 
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: ([[String: String]]) -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while !condition(records) {
             if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(records)") }
             usleep(10_000)
@@ -111,7 +110,7 @@ struct LoggingEndToEndTests {
         // journald goes away: the next records reach stderr, after one warning saying so.
         journal.stop()
         try lib.write("2020/b.jpg", Library.jpeg(date: "2020:01:03 03:04:05"))
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = TestTime.deadline(.seconds(30))
         while !daemon.log.contains("debug: [pipeline]") {
             if ContinuousClock.now >= deadline { throw HarnessError("no record on stderr after the journal went away:\n\(daemon.log)") }
             usleep(20_000)

@@ -101,7 +101,7 @@ struct RecoveryEndToEndTests {
         close(fd)
 
         daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = TestTime.deadline(.seconds(120))
         var status = try daemon.call("library.status")
         while status["recovery"]?["state"]?.stringValue != "restored" {
             #expect(status["recovery"]?["state"]?.stringValue != "failed", "\(status)")

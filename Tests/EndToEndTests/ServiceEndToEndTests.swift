@@ -4,7 +4,6 @@ import PhotoModel
 import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +14,8 @@ import Glibc
 final class FakeNotifySocket: Sendable {
     let path: String
     private let fd: Int32
-    private let received = Mutex<[(time: ContinuousClock.Instant, text: String)]>([])
-    private let onReady = Mutex<(@Sendable () -> Void)?>(nil)
+    private let received = Locked<[(time: ContinuousClock.Instant, text: String)]>([])
+    private let onReady = Locked<(@Sendable () -> Void)?>(nil)
 
     init(path: String) throws {
         self.path = path
@@ -64,7 +63,7 @@ final class FakeNotifySocket: Sendable {
     }
 
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while !condition() {
             if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(messages.map(\.text))") }
             usleep(10_000)
@@ -84,7 +83,7 @@ struct ServiceEndToEndTests {
         let notify = try FakeNotifySocket(path: state("notify.sock").string)
         let socketPath = state("photod.sock")
         // When READY=1 arrives, the socket must already answer.
-        let answeredAtReady = Mutex<Bool?>(nil)
+        let answeredAtReady = Locked<Bool?>(nil)
         notify.whenReady {
             let ok = (try? PhotoConnection(socket: socketPath, timeout: .seconds(5)).call("rpc.hello"))?["protocolVersion"] != nil
             answeredAtReady.withLock { if $0 == nil { $0 = ok } }
@@ -155,9 +154,13 @@ struct ServiceEndToEndTests {
         let log = state("photod.log").string
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
-        // systemd-socket-activate passes no environment but what -E names.
-        p.arguments = ["-l", socketPath.string, "-E", "PHOTOD_SOCKET=\(state("unused.sock").string)",
-                       TestPaths.products.appendingPathComponent("photod").path,
+        // systemd-socket-activate passes no environment but what -E names: under
+        // scripts/sanitize, the sanitizer's settings too, as every other photod of the run has them.
+        let sanitizerSettings = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].flatMap { name in
+            ProcessInfo.processInfo.environment[name].map { ["-E", "\(name)=\($0)"] } ?? []
+        }
+        p.arguments = ["-l", socketPath.string, "-E", "PHOTOD_SOCKET=\(state("unused.sock").string)"] + sanitizerSettings
+                    + [TestPaths.products.appendingPathComponent("photod").path,
                        "--library", lib.path.string, "--database", state("photod.db").string, "--socket", socketPath.string,
                        "--timezone", "UTC"]
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log, isDirectory: false).creating())
@@ -170,7 +173,7 @@ struct ServiceEndToEndTests {
             }
         }
         // The tool listens; photod starts on the first connection and answers on that socket.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = TestTime.deadline(.seconds(30))
         var hello: JSONValue?
         while hello == nil, ContinuousClock.now < deadline {
             hello = try? PhotoConnection(socket: socketPath, timeout: .seconds(10)).call("rpc.hello")
@@ -182,7 +185,7 @@ struct ServiceEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: state("unused.sock").string))
         // systemd-socket-activate execs photod in its own process: the signal reaches photod.
         kill(p.processIdentifier, SIGTERM)
-        let stopBy = ContinuousClock.now + .seconds(10)
+        let stopBy = TestTime.deadline(.seconds(10))
         while p.isRunning, ContinuousClock.now < stopBy { usleep(20_000) }
         #expect(!p.isRunning, "photod did not stop on SIGTERM within 10 s")
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }

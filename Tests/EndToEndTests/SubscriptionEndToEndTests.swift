@@ -1,8 +1,8 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,9 +12,9 @@ import Glibc
 /// and keeps its token in a file, so that a restart resumes where it stopped.
 final class PythonSubscriber: Sendable {
     let process = Process()
-    private let received = Mutex<[JSONValue]>([])
-    private let ended = Mutex(false)
-    private let errors = Mutex("")
+    private let received = Locked<[JSONValue]>([])
+    private let ended = Locked(false)
+    private let errors = Locked("")
 
     static var python: URL? {
         for dir in ["/usr/bin", "/usr/local/bin", "/bin"] {
@@ -62,7 +62,7 @@ final class PythonSubscriber: Sendable {
 
     /// Waits until a change set with `token` (or later) arrived.
     func waitFor(token: Int, timeout: Duration = .seconds(30)) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while (tokens.last ?? -1) < token {
             if ContinuousClock.now >= deadline || (!process.isRunning && ended.withLock({ $0 })) {
                 throw HarnessError("subscriber got tokens \(tokens), waited for \(token); stderr: \(stderr)")
@@ -73,7 +73,7 @@ final class PythonSubscriber: Sendable {
 
     /// Waits for the script to exit; returns its status.
     func waitForExit(timeout: Duration = .seconds(10)) -> Int32? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = TestTime.deadline(timeout)
         while process.isRunning {
             if ContinuousClock.now >= deadline { return nil }
             usleep(10_000)

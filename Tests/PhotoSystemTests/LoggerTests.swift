@@ -1,5 +1,4 @@
 import PhotoSystem
-import Synchronization
 import Testing
 
 @Suite struct LoggerTests {
@@ -61,7 +60,7 @@ import Testing
     }
 
     @Test func disabledRecordsCostNothing() {
-        let evaluated = Mutex(0)
+        let evaluated = Locked(0)
         func expensive() -> String {
             evaluated.withLock { $0 += 1 }
             return "x"

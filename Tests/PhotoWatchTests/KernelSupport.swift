@@ -6,12 +6,11 @@ import PhotoModel
 import PhotoSystem
 import PhotoTesting
 @testable import PhotoWatch
-import Synchronization
 import Testing
 
 /// Collects the batches a watcher delivers and lets a test await a condition on them.
 final class Collector: Sendable {
-    private let received = Mutex<[[WatchChange]]>([])
+    private let received = Locked<[[WatchChange]]>([])
 
     func append(_ batch: [WatchChange]) { received.withLock { $0.append(batch) } }
 
