@@ -130,6 +130,7 @@ public final class Daemon: Sendable {
         imageOptions.cacheBytes = options.cacheBytes
         imageOptions.pixelLimit = options.imagePixelLimit
         imageOptions.workers = options.imageWorkers
+        imageOptions.group = options.socketGroup
         let images = ImageService(database: database, options: imageOptions, logger: logger.facility("images"))
         // Subscribers hear of each change set as soon as it is committed.
         let backup = UserStateBackupService(database: database, logger: logger.facility("store"))

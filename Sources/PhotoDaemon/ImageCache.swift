@@ -17,13 +17,17 @@ import Glibc
 /// thumbnail is kept as `<file key>-exif=<w>x<h>.jpg`.
 ///
 /// Directories are 0750 and files 0640, in the cache directory's group (systemd's
-/// `CacheDirectory=` makes it photod's; put clients in that group to read images). A size cap
+/// `CacheDirectory=` makes it photod's; put clients in that group to read images), or in
+/// `--socket-group`'s when photod makes the directory itself. A size cap
 /// with least-recently-used eviction bounds the directory; a file's images are removed when
 /// the file changes (on the next request, and whenever its asset leaves the library).
 final class ImageCache: Sendable {
     let root: PathBytes
     /// Bytes the cache may hold; the least recently used images go beyond it.
     let capacity: Int64
+    /// `--socket-group`: the group that may read the images (the root gets it and the set-group-id
+    /// bit, so that every directory and file made below inherits it).
+    let group: UInt32?
     let logger: Logger
 
     /// Bump when rendering changes, so that old images are not served for new requests.
@@ -47,10 +51,30 @@ final class ImageCache: Sendable {
 
     private let state = Locked(State())
 
-    init(root: PathBytes, capacity: Int64, logger: Logger) {
+    init(root: PathBytes, capacity: Int64, group: UInt32? = nil, logger: Logger) {
         self.root = root
         self.capacity = capacity
+        self.group = group
         self.logger = logger
+    }
+
+    /// The mode of the cache's directories, whatever the umask: 0750, or 02750 in `group` (the
+    /// set-group-id bit makes what is created below inherit the group).
+    private var directoryMode: mode_t { group == nil ? 0o750 : 0o2750 }
+
+    /// Makes an asset's directory (and the root and shard above it) when missing.
+    private func makeDirectories(for dir: PathBytes) throws(SystemError) {
+        guard access(dir.string, F_OK) != 0 else { return }
+        if access(root.string, F_OK) != 0 {
+            try Directory.makePath(root, mode: 0o750)
+            if let group { try Groups.chgrp(root, to: group) }
+            _ = try syscall("chmod", context: root.string) { chmod(root.string, directoryMode) }
+        }
+        for path in [dir.parent, dir] where access(path.string, F_OK) != 0 {
+            let rc = mkdir(path.string, 0o750)
+            if rc != 0 && errno != EEXIST { throw SystemError(call: "mkdir", errno: errno, context: path.string) }
+            _ = try syscall("chmod", context: path.string) { chmod(path.string, directoryMode) }
+        }
     }
 
     /// What `library.status` shows.
@@ -133,7 +157,7 @@ final class ImageCache: Sendable {
         let asset = String(stem[..<slash])
         let name = String(stem[stem.index(after: slash)...])
         let dir = directory(of: asset)
-        try Directory.makePath(dir, mode: 0o750)
+        try makeDirectories(for: dir)
         let file = dir.appending("\(name)=\(image.size.width)x\(image.size.height).\(image.fileExtension)")
         let temporary = dir.appending(".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         try Self.write(image.bytes, to: file, temporary: temporary)

@@ -26,6 +26,8 @@ final class ImageService: Sendable {
         /// Threads rendering requested images.
         var workers = 2
         var jpegQuality = 85
+        /// The group that may read the cache (`--socket-group`).
+        var group: UInt32?
 
         init(cacheDirectory: PathBytes) { self.cacheDirectory = cacheDirectory }
     }
@@ -122,7 +124,7 @@ final class ImageService: Sendable {
         self.database = database
         self.options = options
         self.logger = logger
-        cache = ImageCache(root: options.cacheDirectory, capacity: options.cacheBytes, logger: logger)
+        cache = ImageCache(root: options.cacheDirectory, capacity: options.cacheBytes, group: options.group, logger: logger)
         renderer = ImageRenderer(pixelLimit: options.pixelLimit)
         for i in 0..<max(1, options.workers) {
             let t = Thread { [self] in

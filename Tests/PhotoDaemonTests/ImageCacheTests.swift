@@ -73,6 +73,32 @@ struct ImageCacheTests {
         #expect(try FileStat.of(again.path).mode & 0o777 == 0o640)
         #expect(try FileStat.of(again.path.parent).mode & 0o777 == 0o750)
     }
+
+    @Test("With a group (--socket-group), every directory and image below the root is in it, whatever the umask")
+    func group() throws {
+        let dir = try TemporaryDirectory("cache-g")
+        defer { dir.remove() }
+        let gid = UInt32(65534)  // nogroup: the tests run as root, which may give files to any group
+        guard getuid() == 0 else {
+            print("skipping: giving files to another group needs root")
+            return
+        }
+        let old = umask(0o077)
+        defer { umask(old) }
+        let cache = ImageCache(root: dir("images"), capacity: 1 << 20, group: gid, logger: .silent)
+        let entry = try cache.store(Self.image(100), stem: Self.stem(0))
+        func info(_ path: PathBytes) -> (mode: UInt32, gid: UInt32) {
+            var st = stat()
+            _ = stat(path.string, &st)
+            return (st.st_mode & 0o7777, st.st_gid)
+        }
+        for path in [dir("images"), entry.path.parent.parent, entry.path.parent] {
+            #expect(info(path).mode == 0o2750, "\(path)")
+            #expect(info(path).gid == gid, "\(path)")
+        }
+        #expect(info(entry.path).gid == gid)
+        #expect(info(entry.path).mode == 0o640)
+    }
 }
 
 extension EncodedImage {
