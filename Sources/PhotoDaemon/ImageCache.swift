@@ -147,6 +147,17 @@ final class ImageCache: Sendable {
         return state.withLock { s in s.entries.filter { $0.key.hasPrefix(prefix) }.map(\.value) }
     }
 
+    /// The cached image of an asset at a size and mode, of whichever version of its file: for
+    /// a file that cannot be looked at now (its disk is unmounted), the last one made.
+    func anyVersion(asset: AssetID, mode: String, target: PixelSize) -> Entry? {
+        loadIfNeeded()
+        let prefix = asset.rawValue + "/"
+        let suffix = "-\(mode)-\(target.width)x\(target.height)"
+        return state.withLock { s in
+            s.entries.filter { $0.key.hasPrefix(prefix) && $0.key.hasSuffix(suffix) }.max { $0.value.used < $1.value.used }?.value
+        }
+    }
+
     // MARK: Writing
 
     /// Writes an image under `stem` (atomically: a reader sees the whole file or none),

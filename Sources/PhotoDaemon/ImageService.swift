@@ -167,8 +167,21 @@ final class ImageService: Sendable {
     /// queue; every answer is sent through `send`, which the caller must not call again.
     func request(asset id: AssetID, target size: PixelSize, mode: ContentMode, delivery: Delivery, client: Int,
                  requestID: RPCID) throws(RPCError) {
-        let target = try resolve(id, size: size, mode: mode)
         state.withLock { $0.stats.requests += 1 }
+        let target: Target
+        do {
+            target = try resolve(id, size: size, mode: mode)
+        } catch {
+            // The file cannot be looked at (an unmounted disk, an offline share): the image made
+            // of it last time still shows the photo.
+            if error.code == RPCErrorCode.imageFailed.rawValue,
+               let last = cache.anyVersion(asset: id, mode: mode.rawValue, target: size) {
+                state.withLock { $0.stats.cacheHits += 1 }
+                reply(client, requestID, .success(Self.result(last, asset: id, degraded: false)))
+                return
+            }
+            throw error
+        }
         if let hit = cache.lookup(target.stem) {
             state.withLock { $0.stats.cacheHits += 1 }
             reply(client, requestID, .success(Self.result(hit, target: target, degraded: false)))
@@ -470,8 +483,12 @@ final class ImageService: Sendable {
     }
 
     static func result(_ entry: ImageCache.Entry, target: Target, degraded: Bool) -> JSONObject {
+        result(entry, asset: target.asset, degraded: degraded)
+    }
+
+    static func result(_ entry: ImageCache.Entry, asset: AssetID, degraded: Bool) -> JSONObject {
         [
-            "asset": .string(target.asset.rawValue),
+            "asset": .string(asset.rawValue),
             "path": .string(entry.path.string),
             "width": .int(Int64(entry.size.width)),
             "height": .int(Int64(entry.size.height)),

@@ -297,6 +297,32 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("An unmounted library still shows the images made of it; a size never made is a clear error")
+    func offlineRoot() throws {
+        let base = try TemporaryDirectory("img-off")
+        defer { base.remove() }
+        try base.write("lib/p.jpg", try Self.photo(width: 1200, height: 800, orientation: 1))
+        let daemon = try DaemonProcess(libraries: [base("lib")], state: base)
+        try daemon.waitForIdle()
+        let id = try Self.asset(daemon, named: "p.jpg")
+        let library = PhotoLibrary(socket: daemon.socket)
+        let made = try library.requestImage(for: id, width: 128, height: 128)
+        // The disk goes away (the root moved off): the index keeps the asset, unavailable.
+        #expect(rename(base("lib").string, base("away").string) == 0)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try daemon.call("library.status")["roots"]?[0]?["state"]?.stringValue != "unavailable", ContinuousClock.now < deadline {
+            usleep(50_000)
+        }
+        let offline = try library.requestImage(for: id, width: 128, height: 128)
+        #expect(offline.path == made.path)
+        #expect(access(offline.path.string, R_OK) == 0)
+        // A size never made cannot be: a clear error.
+        let c = try RawClient(daemon.socket)
+        try Self.request(c, id: 1, asset: id, size: [64, 64])
+        #expect(try Self.answer(c, id: 1).response["error"]?["data"]?["reason"]?.stringValue == "unreadable")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("startCaching pre-renders in the background, then requests are cache hits; stopCaching drops what is left")
     func preCaching() throws {
         let lib = try TemporaryDirectory("img-pre-lib")
