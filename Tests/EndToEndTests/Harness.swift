@@ -148,3 +148,8 @@ func run(_ tool: String, _ arguments: [String], environment: [String: String]? =
 func jsonLines(_ text: String) throws -> [JSONValue] {
     try text.split(separator: "\n").map { try JSONValue.parse(String($0)) }
 }
+
+/// Whether the daemon under test is built with AddressSanitizer (`scripts/sanitize address`):
+/// its RSS then also holds shadow memory, redzones and a quarantine of freed blocks (256 MB), so
+/// memory bounds meant for the daemon as built are not checked.
+var memoryIsInstrumented: Bool { ProcessInfo.processInfo.environment["PHOTOD_TEST_SANITIZER"] == "address" }

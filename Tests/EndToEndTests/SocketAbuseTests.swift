@@ -141,9 +141,7 @@ struct SocketAbuseTests {
         print("after 10,000 change sets with one subscriber not reading and 200 idle clients: daemon \(rss)")
         // Bounded: a backlog per client is capped (16 MiB) and the journal is read in pages.
         let kilobytes = Int(rss.split(separator: " ").dropFirst().first ?? "") ?? Int.max
-        // Under AddressSanitizer the RSS also holds its shadow memory, redzones and quarantine of
-        // freed blocks (256 MB): the bound is for the daemon as built, not as instrumented.
-        if ProcessInfo.processInfo.environment["PHOTOD_TEST_SANITIZER"] != "address" {
+        if !memoryIsInstrumented {
             #expect(kilobytes < 200_000, "\(rss)")
         }
         #expect(try c.call("changes.currentToken")["token"]?.int64Value == last)
