@@ -42,11 +42,36 @@ final class ImageCache: Sendable {
 
     private struct State: Sendable {
         var loaded = false
-        /// By name stem (`<asset>/<file key>-<mode>-<W>x<H>`), the entries on disk.
-        var entries: [String: Entry] = [:]
+        /// By asset id, then by name stem (`<file key>-<mode>-<W>x<H>`), the images on disk:
+        /// what one request or one change needs is one asset's handful, never a scan.
+        var images: [String: [String: Entry]] = [:]
+        var count = 0
         var total: Int64 = 0
         var clock: UInt64 = 0
         var evictions = 0
+
+        mutating func insert(_ entry: Entry, asset: String, name: String) {
+            if let old = images[asset, default: [:]].updateValue(entry, forKey: name) {
+                total -= old.bytes
+            } else {
+                count += 1
+            }
+            total += entry.bytes
+        }
+
+        /// Removes the asset's images whose names `match`; returns them.
+        mutating func remove(asset: String, where match: (String) -> Bool) -> [Entry] {
+            guard var named = images[asset] else { return [] }
+            var gone: [Entry] = []
+            for (name, e) in named where match(name) {
+                named[name] = nil
+                gone.append(e)
+                total -= e.bytes
+            }
+            count -= gone.count
+            images[asset] = named.isEmpty ? nil : named
+            return gone
+        }
     }
 
     private let state = Locked(State())
@@ -58,25 +83,6 @@ final class ImageCache: Sendable {
         self.logger = logger
     }
 
-    /// The mode of the cache's directories, whatever the umask: 0750, or 02750 in `group` (the
-    /// set-group-id bit makes what is created below inherit the group).
-    private var directoryMode: mode_t { group == nil ? 0o750 : 0o2750 }
-
-    /// Makes an asset's directory (and the root and shard above it) when missing.
-    private func makeDirectories(for dir: PathBytes) throws(SystemError) {
-        guard access(dir.string, F_OK) != 0 else { return }
-        if access(root.string, F_OK) != 0 {
-            try Directory.makePath(root, mode: 0o750)
-            if let group { try Groups.chgrp(root, to: group) }
-            _ = try syscall("chmod", context: root.string) { chmod(root.string, directoryMode) }
-        }
-        for path in [dir.parent, dir] where access(path.string, F_OK) != 0 {
-            let rc = mkdir(path.string, 0o750)
-            if rc != 0 && errno != EEXIST { throw SystemError(call: "mkdir", errno: errno, context: path.string) }
-            _ = try syscall("chmod", context: path.string) { chmod(path.string, directoryMode) }
-        }
-    }
-
     /// What `library.status` shows.
     struct Usage: Sendable {
         var files: Int
@@ -86,7 +92,7 @@ final class ImageCache: Sendable {
 
     var usage: Usage {
         loadIfNeeded()
-        return state.withLock { Usage(files: $0.entries.count, bytes: $0.total, evictions: $0.evictions) }
+        return state.withLock { Usage(files: $0.count, bytes: $0.total, evictions: $0.evictions) }
     }
 
     // MARK: Keys
@@ -112,8 +118,33 @@ final class ImageCache: Sendable {
 
     static func exifStem(asset: AssetID, fileKey: String) -> String { "\(asset.rawValue)/\(fileKey)-exif" }
 
+    /// `<asset>/<name>` → its two parts.
+    static func split(_ stem: String) -> (asset: String, name: String) {
+        let slash = stem.firstIndex(of: "/")!
+        return (String(stem[..<slash]), String(stem[stem.index(after: slash)...]))
+    }
+
     private func directory(of asset: String) -> PathBytes {
         root.appending(String(asset.suffix(2))).appending(asset)
+    }
+
+    /// The mode of the cache's directories, whatever the umask: 0750, or 02750 in `group` (the
+    /// set-group-id bit makes what is created below inherit the group).
+    private var directoryMode: mode_t { group == nil ? 0o750 : 0o2750 }
+
+    /// Makes an asset's directory (and the root and shard above it) when missing.
+    private func makeDirectories(for dir: PathBytes) throws(SystemError) {
+        guard access(dir.string, F_OK) != 0 else { return }
+        if access(root.string, F_OK) != 0 {
+            try Directory.makePath(root, mode: 0o750)
+            if let group { try Groups.chgrp(root, to: group) }
+            _ = try syscall("chmod", context: root.string) { chmod(root.string, directoryMode) }
+        }
+        for path in [dir.parent, dir] where access(path.string, F_OK) != 0 {
+            let rc = mkdir(path.string, 0o750)
+            if rc != 0 && errno != EEXIST { throw SystemError(call: "mkdir", errno: errno, context: path.string) }
+            _ = try syscall("chmod", context: path.string) { chmod(path.string, directoryMode) }
+        }
     }
 
     // MARK: Lookups
@@ -121,17 +152,18 @@ final class ImageCache: Sendable {
     /// The cached image for `stem`, marked as just used.
     func lookup(_ stem: String) -> Entry? {
         loadIfNeeded()
+        let (asset, name) = Self.split(stem)
         let hit = state.withLock { s -> Entry? in
-            guard var e = s.entries[stem] else { return nil }
+            guard var e = s.images[asset]?[name] else { return nil }
             s.clock += 1
             e.used = s.clock
-            s.entries[stem] = e
+            s.images[asset]?[name] = e
             return e
         }
         guard let hit else { return nil }
         guard access(hit.path.string, R_OK) == 0 else {
             // Removed behind photod's back (a cleaner, `rm`): forget it.
-            forget(stem)
+            _ = state.withLock { $0.remove(asset: asset) { $0 == name } }
             return nil
         }
         // The file's time carries the order across restarts.
@@ -143,85 +175,71 @@ final class ImageCache: Sendable {
     /// thumbnail included): what a degraded answer can be made of.
     func variants(asset: AssetID, fileKey: String) -> [Entry] {
         loadIfNeeded()
-        let prefix = "\(asset.rawValue)/\(fileKey)-"
-        return state.withLock { s in s.entries.filter { $0.key.hasPrefix(prefix) }.map(\.value) }
+        let prefix = fileKey + "-"
+        return state.withLock { s in (s.images[asset.rawValue] ?? [:]).filter { $0.key.hasPrefix(prefix) }.map(\.value) }
     }
 
     /// The cached image of an asset at a size and mode, of whichever version of its file: for
     /// a file that cannot be looked at now (its disk is unmounted), the last one made.
     func anyVersion(asset: AssetID, mode: String, target: PixelSize) -> Entry? {
         loadIfNeeded()
-        let prefix = asset.rawValue + "/"
         let suffix = "-\(mode)-\(target.width)x\(target.height)"
         return state.withLock { s in
-            s.entries.filter { $0.key.hasPrefix(prefix) && $0.key.hasSuffix(suffix) }.max { $0.value.used < $1.value.used }?.value
+            (s.images[asset.rawValue] ?? [:]).filter { $0.key.hasSuffix(suffix) }.max { $0.value.used < $1.value.used }?.value
         }
-    }
-
-    // MARK: Writing
-
-    /// Writes an image under `stem` (atomically: a reader sees the whole file or none),
-    /// removes the asset's images of other file versions, and evicts beyond the cap.
-    func store(_ image: EncodedImage, stem: String) throws -> Entry {
-        loadIfNeeded()
-        let slash = stem.firstIndex(of: "/")!
-        let asset = String(stem[..<slash])
-        let name = String(stem[stem.index(after: slash)...])
-        let dir = directory(of: asset)
-        try makeDirectories(for: dir)
-        let file = dir.appending("\(name)=\(image.size.width)x\(image.size.height).\(image.fileExtension)")
-        let temporary = dir.appending(".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        try Self.write(image.bytes, to: file, temporary: temporary)
-        let fileKey = String(name.prefix(16))
-        let (stale, evicted) = state.withLock { s -> ([Entry], [Entry]) in
-            s.clock += 1
-            if let old = s.entries[stem] { s.total -= old.bytes }
-            let entry = Entry(path: file, bytes: Int64(image.bytes.count), size: image.size, used: s.clock)
-            s.entries[stem] = entry
-            s.total += entry.bytes
-            // Images of an older version of the file: never served again.
-            let others = s.entries.filter { $0.key.hasPrefix(asset + "/") && !$0.key.hasPrefix("\(asset)/\(fileKey)-") }
-            for (key, e) in others {
-                s.entries[key] = nil
-                s.total -= e.bytes
-            }
-            var evicted: [Entry] = []
-            if s.total > capacity {
-                for (key, e) in s.entries.sorted(by: { $0.value.used < $1.value.used }) where key != stem {
-                    s.entries[key] = nil
-                    s.total -= e.bytes
-                    evicted.append(e)
-                    if s.total <= capacity { break }
-                }
-                s.evictions += evicted.count
-            }
-            return (Array(others.values), evicted)
-        }
-        for e in stale + evicted { unlink(e.path.string) }
-        return state.withLock { $0.entries[stem]! }
     }
 
     /// Whether any image of the asset is cached.
     func hasImages(of asset: AssetID) -> Bool {
         loadIfNeeded()
-        let prefix = asset.rawValue + "/"
-        return state.withLock { s in s.entries.keys.contains { $0.hasPrefix(prefix) } }
+        return state.withLock { $0.images[asset.rawValue] != nil }
+    }
+
+    // MARK: Writing
+
+    /// Eviction goes down to this share of the capacity, so that the sort of every image by
+    /// use is paid once per tenth of the cache, not at every store of a full cache.
+    static let evictionTarget = 0.9
+
+    /// Writes an image under `stem` (atomically: a reader sees the whole file or none),
+    /// removes the asset's images of other file versions, and evicts beyond the cap.
+    func store(_ image: EncodedImage, stem: String) throws -> Entry {
+        loadIfNeeded()
+        let (asset, name) = Self.split(stem)
+        let dir = directory(of: asset)
+        try makeDirectories(for: dir)
+        let file = dir.appending("\(name)=\(image.size.width)x\(image.size.height).\(image.fileExtension)")
+        let temporary = dir.appending(".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        try Self.write(image.bytes, to: file, temporary: temporary)
+        let version = String(name.prefix(16)) + "-"
+        let (entry, gone) = state.withLock { s -> (Entry, [Entry]) in
+            s.clock += 1
+            let entry = Entry(path: file, bytes: Int64(image.bytes.count), size: image.size, used: s.clock)
+            s.insert(entry, asset: asset, name: name)
+            // Images of an older version of the file: never served again.
+            var gone = s.remove(asset: asset) { !$0.hasPrefix(version) }
+            if s.total > capacity {
+                let target = Int64(Double(capacity) * Self.evictionTarget)
+                var oldest = s.images.flatMap { a, named in named.map { (asset: a, name: $0.key, used: $0.value.used) } }
+                oldest.sort { $0.used < $1.used }
+                for victim in oldest where s.total > target && !(victim.asset == asset && victim.name == name) {
+                    let evicted = s.remove(asset: victim.asset) { $0 == victim.name }
+                    s.evictions += evicted.count
+                    gone += evicted
+                }
+            }
+            return (entry, gone)
+        }
+        for e in gone { unlink(e.path.string) }
+        return entry
     }
 
     /// Removes the images of an asset (it left the library), or those of other versions of its
     /// file than `keep` (it changed).
     func remove(asset: AssetID, except keep: String? = nil) {
         guard state.withLock({ $0.loaded }) else { return }
-        let prefix = asset.rawValue + "/"
-        let kept = keep.map { prefix + $0 + "-" }
-        let gone = state.withLock { s -> [Entry] in
-            let matching = s.entries.filter { $0.key.hasPrefix(prefix) && !(kept.map($0.key.hasPrefix) ?? false) }
-            for (key, e) in matching {
-                s.entries[key] = nil
-                s.total -= e.bytes
-            }
-            return Array(matching.values)
-        }
+        let kept = keep.map { $0 + "-" }
+        let gone = state.withLock { s in s.remove(asset: asset.rawValue) { name in !(kept.map(name.hasPrefix) ?? false) } }
         for e in gone { unlink(e.path.string) }
         if !gone.isEmpty, keep == nil { rmdir(directory(of: asset.rawValue).string) }
     }
@@ -253,19 +271,13 @@ final class ImageCache: Sendable {
         }
     }
 
-    private func forget(_ stem: String) {
-        state.withLock { s in
-            if let e = s.entries.removeValue(forKey: stem) { s.total -= e.bytes }
-        }
-    }
-
     // MARK: Loading
 
     /// Reads what is on disk, once (the first request): names, sizes, and the order of use
     /// from the files' times. Leftover temporary files are removed.
     private func loadIfNeeded() {
         guard !state.withLock({ $0.loaded }) else { return }
-        var found: [(String, Entry, Int64)] = []
+        var found: [(asset: String, name: String, entry: Entry, mtime: Int64)] = []
         if let shards = try? Directory(path: root).entries() {
             for shard in shards where shard.kind == .directory && shard.name.first != UInt8(ascii: ".") {
                 let shardPath = root.appending(shard.name)
@@ -284,21 +296,20 @@ final class ImageCache: Sendable {
                             unlink(path.string)
                             continue
                         }
-                        found.append(("\(assetName)/\(parsed.stem)",
-                                      Entry(path: path, bytes: st.size, size: parsed.size, used: 0), st.mtimeNanoseconds))
+                        found.append((assetName, parsed.stem, Entry(path: path, bytes: st.size, size: parsed.size, used: 0),
+                                      st.mtimeNanoseconds))
                     }
                 }
             }
         }
-        found.sort { $0.2 < $1.2 }
+        found.sort { $0.mtime < $1.mtime }
         state.withLock { s in
             guard !s.loaded else { return }
-            for (stem, entry, _) in found {
+            for image in found {
                 s.clock += 1
-                var e = entry
+                var e = image.entry
                 e.used = s.clock
-                s.entries[stem] = e
-                s.total += e.bytes
+                s.insert(e, asset: image.asset, name: image.name)
             }
             s.loaded = true
         }

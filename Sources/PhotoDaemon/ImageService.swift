@@ -82,13 +82,14 @@ final class ImageService: Sendable {
         /// Clients that asked for it with `images.startCaching`.
         var cachers: Set<Int> = []
         var started = false
-        var queued: Bool  // in `queue` (false: in `idleQueue`)
+        /// In `queue` for the workers (false: in `idleQueue`, pre-caching only).
+        var queued: Bool
     }
 
     private struct State {
         var jobs: [String: Job] = [:]
-        var queue: [String] = []
-        var idleQueue: [String] = []
+        var queue = StemQueue()
+        var idleQueue = StemQueue()
         /// Each waiting request.
         var waiting: [WaiterKey: Waiting] = [:]
         var perClient: [Int: Int] = [:]
@@ -207,8 +208,8 @@ final class ImageService: Sendable {
                 job.waiters.append(key)
                 s.stats.shared += 1
                 if !job.queued && !job.started {
-                    // Pre-caching had it at idle priority: someone waits for it now.
-                    s.idleQueue.removeAll { $0 == target.stem }
+                    // Pre-caching had it at idle priority: someone waits for it now (its entry
+                    // in `idleQueue` is skipped when reached).
                     s.queue.append(target.stem)
                     job.queued = true
                     work.signal()
@@ -260,11 +261,13 @@ final class ImageService: Sendable {
                 }
             }
             s.perClient[client] = nil
+            var touched = Set(s.waiting.filter { $0.key.client == client }.map(\.value.stem))
             for (stem, var job) in s.jobs where job.cachers.contains(client) {
                 job.cachers.remove(client)
                 s.jobs[stem] = job
+                touched.insert(stem)
             }
-            for stem in Array(s.jobs.keys) { dropIfUnwanted(stem, &s) }
+            for stem in touched { dropIfUnwanted(stem, &s) }
         }
     }
 
@@ -308,11 +311,17 @@ final class ImageService: Sendable {
                     job.cachers.insert(client)
                     s.jobs[target.stem] = job
                 } else {
-                    guard s.idleQueue.count < Self.maxCachingJobs else {
+                    guard s.jobs.count < Self.maxCachingJobs else {
                         throw .overloaded("\(Self.maxCachingJobs) images are waiting to be pre-rendered; stop some first")
                     }
                     s.jobs[target.stem] = Job(target: target, cachers: [client], queued: false)
                     s.idleQueue.append(target.stem)
+                    // Stopped and moved jobs leave entries behind; the idle thread, at the lowest
+                    // priority, may be slow to skip them: bounded here.
+                    if s.idleQueue.pending > 2 * s.jobs.count + 4096 {
+                        let jobs = s.jobs
+                        s.idleQueue.compact { jobs[$0].map { !$0.queued && !$0.started } ?? false }
+                    }
                     idleWork.signal()
                 }
             }
@@ -344,10 +353,10 @@ final class ImageService: Sendable {
     // MARK: Work
 
     /// Removes a job nobody wants any more, unless it is running (its result is cached anyway).
+    /// Its entry in a queue stays and is skipped when reached (no search of the queue).
     private func dropIfUnwanted(_ stem: String, _ s: inout State) {
         guard let job = s.jobs[stem], job.waiters.isEmpty, job.cachers.isEmpty, !job.started else { return }
         s.jobs[stem] = nil
-        if job.queued { s.queue.removeAll { $0 == stem } } else { s.idleQueue.removeAll { $0 == stem } }
     }
 
     /// The next job for a worker (nil: stop). The idle thread takes only pre-caching jobs.
@@ -357,9 +366,9 @@ final class ImageService: Sendable {
             let taken = state.withLock { s -> String?? in
                 if s.stopping { return .some(nil) }
                 while true {
-                    guard let stem = idle ? s.idleQueue.first : s.queue.first else { return .none }
-                    if idle { s.idleQueue.removeFirst() } else { s.queue.removeFirst() }
-                    guard var job = s.jobs[stem], !job.started else { continue }
+                    guard let stem = idle ? s.idleQueue.popFirst() : s.queue.popFirst() else { return .none }
+                    // Skipped: dropped, taken already, or moved to the other queue.
+                    guard var job = s.jobs[stem], !job.started, job.queued != idle else { continue }
                     job.started = true
                     s.jobs[stem] = job
                     return .some(stem)
@@ -512,5 +521,34 @@ final class ImageService: Sendable {
 
     private func reply(_ client: Int, _ id: RPCID, _ result: Result<JSONObject, RPCError>) {
         send(Self.line(id, result), to: client)
+    }
+}
+
+/// A FIFO of job stems: appends at the end, takes from a moving head, and drops the taken
+/// prefix once it is half the storage (`removeFirst` would move every element each time).
+struct StemQueue: Sendable {
+    private var items: [String] = []
+    private var head = 0
+
+    mutating func append(_ stem: String) { items.append(stem) }
+
+    /// Entries not taken yet, skipped ones included.
+    var pending: Int { items.count - head }
+
+    /// Keeps only the entries not taken yet that `live` accepts.
+    mutating func compact(keeping live: (String) -> Bool) {
+        items = items[head...].filter(live)
+        head = 0
+    }
+
+    mutating func popFirst() -> String? {
+        guard head < items.count else { return nil }
+        let stem = items[head]
+        head += 1
+        if head >= 1024 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return stem
     }
 }

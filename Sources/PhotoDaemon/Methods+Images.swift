@@ -26,7 +26,7 @@ struct ImageMethods: Sendable {
     func request(_ p: RPCParams, _ client: ClientContext, _ requestID: RPCID) throws(RPCError) {
         try p.rejectUnknownKeys(allowed: ["id", "targetSize", "contentMode", "deliveryMode", "version"])
         let id = try Self.assetID(p.string("id"), param: "id")
-        let size = try Self.targetSize(p, key: "targetSize")!
+        let size = try Self.targetSize(p, key: "targetSize")
         let mode = try Self.contentMode(p) ?? .fit
         let delivery = ImageService.Delivery(rawValue: try p.string("deliveryMode", oneOf: ImageService.Delivery.allCases.map(\.rawValue),
                                                                    default: "opportunistic"))!
@@ -53,7 +53,7 @@ struct ImageMethods: Sendable {
         let ids = try p.stringArray("ids", maxCount: ImageService.maxCachingIDs).map { text throws(RPCError) in
             try Self.assetID(text, param: "ids")
         }
-        let size = try Self.targetSize(p, key: "targetSize")!
+        let size = try Self.targetSize(p, key: "targetSize")
         let mode = try Self.contentMode(p) ?? .fit
         let (queued, cached, skipped) = try images.startCaching(ids, size: size, mode: mode, client: client.id)
         return .object(["queued": .int(Int64(queued)), "cached": .int(Int64(cached)), "skipped": .array(skipped.map { .string($0) })])
@@ -82,7 +82,7 @@ struct ImageMethods: Sendable {
     }
 
     /// `{"width": W, "height": H}` or `[W, H]`, each side 1...16384.
-    static func targetSize(_ p: RPCParams, key: String) throws(RPCError) -> PixelSize? {
+    static func targetSize(_ p: RPCParams, key: String) throws(RPCError) -> PixelSize {
         guard let value = p[key] else { throw RPCParams.missing(key) }
         let expectation = "{\"width\": W, \"height\": H} or [W, H], each an integer 1...\(ImageService.maxSide)"
         let sides: [JSONValue]

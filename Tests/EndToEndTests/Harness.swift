@@ -153,3 +153,21 @@ func jsonLines(_ text: String) throws -> [JSONValue] {
 /// its RSS then also holds shadow memory, redzones and a quarantine of freed blocks (256 MB), so
 /// memory bounds meant for the daemon as built are not checked.
 var memoryIsInstrumented: Bool { ProcessInfo.processInfo.environment["PHOTOD_TEST_SANITIZER"] == "address" }
+
+/// A Unix datagram socket bound to `path` (what systemd's notify socket and journald's are),
+/// for tests that stand in for them.
+func bindDatagramSocket(_ path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    let rc = withUnsafePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard rc == 0 else {
+        close(fd)
+        throw HarnessError("bind \(path): \(errno)")
+    }
+    return fd
+}

@@ -40,12 +40,16 @@ struct ImageCacheTests {
         try dir.write("xx/junk/.partial.1.2.tmp", [1, 2, 3])
         try dir.write("dd/" + Self.assets[3].rawValue + "/00000000000000aa-fit-8x8=8x8.jpg", [])
 
-        // A restart with room for two: storing a third evicts the least recently used (asset 1).
-        let second = ImageCache(root: dir.path, capacity: 2 * Int64(Self.image(1000).bytes.count) + 10, logger: .silent)
+        // A restart with room for two (after eviction, which goes down to 90 % of the capacity):
+        // storing a fourth evicts the least recently used (asset 1, then asset 2), not asset 0.
+        let two = Double(2 * Self.image(1000).bytes.count) / ImageCache.evictionTarget
+        let second = ImageCache(root: dir.path, capacity: Int64(two) + 10, logger: .silent)
         #expect(second.usage.files == 3)
         #expect(access(dir("xx/junk/.partial.1.2.tmp").string, F_OK) != 0)
         _ = try second.store(Self.image(1000), stem: Self.stem(3))
         #expect(second.lookup(Self.stem(1)) == nil)
+        #expect(second.lookup(Self.stem(2)) == nil)
+        #expect(second.usage.files == 2)
         #expect(access(paths[1].string, F_OK) != 0)
         #expect(second.lookup(Self.stem(0)) != nil)
         #expect(second.usage.evictions >= 1)
@@ -98,6 +102,23 @@ struct ImageCacheTests {
         }
         #expect(info(entry.path).gid == gid)
         #expect(info(entry.path).mode == 0o640)
+    }
+}
+
+@Suite("Image job queue")
+struct StemQueueTests {
+    @Test("First in, first out across the head's compaction; compact keeps the order of what it keeps")
+    func order() {
+        var q = StemQueue()
+        for i in 0..<3000 { q.append("s\(i)") }
+        for i in 0..<2500 { #expect(q.popFirst() == "s\(i)") }
+        q.append("t")
+        #expect(q.pending == 501)
+        q.compact { $0 != "s2600" }
+        #expect(q.pending == 500)
+        var rest: [String] = []
+        while let s = q.popFirst() { rest.append(s) }
+        #expect(rest == (2500..<3000).filter { $0 != 2600 }.map { "s\($0)" } + ["t"])
     }
 }
 
