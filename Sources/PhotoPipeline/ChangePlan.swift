@@ -9,6 +9,13 @@ import PhotoWatch
 /// order equal the changes applied in order. Scans come after every step (the watcher puts
 /// them last in its batch). Paths outside the roots or below a dot-directory are dropped: the
 /// scan never indexes them either.
+///
+/// A removal that nothing else in the batch touches waits until after the scans
+/// (`afterScans`) when there are scans: a file or directory moved into a directory created an
+/// instant before (not yet watched: the kernel reports a `MOVED_FROM` without its `MOVED_TO`)
+/// is then found by the new directory's scan while the index still knows it, and moved with its
+/// ids and folder album, instead of going to Recently Deleted and coming back. What the scan
+/// did not find is removed after it, as before.
 struct ChangePlan: Equatable {
     struct Step: Equatable {
         var removedDirectories: [PathBytes] = []
@@ -33,6 +40,8 @@ struct ChangePlan: Equatable {
     }
 
     var steps: [Step] = []
+    /// Removals applied after the scans (only removals; see above).
+    var afterScans = Step()
     /// Trees to compare with the disk after the steps (new directories, `.nomedia` changes).
     var scans: [PathBytes] = []
     /// The kernel lost events: compare every root with the disk.
@@ -115,6 +124,47 @@ struct ChangePlan: Equatable {
         }
         if !step.isEmpty { steps.append(step) }
         scans = Self.outermost(scans)
+        deferRemovals()
+    }
+
+    /// Moves to `afterScans` the removals whose paths no other change of the batch and no scan
+    /// lies within, above or at: applied later, they have the same result.
+    private mutating func deferRemovals() {
+        guard !scans.isEmpty, steps.contains(where: { !$0.removedDirectories.isEmpty || !$0.removedFiles.isEmpty }) else { return }
+        // Every path the batch names, each with how often (a removal named once is only itself),
+        // and every directory above one of them.
+        var named: [PathBytes: Int] = [:]
+        var above = Set<PathBytes>()
+        func note(_ path: PathBytes) {
+            named[path, default: 0] += 1
+            var p = path.parent
+            while p.bytes.count > 1, above.insert(p).inserted { p = p.parent }
+        }
+        for step in steps {
+            step.removedDirectories.forEach(note)
+            step.removedFiles.forEach(note)
+            for (from, to) in step.movedDirectories { note(from); note(to) }
+            for (from, to) in step.movedFiles { note(from); note(to) }
+            step.reads.forEach(note)
+        }
+        scans.forEach(note)
+        func untouched(_ path: PathBytes) -> Bool {
+            guard named[path] == 1, !above.contains(path) else { return false }
+            var p = path.parent
+            while p.bytes.count > 1 {
+                if named[p] != nil { return false }
+                p = p.parent
+            }
+            return true
+        }
+        for i in steps.indices {
+            let (dirs, files) = (steps[i].removedDirectories, steps[i].removedFiles)
+            steps[i].removedDirectories = dirs.filter { !untouched($0) }
+            steps[i].removedFiles = files.filter { !untouched($0) }
+            afterScans.removedDirectories += dirs.filter(untouched)
+            afterScans.removedFiles += files.filter(untouched)
+        }
+        steps.removeAll { $0.isEmpty }
     }
 
     /// Whether a path lies strictly below one of the roots and no component below the root

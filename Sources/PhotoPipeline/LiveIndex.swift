@@ -391,6 +391,11 @@ public final class LiveIndex: Sendable {
             // New files a scan finds may be copies too (a folder copied in as a whole).
             indexer.scan(subtrees: ChangePlan.outermost(scans), roots: live) { [weak self] in self?.remember($0) }
         }
+        if !plan.afterScans.isEmpty, !stopping {
+            // What the scans found moved is no longer where these name it: only the rest goes.
+            var more: [PathBytes] = []
+            apply(plan.afterScans, files: &files, scans: &more)
+        }
     }
 
     private func apply(_ step: ChangePlan.Step, files: inout FileLookup, scans: inout [PathBytes]) {

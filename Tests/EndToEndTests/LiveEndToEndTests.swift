@@ -85,19 +85,10 @@ struct LiveEndToEndTests {
     func folderMovedLive() throws {
         let lib = try TemporaryDirectory("live-move-lib")
         defer { lib.remove() }
-        for i in 0..<200 { try lib.write("2019/trip/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i % 9) 10:00:00", width: 100 + i)) }
-        try lib.write("2019/other/a.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
         try lib.makeDirectory("best")
         let state = try TemporaryDirectory("live-move")
         defer { state.remove() }
-        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        try daemon.waitForIdle()
-        #expect(daemon.stop() == 0)
-        try markFavorites(database: daemon.database, under: lib("2019/trip"))
-        daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        try daemon.waitForIdle()
-        let before = try daemon.idsByPath()
-        let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" })
+        let (daemon, before, album) = try startWithFavoritedTrip(lib, state: state)
 
         try shell("mv", [lib("2019/trip").string, lib("best/Iceland").string])
         try daemon.waitFor("the move") { _ in
@@ -111,6 +102,44 @@ struct LiveEndToEndTests {
         try daemon.waitFor("the rename") { _ in (try daemon.idsByPath())[lib("best/renamed.jpg").string] != nil }
         #expect(try daemon.idsByPath()[lib("best/renamed.jpg").string] == before[lib("2019/other/a.jpg").string])
         #expect(try daemon.waitForIdle()["metadataReads"]?.intValue == 0)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A folder and a file moved into a directory created an instant before (not yet watched): moves, the album keeps its id")
+    func movedIntoNewDirectoryLive() throws {
+        let lib = try TemporaryDirectory("live-move-new-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("live-move-new")
+        defer { state.remove() }
+        let (daemon, before, album) = try startWithFavoritedTrip(lib, state: state)
+        let token = try #require(try daemon.call("changes.currentToken")["token"]?.intValue)
+
+        // Two system calls back to back: the rename lands before photod can watch the new
+        // directory, so the kernel reports a MOVED_FROM without its MOVED_TO.
+        #expect(mkdir(lib("best").string, 0o755) == 0)
+        #expect(rename(lib("2019/trip").string, lib("best/Iceland").string) == 0)
+        #expect(mkdir(lib("single").string, 0o755) == 0)
+        #expect(rename(lib("2019/other/a.jpg").string, lib("single/a.jpg").string) == 0)
+        try daemon.waitFor("the moves") { _ in
+            let ids = try daemon.idsByPath()
+            return ids[lib("best/Iceland/IMG_0.jpg").string] != nil && ids[lib("single/a.jpg").string] != nil
+        }
+        let status = try daemon.waitForIdle()
+        #expect(status["metadataReads"]?.intValue == 0)
+        try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
+        #expect(try daemon.idsByPath()[lib("single/a.jpg").string] == before[lib("2019/other/a.jpg").string])
+        // Moves, not deletions and restores: nothing went through Recently Deleted on the way,
+        // and the folder album was never deleted.
+        let since = try daemon.call("changes.since", ["since": .int(Int64(token))])
+        let sets = try #require(since["changes"]?.arrayValue)
+        #expect(!sets.isEmpty)
+        let albumID = try #require(album["id"]?.stringValue)
+        for set in sets {
+            let touched = ["inserted", "updated", "deleted"].flatMap { set["collections"]?[$0]?.arrayValue ?? [] }.compactMap(\.stringValue)
+            #expect(!touched.contains("s_recentlyDeleted"), "an asset went through Recently Deleted: \(set)")
+            let deleted = (set["collections"]?["deleted"]?.arrayValue ?? []).compactMap(\.stringValue)
+            #expect(!deleted.contains(albumID), "the album was deleted: \(set)")
+        }
         #expect(daemon.stop() == 0)
     }
 
@@ -355,4 +384,21 @@ struct LiveEndToEndTests {
         #expect(daemon.log.contains("overflowed"))
         #expect(daemon.stop() == 0)
     }
+}
+
+/// A library of 200 photos in 2019/trip, all favorites, and 2019/other/a.jpg; photod indexed
+/// it, was restarted with the favorites set, and is idle. Returns it, the ids by path and the
+/// trip's folder album.
+func startWithFavoritedTrip(_ lib: TemporaryDirectory, state: TemporaryDirectory) throws
+    -> (daemon: DaemonProcess, before: [String: String], album: JSONValue) {
+    for i in 0..<200 { try lib.write("2019/trip/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i % 9) 10:00:00", width: 100 + i)) }
+    try lib.write("2019/other/a.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+    var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+    try daemon.waitForIdle()
+    #expect(daemon.stop() == 0)
+    try markFavorites(database: daemon.database, under: lib("2019/trip"))
+    daemon = try DaemonProcess(libraries: [lib.path], state: state)
+    try daemon.waitForIdle()
+    let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" })
+    return (daemon, try daemon.idsByPath(), album)
 }

@@ -46,7 +46,7 @@ struct ChangePlanTests {
                                .directoryMoved(from: p("dir"), to: p(".Trash/dir")), .directoryMoved(from: p(".part"), to: p("done")),
                                .directoryRemoved(root)],
                               roots: [root])
-        let all = plan.steps
+        let all = plan.steps + [plan.afterScans]
         #expect(all.flatMap(\.reads) == [p("new.jpg")])
         #expect(all.flatMap(\.removedFiles) == [p("in.jpg")])
         #expect(all.flatMap(\.removedDirectories) == [p("dir")])  // never the root itself
@@ -64,6 +64,34 @@ struct ChangePlanTests {
         #expect(plan.steps.isEmpty)
         // A rescan of a root itself is kept (a .nomedia removed at the top).
         #expect(ChangePlan([.rescan(root)], roots: [root]).scans == [root])
+    }
+
+    @Test("With scans, removals nothing else touches wait until after them; the others keep their place")
+    func removalsAfterScans() {
+        // mkdir best && mv trip best/ && mv a.jpg best/: the new directory's scan must find
+        // trip and a.jpg while the index still knows them.
+        let moved = ChangePlan([.directoryAdded(p("best")), .directoryRemoved(p("2019/trip")), .removed(p("2019/a.jpg")),
+                                .added(p("2019/b.jpg"))], roots: [root])
+        #expect(moved.steps.count == 1)
+        #expect(moved.steps.first?.reads == [p("2019/b.jpg")])
+        #expect(moved.steps.allSatisfy { $0.removedDirectories.isEmpty && $0.removedFiles.isEmpty })
+        #expect(moved.afterScans.removedDirectories == [p("2019/trip")])
+        #expect(moved.afterScans.removedFiles == [p("2019/a.jpg")])
+        #expect(moved.scans == [p("best")])
+
+        // Removed, then a new one of that name, a change inside it, or a scan over it: in place.
+        let kept = ChangePlan([.directoryRemoved(p("x")), .directoryRemoved(p("y")), .removed(p("z.jpg")),
+                               .directoryRemoved(p("w")), .directoryAdded(p("x")), .added(p("y/new.jpg")),
+                               .removed(p("z.jpg")), .rescan(p("v")), .directoryRemoved(p("v/sub"))], roots: [root])
+        #expect(kept.steps.flatMap(\.removedDirectories) == [p("x"), p("y"), p("v/sub")])
+        #expect(kept.steps.flatMap(\.removedFiles) == [p("z.jpg"), p("z.jpg")])
+        #expect(kept.afterScans.removedDirectories == [p("w")])
+        #expect(kept.afterScans.removedFiles.isEmpty)
+
+        // Without a scan nothing moves: the removals stay in their steps.
+        let plain = ChangePlan([.directoryRemoved(p("trip")), .removed(p("a.jpg"))], roots: [root])
+        #expect(plain.afterScans.isEmpty)
+        #expect(plain.steps.flatMap(\.removedDirectories) == [p("trip")])
     }
 
     @Test("Nested roots: a path belongs to the innermost root")
