@@ -116,6 +116,7 @@ final class ImageCache: Sendable {
         "\(asset.rawValue)/\(fileKey)-\(mode)-\(target.width)x\(target.height)"
     }
 
+    /// The stem of the thumbnail a file carries (EXIF's, or a HEIF thumbnail item).
     static func exifStem(asset: AssetID, fileKey: String) -> String { "\(asset.rawValue)/\(fileKey)-exif" }
 
     /// `<asset>/<name>` → its two parts.

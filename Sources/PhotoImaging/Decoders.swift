@@ -198,6 +198,11 @@ enum HEIFDecoder {
         try check(heif_context_get_primary_image_handle(context, &handle), "HEIF primary image")
         guard let handle else { throw .corrupt("HEIF: no primary image") }
         defer { heif_image_handle_release(handle) }
+        return try decode(handle, request)
+    }
+
+    /// Decodes an image item (the primary image or a thumbnail) and scales it for `request`.
+    static func decode(_ handle: OpaquePointer, _ request: Request) throws(ImageError) -> RenderedImage {
         let claimed = PixelSize(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
         try request.checkLimit(claimed)
         let alpha = heif_image_handle_has_alpha_channel(handle) != 0

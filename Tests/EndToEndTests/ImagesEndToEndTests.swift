@@ -351,6 +351,46 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("A HEIC photo's thumbnail item is its degraded image, upright like the final one")
+    func heifThumbnailStandIn() throws {
+        guard let corpus = CorpusTests.corpusOrSkip() else { return }
+        let source = corpus.appendingPathComponent("real/ianare-exif-samples/heic/mobile/iphone_13_pro_max.HEIC")
+        guard let bytes = FileManager.default.contents(atPath: source.path) else {
+            print("skipping: \(source.path) is not in the corpus")
+            return
+        }
+        let lib = try TemporaryDirectory("img-heif-lib")
+        let state = try TemporaryDirectory("img-heif")
+        defer { lib.remove(); state.remove() }
+        try lib.write("phone/IMG_0001.HEIC", Array(bytes))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let id = try Self.asset(daemon, named: "IMG_0001.HEIC")
+        let c = try RawClient(daemon.socket)
+
+        try Self.request(c, id: 1, asset: id, size: [512, 512], delivery: "opportunistic")
+        let (first, before) = try Self.answer(c, id: 1)
+        let result = try #require(first["result"], "\(first)")
+        let degraded = try #require(before.first { $0["method"]?.stringValue == "images.degraded" }, "no degraded image before the final one")
+        // The phone's 240×320 thumbnail item (portrait, as the photo is shown), then the render.
+        #expect(degraded["params"]?["width"]?.intValue == 240 && degraded["params"]?["height"]?.intValue == 320, "\(degraded)")
+        #expect(degraded["params"]?["isDegraded"]?.boolValue == true)
+        #expect(result["isDegraded"]?.boolValue == false)
+        let (w, h) = (try #require(result["width"]?.intValue), try #require(result["height"]?.intValue))
+        #expect(h == 512 && w < h, "\(result)")
+        let stand = try ImageRenderer().render(path: PathBytes(try #require(degraded["params"]?["path"]?.stringValue)),
+                                               targetSize: PixelSize(width: 240, height: 320), contentMode: .fill)
+        let final = try ImageRenderer().render(path: PathBytes(try #require(result["path"]?.stringValue)),
+                                               targetSize: PixelSize(width: 240, height: 320), contentMode: .fill)
+        var difference = 0
+        for (a, b) in zip(stand.pixels, final.pixels) { difference += abs(Int(a) - Int(b)) }
+        #expect(Double(difference) / Double(stand.pixels.count) < 15, "the stand-in does not look like the final image")
+        // Fast at another size: the stand-in at once.
+        try Self.request(c, id: 2, asset: id, size: [1024, 1024], delivery: "fast")
+        #expect(try Self.answer(c, id: 2).response["result"]?["isDegraded"]?.boolValue == true)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("Every image of the real corpus gets an image or a clear error over the socket")
     func realCorpus() throws {
         guard let corpus = CorpusTests.corpusOrSkip() else { return }

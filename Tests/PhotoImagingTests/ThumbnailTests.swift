@@ -70,4 +70,38 @@ import Testing
         }
         #expect(found >= 10, "only \(found) corpus JPEGs had a decodable thumbnail")
     }
+
+    /// HEIF files of the corpus: their thumbnail items decode, and each looks like the full
+    /// image rendered at its size (the same way up: libheif applies the item's own rotation).
+    @Test func corpusHEIFThumbnails() throws {
+        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
+        let root = corpus.appendingPathComponent("real")
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
+            .filter { ["heic", "heif", "avif"].contains(($0 as NSString).pathExtension.lowercased()) }.sorted() ?? []
+        var found: [String] = []
+        let renderer = ImageRenderer()
+        for file in files {
+            let path = PathBytes(root.appendingPathComponent(file).path)
+            guard let thumbnail = try HEIFThumbnail.render(path: path) else { continue }
+            found.append("\(file) \(thumbnail.size)")
+            let bytes = try #require(FileManager.default.contents(atPath: path.string))
+            #expect(try HEIFThumbnail.render(bytes: Array(bytes)) == thumbnail, "\(file): read from memory, not the same")
+            let full = try renderer.render(path: path, targetSize: thumbnail.size, contentMode: .fill)
+            #expect(full.size == thumbnail.size, "\(file)")
+            guard full.size == thumbnail.size else { continue }
+            let difference = Fixtures.meanDifference(full, thumbnail)
+            #expect(difference < 12, "\(file): the thumbnail differs from the image by \(difference)/255 on average")
+            // Upside down it differs much more: the comparison tells which way up it is.
+            let turned = Fixtures.meanDifference(full, Fixtures.displayed(thumbnail, .down))
+            #expect(turned > 2 * difference, "\(file): upside down \(turned), as decoded \(difference)")
+            print("HEIF thumbnail \(file) \(thumbnail.size): mean difference \(difference), upside down \(turned)")
+        }
+        print("HEIF thumbnails: \(found)")
+        #expect(found.count >= 2, "only \(found.count) corpus HEIF files had a thumbnail")
+        // Not HEIF, or no thumbnail: nil, not an error.
+        let jpeg = FileManager.default.temporaryDirectory.appendingPathComponent("heif-thumb-\(getpid()).jpg")
+        try Data(try Fixtures.jpeg(Fixtures.pattern(width: 64, height: 48))).write(to: jpeg)
+        defer { try? FileManager.default.removeItem(at: jpeg) }
+        #expect(try HEIFThumbnail.render(path: PathBytes(jpeg.path)) == nil)
+    }
 }

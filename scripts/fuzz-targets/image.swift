@@ -1,6 +1,7 @@
 // Fuzz target: the image renderer on untrusted files (sniffing, the TurboJPEG, libpng, libwebp
 // and libheif decoders as we drive them, the resampler, orientation, JPEG/PNG encoding of the
-// result) and the embedded EXIF thumbnail (finding, decoding, caching it).
+// result), the embedded EXIF thumbnail (finding, decoding, caching it) and a HEIF file's
+// thumbnail item.
 //
 // Input: one option byte, then the file. The option byte picks the request, so that one seed
 // reaches every path: bit 0 the content mode, bits 1-2 the target size, bits 3-6 the
@@ -39,6 +40,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let thumbnail = EmbeddedThumbnail.extract(bytes: bytes, orientation: option & 0x80 == 0 ? nil : orientation) {
         if let image = try? thumbnail.decode() { check(image, within: thumbnail.size) }
         _ = try? thumbnail.encodedForCache()
+    }
+    if let image = (try? HEIFThumbnail.render(bytes: bytes)) ?? nil {
+        check(image, within: PixelSize(width: 2048, height: 2048))
     }
     return 0
 }
