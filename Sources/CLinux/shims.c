@@ -132,3 +132,9 @@ long photo_memfind(const void *haystack, size_t haystack_length, const void *nee
 int photo_set_thread_nice(int nice) {
     return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
 }
+
+int photo_thread_nice(void) {
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    return (nice == -1 && errno != 0) ? 100 : nice;
+}

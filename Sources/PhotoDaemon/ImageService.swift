@@ -130,7 +130,7 @@ final class ImageService: Sendable {
         for i in 0..<max(1, options.workers) {
             let t = Thread { [self] in
                 setThreadName("photod-image-\(i)")
-                lowerThreadPriority(nice: 5)
+                lowerThreadPriority(by: 5)
                 while let stem = next(idle: false) { render(stem) }
             }
             t.name = "photod-image-\(i)"

@@ -148,8 +148,26 @@ public func setThreadName(_ name: String) {
     name.withCString { photo_set_thread_name($0) }
 }
 
-/// Lowers the calling thread's scheduling priority (its nice value, 0...19): background work
-/// that must never slow what users wait for. Cannot be undone without privilege.
+/// Lowers the calling thread's scheduling priority to the nice value `nice` (0...19):
+/// background work that must never slow what users wait for. Never raises it (a thread that is
+/// already nicer stays so). Cannot be undone without privilege.
 public func lowerThreadPriority(nice: Int32) {
-    _ = photo_set_thread_nice(nice)
+    let current = photo_thread_nice()
+    guard current != 100, current < nice else { return }
+    _ = photo_set_thread_nice(min(nice, 19))
+}
+
+/// Lowers the calling thread's scheduling priority by `steps` below what it inherited (the
+/// process's nice value: 10 under the systemd unit, 0 from a shell), at most to 19 — below
+/// the indexing threads wherever photod runs.
+public func lowerThreadPriority(by steps: Int32) {
+    let current = photo_thread_nice()
+    guard current != 100 else { return }
+    _ = photo_set_thread_nice(min(current + max(steps, 0), 19))
+}
+
+/// The calling thread's nice value (-20...19), or nil when it cannot be read.
+public func threadNiceValue() -> Int32? {
+    let value = photo_thread_nice()
+    return value == 100 ? nil : value
 }

@@ -89,3 +89,6 @@ long photo_memfind(const void *haystack, size_t haystack_length, const void *nee
 /// Sets the calling thread's nice value (`setpriority(PRIO_PROCESS, gettid(), nice)`: on Linux
 /// a thread's own). Raising it needs no privilege; lowering it back does. Returns 0 or -1.
 int photo_set_thread_nice(int nice);
+
+/// The calling thread's nice value (-20...19), or 100 when it cannot be read.
+int photo_thread_nice(void);
