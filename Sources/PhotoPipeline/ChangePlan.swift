@@ -10,12 +10,14 @@ import PhotoWatch
 /// them last in its batch). Paths outside the roots or below a dot-directory are dropped: the
 /// scan never indexes them either.
 ///
-/// A removal that nothing else in the batch touches waits until after the scans
+/// A removal by a rename the watcher saw only half of (`movedOut`: a `MOVED_FROM` without its
+/// `MOVED_TO`) that nothing else in the batch touches waits until after the scans
 /// (`afterScans`) when there are scans: a file or directory moved into a directory created an
-/// instant before (not yet watched: the kernel reports a `MOVED_FROM` without its `MOVED_TO`)
-/// is then found by the new directory's scan while the index still knows it, and moved with its
-/// ids and folder album, instead of going to Recently Deleted and coming back. What the scan
-/// did not find is removed after it, as before.
+/// instant before (not yet watched) is then found by the new directory's scan while the index
+/// still knows it, and moved with its ids and folder album, instead of going to Recently
+/// Deleted and coming back. What the scan did not find is removed after it, as before. A
+/// deletion is never held back: its inode is free, and a directory made right after it may get
+/// the same one.
 struct ChangePlan: Equatable {
     struct Step: Equatable {
         var removedDirectories: [PathBytes] = []
@@ -42,6 +44,8 @@ struct ChangePlan: Equatable {
     var steps: [Step] = []
     /// Removals applied after the scans (only removals; see above).
     var afterScans = Step()
+    /// Paths removed by a half-seen rename (`movedOut` hints).
+    private var movedOut = Set<PathBytes>()
     /// Trees to compare with the disk after the steps (new directories, `.nomedia` changes).
     var scans: [PathBytes] = []
     /// The kernel lost events: compare every root with the disk.
@@ -114,6 +118,8 @@ struct ChangePlan: Equatable {
                 case (false, false):
                     continue
                 }
+            case .movedOut(let p):
+                movedOut.insert(p)
             case .overflow:
                 overflow = true
             case .unwatched(let trees):
@@ -127,18 +133,19 @@ struct ChangePlan: Equatable {
         deferRemovals()
     }
 
-    /// Moves to `afterScans` the removals whose paths no other change of the batch and no scan
-    /// lies within, above or at: applied later, they have the same result.
+    /// Moves to `afterScans` the removals by half-seen renames whose paths no other change of
+    /// the batch and no scan lies within, above or at: applied later, they have the same result.
     private mutating func deferRemovals() {
-        guard !scans.isEmpty, steps.contains(where: { !$0.removedDirectories.isEmpty || !$0.removedFiles.isEmpty }) else { return }
-        // Every path the batch names, each with how often (a removal named once is only itself),
-        // and every directory above one of them.
+        guard !scans.isEmpty, !movedOut.isEmpty,
+              steps.contains(where: { !$0.removedDirectories.isEmpty || !$0.removedFiles.isEmpty }) else { return }
+        // Every path the batch names (without a trailing slash), each with how often (a removal
+        // named once is only itself), and every directory above one of them.
         var named: [PathBytes: Int] = [:]
         var above = Set<PathBytes>()
         func note(_ path: PathBytes) {
+            let path = Self.normal(path)
             named[path, default: 0] += 1
-            var p = path.parent
-            while p.bytes.count > 1, above.insert(p).inserted { p = p.parent }
+            for p in Self.ancestors(of: path) where !above.insert(p).inserted { break }
         }
         for step in steps {
             step.removedDirectories.forEach(note)
@@ -148,23 +155,37 @@ struct ChangePlan: Equatable {
             step.reads.forEach(note)
         }
         scans.forEach(note)
-        func untouched(_ path: PathBytes) -> Bool {
-            guard named[path] == 1, !above.contains(path) else { return false }
-            var p = path.parent
-            while p.bytes.count > 1 {
-                if named[p] != nil { return false }
-                p = p.parent
-            }
-            return true
+        let hinted = Set(movedOut.map(Self.normal))
+        func deferrable(_ path: PathBytes) -> Bool {
+            let path = Self.normal(path)
+            guard hinted.contains(path), named[path] == 1, !above.contains(path) else { return false }
+            return !Self.ancestors(of: path).contains { named[$0] != nil }
         }
         for i in steps.indices {
             let (dirs, files) = (steps[i].removedDirectories, steps[i].removedFiles)
-            steps[i].removedDirectories = dirs.filter { !untouched($0) }
-            steps[i].removedFiles = files.filter { !untouched($0) }
-            afterScans.removedDirectories += dirs.filter(untouched)
-            afterScans.removedFiles += files.filter(untouched)
+            steps[i].removedDirectories = dirs.filter { !deferrable($0) }
+            steps[i].removedFiles = files.filter { !deferrable($0) }
+            afterScans.removedDirectories += dirs.filter(deferrable)
+            afterScans.removedFiles += files.filter(deferrable)
         }
         steps.removeAll { $0.isEmpty }
+    }
+
+    /// `path` without a trailing slash (a root may be given as `/srv/photos/`); `/` stays.
+    static func normal(_ path: PathBytes) -> PathBytes {
+        guard path.bytes.count > 1, path.bytes.last == UInt8(ascii: "/") else { return path }
+        return PathBytes(Array(path.bytes.dropLast()))
+    }
+
+    /// The directories above `path`, nearest first, up to `/` (or `.` for a relative path).
+    static func ancestors(of path: PathBytes) -> [PathBytes] {
+        var result: [PathBytes] = []
+        var p = path
+        while p.parent != p {
+            p = p.parent
+            result.append(p)
+        }
+        return result
     }
 
     /// Whether a path lies strictly below one of the roots and no component below the root

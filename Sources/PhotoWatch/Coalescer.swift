@@ -192,7 +192,7 @@ public struct Coalescer: Sendable {
             directoryGone(p, now: now)
         case .directoryMoved(let from, let to):
             directoryMoved(from: from, to: to, now: now)
-        case .unwatched:
+        case .unwatched, .movedOut:
             append(change, now: now)
         }
         flushIfFull(&out)
@@ -397,11 +397,19 @@ public struct Coalescer: Sendable {
     }
 
     private mutating func unpairedFrom(_ move: PendingMove, now: Duration, _ out: inout [CoalescerAction]) {
+        let removal: WatchChange?
         if move.isDirectory {
             out.append(.unwatch(move.path))
             directoryGone(move.path, now: now)
+            removal = batch.changes.last ?? nil
         } else {
             fileRemoved(move.path, now: now)
+            removal = batch.collapsible[move.path].flatMap { batch.changes[$0] }
+        }
+        // The hint, when a removal was recorded (not when a pending scan covers the path, or a
+        // file created and renamed away before its close left nothing).
+        if removal == .removed(move.path) || removal == .directoryRemoved(move.path) {
+            append(.movedOut(move.path), now: now)
         }
     }
 

@@ -39,6 +39,12 @@ public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
     /// A directory is gone (deleted, or moved out of the tree): drop everything below it.
     /// Its watches are gone too.
     case directoryRemoved(PathBytes)
+    /// A hint after a `removed` or `directoryRemoved` of the same path: it went by a rename
+    /// whose destination no watch saw (an `IN_MOVED_FROM` without its `IN_MOVED_TO`) — moved
+    /// out of the tree, or into a directory created an instant before and not watched yet. A
+    /// consumer may apply that removal after the batch's scans, which may find it again; never
+    /// given for a deletion. Changes nothing by itself.
+    case movedOut(PathBytes)
     /// A directory was renamed inside the tree: rewrite the path prefix of everything below
     /// `from` to `to`; identities stay. The watches followed it. If `from` is unknown to the
     /// consumer, treat it as `directoryAdded(to)`.
@@ -80,6 +86,7 @@ public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
         case .directoryAdded(let p): return "directoryAdded(\(p))"
         case .directoryRemoved(let p): return "directoryRemoved(\(p))"
         case .directoryMoved(let f, let t): return "directoryMoved(\(f) -> \(t))"
+        case .movedOut(let p): return "movedOut(\(p))"
         case .rescan(let p): return "rescan(\(p))"
         case .overflow: return "overflow"
         case .unwatched(let ps): return "unwatched(\(ps.map(\.string).joined(separator: ", ")))"

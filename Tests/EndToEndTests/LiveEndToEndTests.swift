@@ -120,13 +120,15 @@ struct LiveEndToEndTests {
         #expect(rename(lib("2019/trip").string, lib("best/Iceland").string) == 0)
         #expect(mkdir(lib("single").string, 0o755) == 0)
         #expect(rename(lib("2019/other/a.jpg").string, lib("single/a.jpg").string) == 0)
+        // One more record at once, so that the last MOVED_FROM is not left waiting for its half
+        // (it would then come in a later batch, after the scan, and take the other way).
+        #expect(mkdir(lib(".tick").string, 0o755) == 0)
         try daemon.waitFor("the moves") { _ in
             let ids = try daemon.idsByPath()
             return ids[lib("best/Iceland/IMG_0.jpg").string] != nil && ids[lib("single/a.jpg").string] != nil
         }
         let status = try daemon.waitForIdle()
         #expect(status["metadataReads"]?.intValue == 0)
-        try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
         #expect(try daemon.idsByPath()[lib("single/a.jpg").string] == before[lib("2019/other/a.jpg").string])
         // Moves, not deletions and restores: nothing went through Recently Deleted on the way,
         // and the folder album was never deleted.
@@ -140,22 +142,91 @@ struct LiveEndToEndTests {
             let deleted = (set["collections"]?["deleted"]?.arrayValue ?? []).compactMap(\.stringValue)
             #expect(!deleted.contains(albumID), "the album was deleted: \(set)")
         }
+        try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// `rm -rf old && mkdir new && cp photo new/IMG_0.jpg`: ext4 (and XFS) hand the freed
+    /// directory inode to the next mkdir, so the scan of `new` takes `old` (still indexed,
+    /// its removal deferred) for a directory moved there.
+    @Test("A folder deleted and a new one created at once (inode reused): the new photo is new, the deleted ones go to Recently Deleted")
+    func deletedFolderInodeReused() throws {
+        let lib = try TemporaryDirectory("live-inode-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("old/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i) 10:00:00", width: 100 + i)) }
+        try lib.write("keep/k.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+        let state = try TemporaryDirectory("live-inode")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: lib("old"))
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let before = try daemon.idsByPath()
+        let oldAlbum = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "old" })
+        let oldInode = try FileStat.of(lib("old")).inode
+
+        let photo = Library.jpeg(date: "2024:01:01 10:00:00", width: 321)
+        for i in 0..<3 { #expect(unlink(lib("old/IMG_\(i).jpg").string) == 0) }
+        #expect(rmdir(lib("old").string) == 0)
+        #expect(mkdir(lib("new").string, 0o755) == 0)
+        let reused = try FileStat.of(lib("new")).inode == oldInode
+        try lib.write("new/IMG_0.jpg", photo)
+        try daemon.waitFor("the new photo") { _ in try daemon.idsByPath()[lib("new/IMG_0.jpg").string] != nil }
+        let status = try daemon.waitForIdle()
+        print("inode reused: \(reused)")
+        let new = try daemon.allAssets().first { $0["path"]?.stringValue == lib("new/IMG_0.jpg").string }
+        #expect(new?["id"]?.stringValue != before[lib("old/IMG_0.jpg").string], "the new photo took over the deleted photo's asset: \(String(describing: new))")
+        #expect(new?["isFavorite"]?.boolValue == false, "the new photo inherited the deleted one's favorite")
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 3, "\(status)")
+        let newAlbum = try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "new" }
+        #expect(newAlbum?["id"] != oldAlbum["id"], "the new folder took over the deleted folder's album")
+        #expect(daemon.stop() == 0)
+    }
+
+    /// `mv` of a folder with a RAW+JPEG pair between two roots on two file systems (copy, then
+    /// delete), fast enough to land in one batch.
+    @Test("A RAW+JPEG pair moved across file systems keeps its id and favorite")
+    func pairMovedAcrossFileSystems() throws {
+        guard let (one, two) = try twoFileSystems("live-pair-fs", test: "pair") else { return }
+        defer { one.remove(); two.remove() }
+        try one.write("trip/IMG_5.DNG", TIFFFixture(ifd0: [.init(0x100, .long([6000])), .init(0x101, .long([4000])),
+                                                         .init(0x10F, .ascii("Canon")), .init(0xC612, .byte([1, 4, 0, 0]))],
+                                                  exif: [.init(0x9003, .ascii("2019:05:04 10:00:00"))]).bytes())
+        try one.write("trip/IMG_5.JPG", Library.jpeg(date: "2019:05:04 10:00:00", width: 1500, height: 1000))
+        try one.write("trip/single.jpg", Library.jpeg(date: "2019:05:05 10:00:00", width: 200))
+        try one.write("trip/side.jpg", Library.jpeg(date: "2019:05:06 10:00:00", width: 210))
+        try one.write("trip/side.jpg.xmp", Array(XMPFixture.packet(dateTimeOriginal: "2019-05-06T10:00:00", rating: 3, keywords: ["k"]).utf8))
+        try one.write("stays/s.jpg", Library.jpeg(date: "2014:10:01 10:00:00"))
+        try two.makeDirectory("in")
+        let state = try TemporaryDirectory("live-pair-fs")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [one.path, two.path], state: state)
+        try daemon.waitForIdle()
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: one("trip"))
+        daemon = try DaemonProcess(libraries: [one.path, two.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+
+        try shell("mv", [one("trip").string, two("in/trip").string])
+        try daemon.waitFor("the move") { _ in (try daemon.idsByPath())[two("in/trip/IMG_5.JPG").string] != nil }
+        let status = try daemon.waitForIdle()
+        let now = try daemon.allAssets()
+        for name in ["IMG_5.JPG", "single.jpg", "side.jpg"] {
+            let moved = now.first { $0["path"]?.stringValue == two("in/trip/\(name)").string }
+            #expect(moved?["id"]?.stringValue == ids[one("trip/\(name)").string], "\(name): \(String(describing: moved))")
+            #expect(moved?["isFavorite"]?.boolValue == true, "\(name)")
+        }
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 0, "\(status)")
         #expect(daemon.stop() == 0)
     }
 
     @Test("A folder moved between two roots on two file systems (mv copies, then deletes), live and while stopped: ids and favorites kept")
     func moveAcrossFileSystems() throws {
-        let one = try TemporaryDirectory("live-fs1")
-        defer { one.remove() }
-        guard let two = try? TemporaryDirectory("live-fs2", in: "/dev/shm") else {
-            print("skipping the cross-file-system move test: /dev/shm is not writable")
-            return
-        }
-        defer { two.remove() }
-        guard let a = try? FileStat.of(one.path), let b = try? FileStat.of(two.path), a.device != b.device else {
-            print("skipping the cross-file-system move test: /tmp and /dev/shm are one file system here")
-            return
-        }
+        guard let (one, two) = try twoFileSystems("live-fs", test: "move") else { return }
+        defer { one.remove(); two.remove() }
         for i in 0..<20 { try one.write("trip/p\(i).jpg", Library.jpeg(date: "2014:08:0\(1 + i % 9) 10:00:00", width: 100 + i)) }
         for i in 0..<5 { try one.write("later/q\(i).jpg", Library.jpeg(date: "2014:09:0\(1 + i) 10:00:00", width: 300 + i)) }
         // (A root found empty at start-up while the index holds files is taken for an unmounted
@@ -401,4 +472,22 @@ func startWithFavoritedTrip(_ lib: TemporaryDirectory, state: TemporaryDirectory
     try daemon.waitForIdle()
     let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" })
     return (daemon, try daemon.idsByPath(), album)
+}
+
+/// Two temporary directories on two file systems (/tmp and /dev/shm), or nil with the reason
+/// printed when this machine has no such pair.
+func twoFileSystems(_ prefix: String, test: String) throws -> (TemporaryDirectory, TemporaryDirectory)? {
+    let one = try TemporaryDirectory(prefix + "1")
+    guard let two = try? TemporaryDirectory(prefix + "2", in: "/dev/shm") else {
+        print("skipping the cross-file-system \(test) test: /dev/shm is not writable")
+        one.remove()
+        return nil
+    }
+    guard let a = try? FileStat.of(one.path), let b = try? FileStat.of(two.path), a.device != b.device else {
+        print("skipping the cross-file-system \(test) test: /tmp and /dev/shm are one file system here")
+        one.remove()
+        two.remove()
+        return nil
+    }
+    return (one, two)
 }

@@ -70,8 +70,8 @@ struct ChangePlanTests {
     func removalsAfterScans() {
         // mkdir best && mv trip best/ && mv a.jpg best/: the new directory's scan must find
         // trip and a.jpg while the index still knows them.
-        let moved = ChangePlan([.directoryAdded(p("best")), .directoryRemoved(p("2019/trip")), .removed(p("2019/a.jpg")),
-                                .added(p("2019/b.jpg"))], roots: [root])
+        let moved = ChangePlan([.directoryAdded(p("best")), .directoryRemoved(p("2019/trip")), .movedOut(p("2019/trip")),
+                                .removed(p("2019/a.jpg")), .movedOut(p("2019/a.jpg")), .added(p("2019/b.jpg"))], roots: [root])
         #expect(moved.steps.count == 1)
         #expect(moved.steps.first?.reads == [p("2019/b.jpg")])
         #expect(moved.steps.allSatisfy { $0.removedDirectories.isEmpty && $0.removedFiles.isEmpty })
@@ -80,18 +80,38 @@ struct ChangePlanTests {
         #expect(moved.scans == [p("best")])
 
         // Removed, then a new one of that name, a change inside it, or a scan over it: in place.
+        let hints: [WatchChange] = ["x", "y", "z.jpg", "w", "v/sub"].map { .movedOut(p($0)) }
         let kept = ChangePlan([.directoryRemoved(p("x")), .directoryRemoved(p("y")), .removed(p("z.jpg")),
                                .directoryRemoved(p("w")), .directoryAdded(p("x")), .added(p("y/new.jpg")),
-                               .removed(p("z.jpg")), .rescan(p("v")), .directoryRemoved(p("v/sub"))], roots: [root])
+                               .removed(p("z.jpg")), .rescan(p("v")), .directoryRemoved(p("v/sub"))] + hints, roots: [root])
         #expect(kept.steps.flatMap(\.removedDirectories) == [p("x"), p("y"), p("v/sub")])
         #expect(kept.steps.flatMap(\.removedFiles) == [p("z.jpg"), p("z.jpg")])
         #expect(kept.afterScans.removedDirectories == [p("w")])
         #expect(kept.afterScans.removedFiles.isEmpty)
 
         // Without a scan nothing moves: the removals stay in their steps.
-        let plain = ChangePlan([.directoryRemoved(p("trip")), .removed(p("a.jpg"))], roots: [root])
+        let plain = ChangePlan([.directoryRemoved(p("trip")), .movedOut(p("trip")), .removed(p("a.jpg"))], roots: [root])
         #expect(plain.afterScans.isEmpty)
         #expect(plain.steps.flatMap(\.removedDirectories) == [p("trip")])
+
+        // Deletions (no hint) stay in place: a directory made right after one may reuse its
+        // inode, and the scan would take it for the deleted one moved.
+        let deleted = ChangePlan([.directoryRemoved(p("old")), .removed(p("a.jpg")), .directoryAdded(p("new"))], roots: [root])
+        #expect(deleted.afterScans.isEmpty)
+        #expect(deleted.steps.flatMap(\.removedDirectories) == [p("old")])
+        #expect(deleted.steps.flatMap(\.removedFiles) == [p("a.jpg")])
+    }
+
+    @Test("A scan of the root itself, spelled / or with a trailing slash, keeps the removals below it in place")
+    func rootScans() {
+        let slash = PathBytes("/")
+        #expect(ChangePlan([.removed(PathBytes("/a/b.jpg")), .movedOut(PathBytes("/a/b.jpg")), .rescan(slash)],
+                           roots: [slash]).afterScans.isEmpty)
+        let trailing = PathBytes("/lib/")
+        let plan = ChangePlan([.removed(PathBytes("/lib/a/b.jpg")), .movedOut(PathBytes("/lib/a/b.jpg")), .rescan(trailing)],
+                              roots: [trailing])
+        #expect(plan.afterScans.isEmpty)
+        #expect(plan.steps.flatMap(\.removedFiles) == [PathBytes("/lib/a/b.jpg")])
     }
 
     @Test("Nested roots: a path belongs to the innermost root")

@@ -114,7 +114,7 @@ func paths(of change: WatchChange) -> [PathBytes] {
         return [f, t]
     case .unwatched(let ps):
         return ps
-    case .overflow:
+    case .overflow, .movedOut:  // a hint repeats its removal's path
         return []
     }
 }
