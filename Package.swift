@@ -57,7 +57,7 @@ let package = Package(
                           swiftSettings: strict),
 
         // Test support and tests.
-        .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem", "PhotoStore"], swiftSettings: strict),
+        .target(name: "PhotoTesting", dependencies: ["PhotoModel", "PhotoSystem", "PhotoStore", "CHeif"], swiftSettings: strict),
         .testTarget(name: "PhotoModelTests", dependencies: ["PhotoModel", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoSystemTests", dependencies: ["PhotoSystem", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),

@@ -174,10 +174,13 @@ final class ImageCache: Sendable {
 
     /// The cached images of one version of an asset's file (any size and mode, the EXIF
     /// thumbnail included): what a degraded answer can be made of.
-    func variants(asset: AssetID, fileKey: String) -> [Entry] {
+    func variants(asset: AssetID, fileKey: String, excluding stem: String? = nil) -> [Entry] {
         loadIfNeeded()
         let prefix = fileKey + "-"
-        return state.withLock { s in (s.images[asset.rawValue] ?? [:]).filter { $0.key.hasPrefix(prefix) }.map(\.value) }
+        let excluded = stem.map { Self.split($0).name }
+        return state.withLock { s in
+            (s.images[asset.rawValue] ?? [:]).filter { $0.key.hasPrefix(prefix) && $0.key != excluded }.map(\.value)
+        }
     }
 
     /// The cached image of an asset at a size and mode, of whichever version of its file: for

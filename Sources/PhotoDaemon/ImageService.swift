@@ -448,7 +448,8 @@ final class ImageService: Sendable {
     /// decoding the photo), a HEIF file's thumbnail item (decoded alone, a few milliseconds
     /// where the photo takes hundreds).
     private func degradedImage(for target: Target) -> ImageCache.Entry? {
-        let variants = cache.variants(asset: target.asset, fileKey: target.fileKey)
+        // Never the final image itself (made meanwhile, it is no stand-in).
+        let variants = cache.variants(asset: target.asset, fileKey: target.fileKey, excluding: target.stem)
         let want = target.size.pixelCount
         if let best = variants.min(by: { abs($0.size.pixelCount - want) < abs($1.size.pixelCount - want) }) {
             return best
@@ -457,9 +458,9 @@ final class ImageService: Sendable {
         if let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation),
            let jpeg = try? thumbnail.encodedForCache(quality: options.jpegQuality) {
             encoded = jpeg
-        } else if let thumbnail = try? HEIFThumbnail.render(path: target.path),
-                  let jpeg = try? thumbnail.encodeJPEG(quality: options.jpegQuality) {
-            encoded = jpeg
+        } else if let rendered = try? HEIFThumbnail.render(path: target.path, accept: { ImageCache.fileKey($0) == target.fileKey }),
+                  let thumbnail = try? rendered.encoded(jpegQuality: options.jpegQuality) {
+            encoded = thumbnail  // PNG when it has transparency, as the final image would be
         } else {
             return nil
         }

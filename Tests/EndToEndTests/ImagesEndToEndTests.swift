@@ -351,43 +351,52 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test("A HEIC photo's thumbnail item is its degraded image, upright like the final one")
+    @Test("A HEIC photo's thumbnail item is its stand-in (a PNG when transparent); the final image is never its own stand-in")
     func heifThumbnailStandIn() throws {
-        guard let corpus = CorpusTests.corpusOrSkip() else { return }
-        let source = corpus.appendingPathComponent("real/ianare-exif-samples/heic/mobile/iphone_13_pro_max.HEIC")
-        guard let bytes = FileManager.default.contents(atPath: source.path) else {
-            print("skipping: \(source.path) is not in the corpus")
-            return
-        }
         let lib = try TemporaryDirectory("img-heif-lib")
         let state = try TemporaryDirectory("img-heif")
         defer { lib.remove(); state.remove() }
-        try lib.write("phone/IMG_0001.HEIC", Array(bytes))
+        try lib.write("phone/IMG_0001.HEIC", try HEIFFixture().bytes())
+        try lib.write("phone/sticker.heic", try HEIFFixture(alpha: true).bytes())
         let daemon = try DaemonProcess(libraries: [lib.path], state: state)
         try daemon.waitForIdle()
-        let id = try Self.asset(daemon, named: "IMG_0001.HEIC")
         let c = try RawClient(daemon.socket)
 
-        try Self.request(c, id: 1, asset: id, size: [512, 512], delivery: "opportunistic")
-        let (first, before) = try Self.answer(c, id: 1)
-        let result = try #require(first["result"], "\(first)")
+        // Fast with nothing cached: the 320×240 thumbnail item at once.
+        let id = try Self.asset(daemon, named: "IMG_0001.HEIC")
+        try Self.request(c, id: 1, asset: id, size: [512, 512], delivery: "fast")
+        let fast = try #require(try Self.answer(c, id: 1).response["result"])
+        #expect(fast["isDegraded"]?.boolValue == true)
+        #expect(fast["width"]?.intValue == 320 && fast["height"]?.intValue == 240, "\(fast)")
+        let standIn = try #require(fast["path"]?.stringValue)
+        #expect(standIn.contains("-exif=") && standIn.hasSuffix(".jpg"), "\(standIn)")
+        // Opportunistic: that stand-in first, then the render (640×480 fits 512×512 as 512×384).
+        try Self.request(c, id: 2, asset: id, size: [512, 512], delivery: "opportunistic")
+        let (first, before) = try Self.answer(c, id: 2)
+        let final = try #require(first["result"], "\(first)")
         let degraded = try #require(before.first { $0["method"]?.stringValue == "images.degraded" }, "no degraded image before the final one")
-        // The phone's 240×320 thumbnail item (portrait, as the photo is shown), then the render.
-        #expect(degraded["params"]?["width"]?.intValue == 240 && degraded["params"]?["height"]?.intValue == 320, "\(degraded)")
-        #expect(degraded["params"]?["isDegraded"]?.boolValue == true)
-        #expect(result["isDegraded"]?.boolValue == false)
-        let (w, h) = (try #require(result["width"]?.intValue), try #require(result["height"]?.intValue))
-        #expect(h == 512 && w < h, "\(result)")
-        let stand = try ImageRenderer().render(path: PathBytes(try #require(degraded["params"]?["path"]?.stringValue)),
-                                               targetSize: PixelSize(width: 240, height: 320), contentMode: .fill)
-        let final = try ImageRenderer().render(path: PathBytes(try #require(result["path"]?.stringValue)),
-                                               targetSize: PixelSize(width: 240, height: 320), contentMode: .fill)
-        var difference = 0
-        for (a, b) in zip(stand.pixels, final.pixels) { difference += abs(Int(a) - Int(b)) }
-        #expect(Double(difference) / Double(stand.pixels.count) < 15, "the stand-in does not look like the final image")
-        // Fast at another size: the stand-in at once.
-        try Self.request(c, id: 2, asset: id, size: [1024, 1024], delivery: "fast")
-        #expect(try Self.answer(c, id: 2).response["result"]?["isDegraded"]?.boolValue == true)
+        #expect(degraded["params"]?["path"]?.stringValue == standIn)
+        #expect(final["isDegraded"]?.boolValue == false)
+        #expect(final["width"]?.intValue == 512 && final["height"]?.intValue == 384, "\(final)")
+        // The stand-in looks like the final image (upright, same colours).
+        let (_, a) = try Self.inspect(standIn)
+        let (_, b) = try Self.inspect(try #require(final["path"]?.stringValue))
+        #expect(zip(a, b).allSatisfy { Self.near($0, $1) }, "\(a) vs \(b)")
+        // Once the final image is cached, the same request is a hit, never a stand-in of itself.
+        try Self.request(c, id: 3, asset: id, size: [512, 512], delivery: "fast")
+        let hit = try #require(try Self.answer(c, id: 3).response["result"])
+        #expect(hit["isDegraded"]?.boolValue == false && hit["path"] == final["path"])
+
+        // Transparent: the stand-in keeps its transparency (PNG), as the final image does.
+        let sticker = try Self.asset(daemon, named: "sticker.heic")
+        try Self.request(c, id: 4, asset: sticker, size: [512, 512], delivery: "opportunistic")
+        let (stickerFinal, stickerBefore) = try Self.answer(c, id: 4)
+        let stickerStandIn = try #require(stickerBefore.first { $0["method"]?.stringValue == "images.degraded" }?["params"]?["path"]?.stringValue)
+        #expect(stickerStandIn.hasSuffix(".png"), "\(stickerStandIn)")
+        #expect(stickerFinal["result"]?["path"]?.stringValue?.hasSuffix(".png") == true, "\(stickerFinal)")
+        let corner = try ImageRenderer().render(path: PathBytes(stickerStandIn), targetSize: PixelSize(width: 64, height: 64),
+                                                contentMode: .fit)
+        #expect(corner.hasTransparency && corner.pixel(x: 0, y: 0)[3] < 30)
         #expect(daemon.stop() == 0)
     }
 

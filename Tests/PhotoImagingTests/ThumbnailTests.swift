@@ -82,8 +82,22 @@ import Testing
         let renderer = ImageRenderer()
         for file in files {
             let path = PathBytes(root.appendingPathComponent(file).path)
-            guard let thumbnail = try HEIFThumbnail.render(path: path) else { continue }
+            let thumbnail: RenderedImage
+            do {
+                guard let found = try HEIFThumbnail.render(path: path) else { continue }
+                thumbnail = found
+            } catch {
+                // A damaged thumbnail (exiftool's QuickTime.heic is a header without its data):
+                // the photo itself does not decode either.
+                #expect(throws: ImageError.self, "\(file): the thumbnail failed (\(error)) but the image renders") {
+                    try renderer.render(path: path, targetSize: PixelSize(width: 320, height: 320), contentMode: .fit)
+                }
+                continue
+            }
             found.append("\(file) \(thumbnail.size)")
+            if let shown = try renderer.probe(path: path).displayedSize {
+                #expect(thumbnail.size.pixelCount * 4 <= shown.pixelCount, "\(file): \(thumbnail.size) is no thumbnail of \(shown)")
+            }
             let bytes = try #require(FileManager.default.contents(atPath: path.string))
             #expect(try HEIFThumbnail.render(bytes: Array(bytes)) == thumbnail, "\(file): read from memory, not the same")
             let full = try renderer.render(path: path, targetSize: thumbnail.size, contentMode: .fill)
@@ -103,5 +117,47 @@ import Testing
         try Data(try Fixtures.jpeg(Fixtures.pattern(width: 64, height: 48))).write(to: jpeg)
         defer { try? FileManager.default.removeItem(at: jpeg) }
         #expect(try HEIFThumbnail.render(path: PathBytes(jpeg.path)) == nil)
+    }
+
+    /// A HEIF file's thumbnail item, made here with libheif's encoder (no corpus needed).
+    @Test func heifThumbnailItem() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("heif-thumbnail-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func file(_ name: String, _ fixture: HEIFFixture) throws -> PathBytes {
+            let url = dir.appendingPathComponent(name)
+            try Data(try fixture.bytes()).write(to: url)
+            return PathBytes(url.path)
+        }
+        // The thumbnail, not the image at thumbnail size: 320×240 of a 640×480, the pattern upright.
+        let plain = try file("plain.heic", HEIFFixture())
+        let thumbnail = try #require(try HEIFThumbnail.render(path: plain))
+        #expect(thumbnail.size == PixelSize(width: 320, height: 240))
+        #expect(!thumbnail.hasTransparency)
+        for (x, y, colour) in [(80, 60, [220, 30, 30]), (240, 60, [30, 200, 40]), (80, 180, [30, 40, 210]), (240, 180, [240, 240, 240])] {
+            let p = thumbnail.pixel(x: x, y: y).prefix(3).map(Int.init)
+            #expect(zip(p, colour).allSatisfy { abs($0 - $1) < 30 }, "at \(x),\(y): \(p), not \(colour)")
+        }
+        #expect(try HEIFThumbnail.render(bytes: try HEIFFixture().bytes()) == thumbnail)
+        // Transparency is kept.
+        let alpha = try #require(try HEIFThumbnail.render(path: try file("alpha.heic", HEIFFixture(alpha: true))))
+        #expect(alpha.hasTransparency)
+        #expect(alpha.pixel(x: 2, y: 2)[3] < 30 && alpha.pixel(x: 160, y: 120)[3] > 220)
+        // A `mif1` main brand (libheif's "maybe") is read too.
+        #expect(try HEIFThumbnail.render(path: try file("mif1.heic", HEIFFixture(brand: "mif1")))?.size == thumbnail.size)
+        // None: nil; a version the caller did not ask for: nil; not HEIF: nil.
+        #expect(try HEIFThumbnail.render(path: try file("none.heic", HEIFFixture(thumbnail: nil))) == nil)
+        #expect(try HEIFThumbnail.render(path: plain, accept: { _ in false }) == nil)
+        let jpeg = dir.appendingPathComponent("p.jpg")
+        try Data(try Fixtures.jpeg(Fixtures.pattern(width: 64, height: 48))).write(to: jpeg)
+        #expect(try HEIFThumbnail.render(path: PathBytes(jpeg.path)) == nil)
+        // Damaged: an error or nil, never a crash.
+        let bytes = try HEIFFixture().bytes()
+        let cutFile = dir.appendingPathComponent("cut.heic")
+        for cut in stride(from: 16, to: bytes.count, by: max(1, bytes.count / 40)) {
+            _ = try? HEIFThumbnail.render(bytes: Array(bytes.prefix(cut)))
+            try Data(bytes.prefix(cut)).write(to: cutFile)  // through the descriptor reader too
+            _ = try? HEIFThumbnail.render(path: PathBytes(cutFile.path))
+        }
     }
 }

@@ -1,0 +1,89 @@
+internal import CHeif
+import Foundation
+
+/// A real HEIF file (HEVC, made with libheif's encoder, as a phone's camera app does): four
+/// coloured quadrants (red, green / blue, white), optionally transparent outside a centred
+/// box, optionally with a thumbnail image item, and optionally another major brand (`mif1`).
+public struct HEIFFixture: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    /// Transparent outside the middle half (an RGBA image with an alpha plane).
+    public var alpha: Bool
+    /// The thumbnail's longer side, or nil for none.
+    public var thumbnail: Int?
+    /// Written over the major brand (bytes 8–11), e.g. "mif1".
+    public var brand: String?
+
+    public init(width: Int = 640, height: Int = 480, alpha: Bool = false, thumbnail: Int? = 320, brand: String? = nil) {
+        self.width = width
+        self.height = height
+        self.alpha = alpha
+        self.thumbnail = thumbnail
+        self.brand = brand
+    }
+
+    /// The colour of the pattern at (x, y): RGB, then alpha when `alpha`.
+    public func pixel(x: Int, y: Int) -> [UInt8] {
+        let rgb: [UInt8] = switch (x < width / 2, y < height / 2) {
+        case (true, true): [220, 30, 30]
+        case (false, true): [30, 200, 40]
+        case (true, false): [30, 40, 210]
+        case (false, false): [240, 240, 240]
+        }
+        guard alpha else { return rgb }
+        let inside = x >= width / 4 && x < 3 * width / 4 && y >= height / 4 && y < 3 * height / 4
+        return rgb + [inside ? 255 : 0]
+    }
+
+    public struct EncodingError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The file's bytes. Throws when this libheif has no HEVC encoder.
+    public func bytes() throws -> [UInt8] {
+        // Held for the whole encoding: a heif_deinit elsewhere (the last one) frees the
+        // encoder plugins, which another thread's encoder may be using.
+        _ = heif_init(nil)
+        defer { heif_deinit() }
+        guard let context = heif_context_alloc() else { throw EncodingError(description: "heif_context_alloc failed") }
+        defer { heif_context_free(context) }
+        func check(_ error: heif_error, _ what: String) throws {
+            guard error.code != heif_error_Ok else { return }
+            throw EncodingError(description: "\(what): " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"))
+        }
+        var encoder: OpaquePointer?
+        try check(heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder), "no HEVC encoder")
+        guard let encoder else { throw EncodingError(description: "no HEVC encoder") }
+        defer { heif_encoder_release(encoder) }
+        try check(heif_encoder_set_lossy_quality(encoder, 90), "quality")
+        var image: OpaquePointer?
+        let channels = alpha ? 4 : 3
+        try check(heif_image_create(Int32(width), Int32(height), heif_colorspace_RGB,
+                                    alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &image), "image")
+        guard let image else { throw EncodingError(description: "heif_image_create gave nothing") }
+        defer { heif_image_release(image) }
+        try check(heif_image_add_plane(image, heif_channel_interleaved, Int32(width), Int32(height), 8), "plane")
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane(image, heif_channel_interleaved, &stride) else {
+            throw EncodingError(description: "no plane")
+        }
+        for y in 0..<height {
+            for x in 0..<width {
+                let p = pixel(x: x, y: y)
+                for c in 0..<channels { plane[y * Int(stride) + x * channels + c] = p[c] }
+            }
+        }
+        var handle: OpaquePointer?
+        try check(heif_context_encode_image(context, image, encoder, nil, &handle), "encode")
+        defer { heif_image_handle_release(handle) }
+        if let thumbnail {
+            try check(heif_context_encode_thumbnail(context, image, handle, encoder, nil, Int32(thumbnail), nil), "thumbnail")
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("heif-fixture-\(UUID().uuidString).heic")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try check(heif_context_write_to_file(context, file.path), "write")
+        var bytes = [UInt8](try Data(contentsOf: file))
+        if let brand, bytes.count >= 12 { bytes.replaceSubrange(8..<12, with: Array(brand.utf8.prefix(4))) }
+        return bytes
+    }
+}
