@@ -179,7 +179,8 @@ struct Walk {
         var snapshot: DirectorySnapshot?
         do {
             snapshot = try database.read { try $0.snapshot(of: path) }
-            if snapshot == nil, lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: dirStat.inode) {
+            if snapshot == nil, lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: dirStat.inode),
+               try isSameDirectory(indexedAt: origin, as: dir, entries: entries) {
                 // The directory was moved here while photod was down: move its rows (ids, user
                 // state, album id follow), wait for that to commit, then compare as usual.
                 var move = WriteBatch()
@@ -381,6 +382,33 @@ struct Walk {
     private func movedDirectoryOrigin(fsid: UInt64, inode: UInt64) throws -> PathBytes? {
         let candidates = try database.read { try $0.directories(fsid: fsid, inode: inode) }
         return candidates.first { !Self.exists($0, inode: inode) }
+    }
+
+    /// Whether the directory at hand is the one indexed at `origin`, moved, rather than a new
+    /// one that got its inode after that one was deleted (ext4 and XFS hand a freed inode to
+    /// the next `mkdir`, and a freed file inode to the next file): something indexed in it must
+    /// still be there under the same name — a file with the same inode, size and mtime, or a
+    /// subdirectory with the same inode. An
+    /// origin with nothing indexed in it is taken as moved (there is nothing to mix up). Files
+    /// of a directory that fails the test still keep their assets one by one (`movedFileOrigin`
+    /// and the tombstones); only the folder album is new.
+    private func isSameDirectory(indexedAt origin: PathBytes, as dir: Directory, entries: [DirectoryEntry]) throws -> Bool {
+        guard let old = try database.read({ try $0.snapshot(of: origin) }) else { return false }
+        if old.files.isEmpty && old.subdirectories.isEmpty { return true }
+        let present = Set(entries.map { PathBytes($0.name) })
+        for file in old.files where present.contains(PathBytes(file.name)) {
+            if let s = try? FileStat.at(dir.descriptor, file.name), s.inode == file.identity.inode,
+               s.size == file.identity.size, s.mtimeNanoseconds == file.identity.mtimeNanoseconds {
+                return true
+            }
+        }
+        for name in old.subdirectories where present.contains(PathBytes(name)) {
+            if let s = try? FileStat.at(dir.descriptor, name), s.isDirectory,
+               let indexed = try database.read({ try $0.snapshot(of: origin.appending(name)) })?.inode, s.inode == indexed {
+                return true
+            }
+        }
+        return false
     }
 
     /// Where a file with this identity was indexed, when that place no longer holds it (a hard

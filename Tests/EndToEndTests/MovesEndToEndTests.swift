@@ -1,6 +1,7 @@
 import Foundation
 import PhotoModel
 import PhotoStore
+import PhotoSystem
 import PhotoTesting
 import PhotoWire
 import Testing
@@ -70,6 +71,48 @@ struct MovesEndToEndTests {
         #expect(status["metadataReads"]?.intValue == 0)
         #expect(status["lastScan"]?["movedDirectories"]?.intValue == 1)
         try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// ext4 and XFS hand a freed directory inode to the next mkdir: a folder deleted while
+    /// photod was down and a new one made after it look, by inode alone, like one folder moved.
+    @Test("A folder deleted while stopped and a new one made (its inode reused): the new folder and photo are new, the old ones in Recently Deleted")
+    func deletedFolderInodeReusedWhileDown() throws {
+        let lib = try TemporaryDirectory("reuse-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("old/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i) 10:00:00", width: 100 + i)) }
+        try lib.write("keep/k.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+        let state = try TemporaryDirectory("reuse")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let before = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
+        let oldAlbum = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "old" })
+        #expect(daemon.stop() == 0)
+        try markFavorites(database: daemon.database, under: lib("old"))
+
+        for i in 0..<3 { #expect(unlink(lib("old/IMG_\(i).jpg").string) == 0) }
+        #expect(rmdir(lib("old").string) == 0)
+        #expect(mkdir(lib("new").string, 0o755) == 0)
+        try lib.write("new/IMG_0.jpg", Library.jpeg(date: "2024:01:01 10:00:00", width: 321))
+        // Whether the file system reused the inode or not (it does when the deletion has been
+        // committed to its journal), the index is made to say it did.
+        let newInode = try FileStat.of(lib("new")).inode
+        var o = Database.Options()
+        o.exclusive = false
+        let db = try Database(path: daemon.database.string, options: o)
+        _ = try db.write { w in
+            try w.connection.execute("UPDATE directories SET inode = \(Int64(bitPattern: newInode)) WHERE path = CAST('\(lib("old").string)' AS BLOB)")
+        }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try daemon.waitForIdle()
+        #expect(status["lastScan"]?["movedDirectories"]?.intValue == 0)
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 3, "\(status)")
+        let new = try daemon.allAssets().first { $0["path"]?.stringValue == lib("new/IMG_0.jpg").string }
+        #expect(new?["id"]?.stringValue != before[lib("old/IMG_0.jpg").string], "the new photo took over a deleted one's asset")
+        #expect(new?["isFavorite"]?.boolValue == false, "the new photo inherited a deleted one's favorite")
+        let newAlbum = try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "new" }
+        #expect(newAlbum?["id"] != oldAlbum["id"], "the new folder took over the deleted folder's album")
         #expect(daemon.stop() == 0)
     }
 
