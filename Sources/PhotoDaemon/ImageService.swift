@@ -455,10 +455,11 @@ final class ImageService: Sendable {
             return best
         }
         let encoded: EncodedImage
-        if let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation),
+        let sameVersion = { (st: FileStat) in ImageCache.fileKey(st) == target.fileKey }
+        if let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation, accept: sameVersion),
            let jpeg = try? thumbnail.encodedForCache(quality: options.jpegQuality) {
             encoded = jpeg
-        } else if let rendered = try? HEIFThumbnail.render(path: target.path, accept: { ImageCache.fileKey($0) == target.fileKey }),
+        } else if let rendered = try? HEIFThumbnail.render(path: target.path, accept: sameVersion),
                   let thumbnail = try? rendered.encoded(jpegQuality: options.jpegQuality) {
             encoded = thumbnail  // PNG when it has transparency, as the final image would be
         } else {

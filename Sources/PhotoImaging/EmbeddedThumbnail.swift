@@ -1,5 +1,6 @@
 internal import CTurboJPEG
 import PhotoModel
+import PhotoSystem
 
 /// The JPEG thumbnail a camera embeds in a photo's EXIF block (IFD1, tags 0x0201/0x0202):
 /// PhotoKit's degraded image. Found by walking the JPEG's segments in the file's first bytes
@@ -27,8 +28,11 @@ public struct EmbeddedThumbnail: Sendable, Hashable {
     ///
     /// - Parameter orientation: the main image's orientation when the caller knows it; `nil`
     ///   takes it from the EXIF block.
-    public static func extract(path: PathBytes, orientation: Orientation? = nil) throws(ImageError) -> EmbeddedThumbnail? {
-        let head = try FileBytes.read(path, limit: .max, head: headBytes)
+    /// - Parameter accept: checks the file as opened (its `fstat`), e.g. that it is the version
+    ///   the caller knows; refused, the result is `nil`.
+    public static func extract(path: PathBytes, orientation: Orientation? = nil,
+                               accept: (FileStat) -> Bool = { _ in true }) throws(ImageError) -> EmbeddedThumbnail? {
+        guard let head = try FileBytes.read(path, limit: .max, head: headBytes, accept: accept) else { return nil }
         return extract(bytes: head, orientation: orientation)
     }
 

@@ -9,6 +9,13 @@ enum FileBytes {
     /// The file's bytes: one `fstat`, then `pread` until the size `fstat` reported (a file
     /// that shrinks meanwhile yields what is left; the decoders then see a truncated file).
     static func read(_ path: PathBytes, limit: Int64, head: Int? = nil) throws(ImageError) -> [UInt8] {
+        // Never nil: the check accepts every file.
+        try read(path, limit: limit, head: head, accept: { _ in true }) ?? []
+    }
+
+    /// As `read`, or nil when `accept` refuses the file as opened (its `fstat`: the caller's
+    /// file version), so that what is read is the version the caller named.
+    static func read(_ path: PathBytes, limit: Int64, head: Int? = nil, accept: (FileStat) -> Bool) throws(ImageError) -> [UInt8]? {
         let fd: FileDescriptor
         do throws(SystemError) { fd = try FileDescriptor.open(path) } catch { throw unreadable(error) }
         defer { fd.close() }
@@ -16,6 +23,7 @@ enum FileBytes {
         do throws(SystemError) {
             let st = try fd.stat()
             guard !st.isDirectory else { throw SystemError(call: "read", errno: EISDIR, context: path.string) }
+            guard accept(st) else { return nil }
             size = st.size
         } catch { throw unreadable(error) }
         let want: Int64 = head.map { min(Int64($0), size) } ?? size

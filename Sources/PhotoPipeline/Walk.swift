@@ -387,26 +387,22 @@ struct Walk {
     /// Whether the directory at hand is the one indexed at `origin`, moved, rather than a new
     /// one that got its inode after that one was deleted (ext4 and XFS hand a freed inode to
     /// the next `mkdir`, and a freed file inode to the next file): something indexed in it must
-    /// still be there under the same name — a file with the same inode, size and mtime, or a
-    /// subdirectory with the same inode. An
-    /// origin with nothing indexed in it is taken as moved (there is nothing to mix up). Files
-    /// of a directory that fails the test still keep their assets one by one (`movedFileOrigin`
-    /// and the tombstones); only the folder album is new.
+    /// still be in it, under any name — a file with the same inode, size and mtime, or a
+    /// subdirectory with the same inode (so files renamed in the moved folder still count). An
+    /// origin indexed empty matches only a directory with nothing in it either. Files of a
+    /// directory that fails the test still keep their assets one by one (`movedFileOrigin` and
+    /// the tombstones); only the folder album is new.
     private func isSameDirectory(indexedAt origin: PathBytes, as dir: Directory, entries: [DirectoryEntry]) throws -> Bool {
         guard let old = try database.read({ try $0.snapshot(of: origin) }) else { return false }
-        if old.files.isEmpty && old.subdirectories.isEmpty { return true }
-        let present = Set(entries.map { PathBytes($0.name) })
-        for file in old.files where present.contains(PathBytes(file.name)) {
-            if let s = try? FileStat.at(dir.descriptor, file.name), s.inode == file.identity.inode,
-               s.size == file.identity.size, s.mtimeNanoseconds == file.identity.mtimeNanoseconds {
-                return true
-            }
-        }
-        for name in old.subdirectories where present.contains(PathBytes(name)) {
-            if let s = try? FileStat.at(dir.descriptor, name), s.isDirectory,
-               let indexed = try database.read({ try $0.snapshot(of: origin.appending(name)) })?.inode, s.inode == indexed {
-                return true
-            }
+        let visible = entries.filter { $0.name.first != UInt8(ascii: ".") }
+        if old.files.isEmpty && old.subdirectories.isEmpty { return visible.isEmpty }
+        struct Key: Hashable { var inode: UInt64, size: Int64, mtime: Int64 }
+        let files = Set(old.files.map { Key(inode: $0.identity.inode, size: $0.identity.size, mtime: $0.identity.mtimeNanoseconds) })
+        let subdirectories = old.subdirectories.isEmpty ? [] : try database.read { try $0.subdirectoryInodes(parent: old.id) }
+        for entry in visible {
+            guard let s = try? FileStat.at(dir.descriptor, entry.name) else { continue }
+            if s.isRegularFile, files.contains(Key(inode: s.inode, size: s.size, mtime: s.mtimeNanoseconds)) { return true }
+            if s.isDirectory, subdirectories.contains(s.inode) { return true }
         }
         return false
     }

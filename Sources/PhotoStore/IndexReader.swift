@@ -308,6 +308,15 @@ public struct IndexReader {
         try db.scalar("SELECT 1 FROM directories WHERE path = ?1", .blob(path.bytes)).int64 != nil
     }
 
+    /// The inodes of the indexed directories directly below the directory with row id `parent`.
+    public func subdirectoryInodes(parent: Int64) throws -> Set<UInt64> {
+        let s = try db.statement("SELECT inode FROM directories WHERE parent_id = ?1 AND inode IS NOT NULL")
+        s.bind(parent, at: 1)
+        var result = Set<UInt64>()
+        while try s.step() { result.insert(UInt64(bitPattern: s.int64(0))) }
+        return result
+    }
+
     /// Indexed directories with this identity (a moved directory keeps its inode).
     public func directories(fsid: UInt64, inode: UInt64) throws -> [PathBytes] {
         let s = try db.statement("SELECT path FROM directories WHERE fsid = ?1 AND inode = ?2")

@@ -403,8 +403,11 @@ public struct Coalescer: Sendable {
             directoryGone(move.path, now: now)
             removal = batch.changes.last ?? nil
         } else {
+            // A change of this path already in the batch (a write, or a deletion and a new file)
+            // means the indexed file may be gone for good: no hint then.
+            let pending = batch.collapsible[move.path].flatMap { batch.changes[$0] }
             fileRemoved(move.path, now: now)
-            removal = batch.collapsible[move.path].flatMap { batch.changes[$0] }
+            removal = pending == nil ? batch.collapsible[move.path].flatMap { batch.changes[$0] } : nil
         }
         // The hint, when a removal was recorded (not when a pending scan covers the path, or a
         // file created and renamed away before its close left nothing).

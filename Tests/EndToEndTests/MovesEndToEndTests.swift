@@ -116,6 +116,55 @@ struct MovesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("nested: a parent holding only a subfolder moved, and the subfolder renamed within it")
+    func nestedMoveWhileDown() throws {
+        let lib = try TemporaryDirectory("mv-nested-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("trips/2019/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i) 10:00:00", width: 100 + i)) }
+        try lib.write("keep/k.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+        let state = try TemporaryDirectory("mv-nested")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let albums = try daemon.call("albums.fetch")["albums"]?.arrayValue ?? []
+        print("albums before: \(albums.map { "\($0["title"]?.stringValue ?? "?")=\($0["id"]?.stringValue ?? "?")" })")
+        #expect(daemon.stop() == 0)
+        #expect(rename(lib("trips").string, lib("albums").string) == 0)
+        #expect(rename(lib("albums/2019").string, lib("albums/y2019").string) == 0)
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try daemon.waitForIdle()
+        #expect(status["lastScan"]?["movedDirectories"]?.intValue == 2, "\(status["lastScan"] ?? .null)")
+        let after = try daemon.call("albums.fetch")["albums"]?.arrayValue ?? []
+        print("albums after: \(after.map { "\($0["title"]?.stringValue ?? "?")=\($0["id"]?.stringValue ?? "?")" })")
+        if let trips = albums.first(where: { $0["title"]?.stringValue == "trips" }) {
+            #expect(after.contains { $0["id"] == trips["id"] && $0["title"]?.stringValue == "albums" }, "the parent's album was not moved")
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    /// A folder moved while down and every file in it renamed (a batch renamer).
+    @Test("a folder moved while down whose files were all renamed keeps its album")
+    func renamedFilesWhileDown() throws {
+        let lib = try TemporaryDirectory("mv-ren-lib")
+        defer { lib.remove() }
+        for i in 0..<3 { try lib.write("trip/IMG_\(i).jpg", Library.jpeg(date: "2019:07:0\(1 + i) 10:00:00", width: 100 + i)) }
+        try lib.write("keep/k.jpg", Library.jpeg(date: "2019:01:01 10:00:00"))
+        let state = try TemporaryDirectory("mv-ren")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let album = try #require(try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" })
+        #expect(daemon.stop() == 0)
+        #expect(rename(lib("trip").string, lib("Iceland").string) == 0)
+        for i in 0..<3 { #expect(rename(lib("Iceland/IMG_\(i).jpg").string, lib("Iceland/2019-07-0\(1 + i).jpg").string) == 0) }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        let status = try daemon.waitForIdle()
+        #expect(status["lastScan"]?["movedDirectories"]?.intValue == 1, "\(status["lastScan"] ?? .null)")
+        let after = try daemon.call("albums.fetch")["albums"]?.arrayValue ?? []
+        #expect(after.contains { $0["id"] == album["id"] && $0["title"]?.stringValue == "Iceland" }, "\(after)")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("Files moved one by one while stopped keep their ids; deleted ones wait in Recently Deleted and come back")
     func filesMovedAndDeletedWhileDown() throws {
         let lib = try TemporaryDirectory("del-lib")

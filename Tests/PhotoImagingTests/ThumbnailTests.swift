@@ -35,6 +35,10 @@ import Testing
         let path = try dir.write("a.jpg", file)
         let t = try #require(try EmbeddedThumbnail.extract(path: path))
         #expect(t.size == PixelSize(width: 32, height: 24) && t.orientation == .down)
+        // The caller's version check sees the opened file: refused, nothing is read.
+        let size = Int64(file.count)
+        #expect(try EmbeddedThumbnail.extract(path: path, accept: { $0.size == size }) == t)
+        #expect(try EmbeddedThumbnail.extract(path: path, accept: { $0.size != size }) == nil)
     }
 
     @Test func noThumbnailIsNil() throws {
