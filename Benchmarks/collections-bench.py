@@ -15,39 +15,19 @@ and the latency of the collection queries over the socket on a large library.
 Python 3 standard library only.
 """
 import argparse
-import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+from rpc_client import Client
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared", "bench"))
-
-
-class Client:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.file = self.sock.makefile("rwb")
-        self.next = 1
-
-    def call(self, method, params=None):
-        req = {"jsonrpc": "2.0", "id": self.next, "method": method}
-        if params is not None:
-            req["params"] = params
-        self.next += 1
-        self.file.write(json.dumps(req).encode() + b"\n")
-        self.file.flush()
-        resp = json.loads(self.file.readline())
-        if "error" in resp:
-            raise RuntimeError("%s: %s" % (method, resp["error"]))
-        return resp["result"]
 
 
 def timed(fn, runs):

@@ -21,16 +21,16 @@ Standard library only. Prints a table and the ratios.
 import argparse
 import concurrent.futures
 import importlib.util
-import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from rpc_client import Client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -41,33 +41,6 @@ def load_thumb_bench():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-class Client:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.file = self.sock.makefile("rwb")
-        self.next = 1
-
-    def send(self, method, params):
-        n = self.next
-        self.next += 1
-        self.file.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n").encode())
-        self.file.flush()
-        return n
-
-    def read(self):
-        return json.loads(self.file.readline())
-
-    def call(self, method, params=None):
-        n = self.send(method, params or {})
-        while True:
-            m = self.read()
-            if m.get("id") == n:
-                if "error" in m:
-                    raise SystemExit("%s: %s" % (method, m["error"]))
-                return m["result"]
 
 
 def request_all(sock, ids, size, delivery="highQuality"):

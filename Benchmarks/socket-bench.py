@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from rpc_client import Client
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED = os.path.normpath(os.path.join(REPO, "..", "shared", "bench"))
@@ -50,34 +52,6 @@ CASES = [
     ("a path part, by capture time",
      'path CONTAINS "/2021-"', "localDateTime"),
 ]
-
-
-class Client:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.file = self.sock.makefile("rwb")
-        self.next = 1
-
-    def raw(self, method, params=None):
-        """Sends a request; returns (seconds until the whole response line was read, line)."""
-        req = {"jsonrpc": "2.0", "id": self.next, "method": method}
-        if params is not None:
-            req["params"] = params
-        self.next += 1
-        line = json.dumps(req).encode() + b"\n"
-        t = time.perf_counter()
-        self.file.write(line)
-        self.file.flush()
-        resp = self.file.readline()
-        return time.perf_counter() - t, resp
-
-    def call(self, method, params=None):
-        _, line = self.raw(method, params)
-        resp = json.loads(line)
-        if "error" in resp:
-            raise RuntimeError("%s: %s" % (method, resp["error"]))
-        return resp["result"]
 
 
 def stats(xs):

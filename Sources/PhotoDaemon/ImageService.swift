@@ -58,6 +58,8 @@ final class ImageService: Sendable {
         var size: PixelSize
         var mode: ContentMode
         var orientation: Orientation
+        /// The index's format of the file (`jpeg`, `heic`, ...): which thumbnail it may carry.
+        var format: String
         var stem: String
     }
 
@@ -454,15 +456,19 @@ final class ImageService: Sendable {
         if let best = variants.min(by: { abs($0.size.pixelCount - want) < abs($1.size.pixelCount - want) }) {
             return best
         }
-        let encoded: EncodedImage
+        // Only the reader for the file's format opens it (PNG and WebP carry no thumbnail).
         let sameVersion = { (st: FileStat) in ImageCache.fileKey(st) == target.fileKey }
-        if let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation, accept: sameVersion),
-           let jpeg = try? thumbnail.encodedForCache(quality: options.jpegQuality) {
+        let encoded: EncodedImage
+        switch target.format {
+        case "jpeg", "mpo":
+            guard let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation, accept: sameVersion),
+                  let jpeg = try? thumbnail.encodedForCache(quality: options.jpegQuality) else { return nil }
             encoded = jpeg
-        } else if let rendered = try? HEIFThumbnail.render(path: target.path, accept: sameVersion),
-                  let thumbnail = try? rendered.encoded(jpegQuality: options.jpegQuality) {
-            encoded = thumbnail  // PNG when it has transparency, as the final image would be
-        } else {
+        case "heic", "heif", "avif":
+            guard let thumbnail = try? HEIFThumbnail.render(path: target.path, accept: sameVersion),
+                  let image = try? thumbnail.encoded(jpegQuality: options.jpegQuality) else { return nil }
+            encoded = image  // PNG when it has transparency, as the final image would be
+        default:
             return nil
         }
         return try? cache.store(encoded, stem: ImageCache.exifStem(asset: target.asset, fileKey: target.fileKey))
@@ -490,7 +496,7 @@ final class ImageService: Sendable {
         }
         let fileKey = ImageCache.fileKey(st)
         return Target(asset: id, path: asset.path, fileKey: fileKey, size: size, mode: mode,
-                      orientation: Orientation(exif: asset.orientation),
+                      orientation: Orientation(exif: asset.orientation), format: asset.format,
                       stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size))
     }
 

@@ -24,9 +24,8 @@ public enum HEIFThumbnail {
         do throws(SystemError) { st = try fd.stat() } catch { throw FileBytes.unreadable(error) }
         guard st.isRegularFile, accept(st) else { return nil }
         let reader = DescriptorReader(fd: fd, size: st.size)
-        var head = [UInt8](repeating: 0, count: 64)
-        let n = head.withUnsafeMutableBytes { reader.read(into: $0) } ? 64 : Int(min(st.size, 64))
-        guard isHEIF(Array(head.prefix(n))) else { return nil }
+        var head = [UInt8](repeating: 0, count: Int(min(st.size, 64)))
+        guard head.withUnsafeMutableBytes({ reader.read(into: $0) }), isHEIF(head) else { return nil }
         reader.position = 0
         return try withExtendedLifetime(reader) { () throws(ImageError) -> RenderedImage? in
             let userdata = Unmanaged.passUnretained(reader).toOpaque()
