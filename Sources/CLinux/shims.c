@@ -10,6 +10,7 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,6 +48,35 @@ int photo_fstatfs(int fd, photo_fsinfo *out) {
     if (fstatfs(fd, &st) != 0) return -1;
     fill_fsinfo(&st, out);
     return 0;
+}
+
+#ifndef STX_MNT_ID
+#define STX_MNT_ID 0x00001000U
+#endif
+
+int photo_mount_id(int fd, uint64_t *out) {
+    struct statx stx;
+    memset(&stx, 0, sizeof(stx));
+    if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STX_MNT_ID, &stx) != 0) return -1;
+    if (!(stx.stx_mask & STX_MNT_ID)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    *out = (uint64_t)stx.stx_mnt_id;
+    return 0;
+}
+
+int photo_poll_priority(int watched, int wake, int timeout_ms) {
+    struct pollfd fds[2] = {{.fd = watched, .events = POLLPRI}, {.fd = wake, .events = POLLIN}};
+    int n = poll(fds, wake >= 0 ? 2 : 1, timeout_ms);
+    if (n < 0) return -1;
+    if (n == 0) return 0;
+    if (fds[0].revents & (POLLPRI | POLLERR)) return 1;
+    if (fds[0].revents & POLLNVAL) {
+        errno = EBADF;
+        return -1;
+    }
+    return 2;
 }
 
 void photo_stdout_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, 0); }

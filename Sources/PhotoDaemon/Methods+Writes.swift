@@ -53,12 +53,13 @@ extension Methods {
             "albums.addAssets": guarded { p throws(RPCError) in try albumMembers(p, add: true) },
             "albums.removeAssets": guarded { p throws(RPCError) in try albumMembers(p, add: false) },
             "library.rescan": guarded { p throws(RPCError) in try rescan(p) },
+            "library.adopt": guarded { p throws(RPCError) in try adopt(p) },
         ]
     }
 
     static let writeNames = ["assets.setFavorite", "assets.setHidden", "assets.setKeywords", "assets.addKeywords",
                              "assets.removeKeywords", "albums.create", "albums.createFolder", "albums.rename", "albums.move",
-                             "albums.delete", "albums.addAssets", "albums.removeAssets", "library.rescan"]
+                             "albums.delete", "albums.addAssets", "albums.removeAssets", "library.rescan", "library.adopt"]
 
     /// Runs a write on the sort queue and waits for its commit.
     func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> BatchSummary {
@@ -202,7 +203,43 @@ extension Methods {
             trees = [path]
         }
         live.rescan(trees)
+        // Nothing below an unavailable tree was compared with the disk: say so rather than "done".
+        let status = indexer.status
+        let offline = status.unavailableRoots.merging(status.unavailableMounts) { a, _ in a }
+        for tree in trees {
+            if let (top, reason) = offline.first(where: { tree.isWithin($0.key) }) {
+                throw .unavailable("'\(tree)' was not rescanned: \(top) is unavailable (\(reason))")
+            }
+        }
         let bounds = try feed.journalBounds()
-        return .object(["token": .int(bounds.current), "rescanned": .array((trees.isEmpty ? info.roots : trees).map { .string($0.string) })])
+        var result: JSONObject = ["token": .int(bounds.current),
+                                  "rescanned": .array((trees.isEmpty ? info.roots : trees).map { .string($0.string) })]
+        // What lies in the trees asked for and could not be compared (a mount below them).
+        result["unavailable"] = WireMapping.unavailableTrees(
+            trees.isEmpty ? offline : offline.filter { t in trees.contains { t.key.isWithin($0) } })
+        return .object(result)
+    }
+
+    /// `library.adopt` `{"path"}`: the library root, or the mount point below one, at `path` is
+    /// on another file system than the one indexed because the library really moved there (a
+    /// new disk): accept it, matching its files to their assets by path and then by content
+    /// (ids, favorites and albums carry over); files found nowhere go to Recently Deleted.
+    /// Answers when done, with the token after it.
+    func adopt(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["path"])
+        let text = try p.string("path")
+        var path = DefaultPaths.canonical(PathBytes(text)) ?? PathBytes(text)
+        while path.bytes.count > 1, path.bytes.last == UInt8(ascii: "/") { path = PathBytes(Array(path.bytes.dropLast())) }
+        guard info.roots.contains(path) || (info.roots.contains { path.isWithin($0) } && indexer.mounts.isTree(path)) else {
+            throw .invalidParams("'\(text)' is neither a library root nor a mount point below one "
+                                 + "(roots: \(info.roots.map(\.string).joined(separator: ", ")))", param: "path")
+        }
+        switch live.adopt(path) {
+        case .failed(let reason):
+            throw .unavailable("'\(path)' was not adopted: \(reason)")
+        case .adopted(let report):
+            let bounds = try feed.journalBounds()
+            return .object(["token": .int(bounds.current), "adopted": .string(path.string), "scan": WireMapping.scanReport(report)])
+        }
     }
 }

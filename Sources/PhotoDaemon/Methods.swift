@@ -109,6 +109,7 @@ struct Methods: Sendable {
             }
             r["polledTrees"] = .int(Int64(w.watchError != nil ? 1 : polled.count))
             r["assets"] = .int(Int64(byRoot[root] ?? 0))
+            r["unavailableMounts"] = WireMapping.unavailableTrees(s.unavailableMounts.filter { $0.key.isWithin(root) })
             return .object(r)
         }
         // Roots indexed before but not given this time: their assets stay in the index (and
@@ -191,6 +192,8 @@ struct Methods: Sendable {
         o["overflows"] = .int(Int64(w.overflows))
         o["polls"] = .int(Int64(w.polls))
         o["error"] = w.watchError.map { .string($0) } ?? .null
+        o["mountTable"] = .string(w.mountWatchError == nil ? "watched" : "rechecked")
+        o["mountChanges"] = .int(Int64(w.mountChanges))
         if !w.unwatchedTrees.isEmpty {
             o["hint"] = .string("the watch budget is used up: \(w.unwatchedTrees.count) tree(s) are polled every "
                                 + "\(liveOptions.pollInterval.components.seconds) s. Raise the limit with "
@@ -202,7 +205,8 @@ struct Methods: Sendable {
     }
 
     /// Roots reported unavailable: their assets are listed with `isAvailable: false`.
-    var offlineRoots: [PathBytes] { Array(indexer.status.unavailableRoots.keys) }
+    /// The trees whose assets are offline (an unavailable root, or mount point below one).
+    var offlineRoots: [PathBytes] { Array(indexer.status.unavailableTrees) }
 
     func errors(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])

@@ -150,6 +150,11 @@ final class ServiceReporter: Sendable {
             let more = unavailable.count > 1 ? " and \(unavailable.count - 1) more" : ""
             return "Library root \(first.string) unavailable\(more); " + line
         }
+        let mounts = i.unavailableMounts.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        if let first = mounts.first {
+            let more = mounts.count > 1 ? " and \(mounts.count - 1) more" : ""
+            return "Mount \(first.string) unavailable\(more); " + line
+        }
         return line
     }
 

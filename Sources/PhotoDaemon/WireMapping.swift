@@ -156,6 +156,16 @@ enum WireMapping {
         return .object(o)
     }
 
+    /// Unavailable trees as `[{"path", "reason"}]`, in path order.
+    static func unavailableTrees(_ trees: [PathBytes: String]) -> JSONValue {
+        .array(trees.sorted { $0.key < $1.key }.map { path, reason in
+            var o = JSONObject()
+            addPath(path, to: &o)
+            o["reason"] = .string(reason)
+            return .object(o)
+        })
+    }
+
     static func scanReport(_ r: ScanReport) -> JSONValue {
         var o = JSONObject()
         o["files"] = .int(Int64(r.files))

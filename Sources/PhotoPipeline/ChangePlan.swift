@@ -61,7 +61,11 @@ struct ChangePlan: Equatable {
         static func < (a: Phase, b: Phase) -> Bool { a.rawValue < b.rawValue }
     }
 
-    init(_ changes: [WatchChange], roots: [PathBytes]) {
+    /// - Parameters:
+    ///   - roots: the available roots (changes elsewhere are dropped).
+    ///   - offline: mount points below them whose file system is not there: changes below them
+    ///     are dropped too, but for scans (the walk checks the tree again).
+    init(_ changes: [WatchChange], roots: [PathBytes], offline: [PathBytes] = []) {
         var step = Step()
         var phase = Phase.removeDirectory
         var reading = Set<PathBytes>()
@@ -73,7 +77,9 @@ struct ChangePlan: Equatable {
             }
             phase = next
         }
-        func inLibrary(_ path: PathBytes) -> Bool { Self.isIndexable(path, roots: roots) }
+        func inLibrary(_ path: PathBytes) -> Bool {
+            Self.isIndexable(path, roots: roots) && !offline.contains { path.isWithin($0) }
+        }
 
         for change in changes {
             switch change {
@@ -100,7 +106,7 @@ struct ChangePlan: Equatable {
                     continue
                 }
             case .directoryAdded(let p), .rescan(let p):
-                if inLibrary(p) || roots.contains(p) { scans.append(p) }
+                if Self.isIndexable(p, roots: roots) || roots.contains(p) { scans.append(p) }
             case .directoryRemoved(let p):
                 guard inLibrary(p) else { continue }
                 enter(.removeDirectory)

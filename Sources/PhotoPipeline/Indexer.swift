@@ -21,6 +21,9 @@ public final class Indexer: Sendable {
     let workers: Int
     let now: @Sendable () -> Int64
     private let statusBox = Locked(IndexerStatus())
+    /// Whether a root, or a mount point below one, may be compared with the index (every scan
+    /// and the live index ask it before anything can be removed).
+    public let mounts: MountGuard
     /// Serialises scans: the walk of one root set at a time.
     private let scanLock = Locked(())
     private let stopRequested = Atomic<Bool>(false)
@@ -36,6 +39,7 @@ public final class Indexer: Sendable {
         self.logger = logger
         self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
         self.now = now
+        mounts = MountGuard(database: database, logger: logger, now: now)
     }
 
     /// Asks a running scan to stop at the next directory: what was read is still committed,
@@ -52,17 +56,23 @@ public final class Indexer: Sendable {
         }
     }
 
-    /// Why a root must not be scanned now (missing, unreadable, or empty while the index holds
-    /// files below it: an unmounted disk), or nil when it can be.
-    public func unavailability(of root: PathBytes) -> String? {
-        Walk.unavailability(of: root, database: database)
+    /// Why a tree (a root, or a mount point below one) must not be scanned now — missing,
+    /// unreadable, empty while the index holds files there, or another file system than the one
+    /// indexed (`TreeAvailability`) — or nil when it can be.
+    public func unavailability(of tree: PathBytes) -> String? { mounts.check(tree).reason }
+
+    /// Reports a tree unavailable (the watcher saw it go, or a check found it gone): nothing
+    /// below it is removed; the next scan of it that finds it available clears this.
+    public func markUnavailable(_ tree: PathBytes, reason: String, isRoot: Bool) {
+        Walk.markUnavailable(tree, reason: reason, isRoot: isRoot, status: statusBox, logger: logger)
     }
 
-    /// Reports a root unavailable (the watcher saw it moved, deleted or unmounted): nothing
-    /// below it is removed; the next scan of it that finds it available clears this.
-    public func markUnavailable(_ root: PathBytes, reason: String) {
-        statusBox.withLock { $0.unavailableRoots[root] = reason }
-        logger.error("library root '\(root)' is unavailable (\(reason)); its assets are kept", [("root", root.string)])
+    /// Clears a tree's unavailability (an operator adopted what is there now).
+    func clearUnavailable(within tree: PathBytes) {
+        statusBox.withLock { s in
+            s.unavailableRoots = s.unavailableRoots.filter { !$0.key.isWithin(tree) }
+            s.unavailableMounts = s.unavailableMounts.filter { !$0.key.isWithin(tree) }
+        }
     }
 
     /// Reads candidate files on a few threads at once and returns their outcomes in order.
@@ -100,15 +110,18 @@ public final class Indexer: Sendable {
     /// Scans directory trees below the roots (new or changed directories the watcher reports,
     /// trees it cannot watch): the same comparison with the index, without the root checks.
     /// `lastScan` keeps describing the last full scan.
-    /// - Parameter newFiles: called (on reader threads) with what was read of files the index
-    ///   did not know.
+    /// - Parameters:
+    ///   - deferNewFiles: read new files after the removals, as a full scan does (so that a file
+    ///     found elsewhere keeps its asset by content); off for the watcher's scans, whose reads
+    ///     should overlap the walk.
+    ///   - newFiles: called (on reader threads) with what was read of files the index did not know.
     @discardableResult
-    public func scan(subtrees: [PathBytes], roots: [PathBytes],
+    public func scan(subtrees: [PathBytes], roots: [PathBytes], deferNewFiles: Bool = false,
                      newFiles: (@Sendable ([FileOutcome]) -> Void)? = nil) -> ScanReport {
-        scanLock.withLock { _ in runScan(roots: roots, subtrees: subtrees, newFiles: newFiles) }
+        scanLock.withLock { _ in runScan(roots: roots, subtrees: subtrees, deferNewFiles: deferNewFiles, newFiles: newFiles) }
     }
 
-    private func runScan(roots: [PathBytes], subtrees: [PathBytes]?,
+    private func runScan(roots: [PathBytes], subtrees: [PathBytes]?, deferNewFiles: Bool = true,
                          newFiles: (@Sendable ([FileOutcome]) -> Void)? = nil) -> ScanReport {
         let started = ContinuousClock.now
         statusBox.withLock {
@@ -164,13 +177,14 @@ public final class Indexer: Sendable {
 
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
-        var walker = Walk(database: database, logger: logger, status: statusBox, emit: { job in
+        if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
+        var walker = Walk(database: database, logger: logger, status: statusBox, mounts: mounts, roots: roots, emit: { job in
                               inFlight.wait()
                               jobs.send(job)
                           },
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
                           lookForMoves: lookForMoves)
-        walker.deferNewFiles = subtrees == nil
+        walker.deferNewFiles = deferNewFiles
         if let subtrees {
             for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
         } else {

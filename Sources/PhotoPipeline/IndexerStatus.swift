@@ -16,8 +16,15 @@ public struct IndexerStatus: Sendable, Hashable {
     public var current: ScanProgress?
     /// The last finished scan.
     public var lastScan: ScanReport?
-    /// Roots that could not be scanned (missing, unreadable), with the reason.
+    /// Roots that could not be scanned (missing, unreadable, unmounted: `MountGuard`), with the
+    /// reason.
     public var unavailableRoots: [PathBytes: String] = [:]
+    /// Mount points below available roots whose file system is not there (an unmounted second
+    /// disk, a share gone away), with the reason: nothing below them is removed or read.
+    public var unavailableMounts: [PathBytes: String] = [:]
+
+    /// Every tree nothing below which may be touched: the unavailable roots and mounts.
+    public var unavailableTrees: Set<PathBytes> { Set(unavailableRoots.keys).union(unavailableMounts.keys) }
     /// Directories below the roots that the last walk of them could not open or list
     /// (permissions, a path longer than `PATH_MAX`), with the reason; at most
     /// `maxUnreadableDirectories` (`unreadableDirectoriesOmitted` counts the rest). Nothing

@@ -6,17 +6,19 @@ import PhotoWatch
 
 /// Keeps the index current once it is built: one serial thread that watches the roots, runs
 /// the initial scan, then applies what the watcher reports, polls the trees it cannot watch,
-/// rechecks unavailable roots and purges Recently Deleted. Everything it changes goes through
-/// the sort queue, so every change lands in the journal.
+/// rechecks unavailable roots and mounts (at once when the mount table changes) and purges
+/// Recently Deleted. Everything it changes goes through the sort queue, so every change lands
+/// in the journal.
 ///
 /// Idle it makes no wake-ups but an hourly purge check, plus one every `pollInterval` when
-/// trees are polled and every `rootRecheckInterval` while a root is unavailable.
+/// trees are polled and every `rootRecheckInterval` while a root or mount is unavailable.
 public final class LiveIndex: Sendable {
     public struct Options: Sendable {
         /// How often trees that cannot be watched (network and FUSE file systems, directories
         /// beyond the watch budget) are compared with the index: a stat walk, no re-reads.
         public var pollInterval: Duration = .seconds(300)
-        /// How often an unavailable root is checked for its return.
+        /// How often an unavailable root or mount is checked for its return (besides at every
+        /// change of the mount table).
         public var rootRecheckInterval: Duration = .seconds(2)
         /// How long assets stay in Recently Deleted before they are purged (Unix milliseconds).
         public var retentionMilliseconds: Int64 = 30 * 86_400_000
@@ -54,6 +56,10 @@ public final class LiveIndex: Sendable {
         public var pendingChanges = 0
         /// Changes applied since the start.
         public var appliedChanges = 0
+        /// The mount table cannot be watched (the reason): mounts are rechecked at intervals only.
+        public var mountWatchError: String?
+        /// Changes of the mount table seen.
+        public var mountChanges = 0
         /// Event-queue overflows (each followed by a full rescan).
         public var overflows = 0
         /// Times more than `Options.maxQueuedChanges` waited and were dropped for a full rescan.
@@ -76,6 +82,9 @@ public final class LiveIndex: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let watcher: InotifyWatcher?
+    private let mountWatcher: MountWatcher?
+    /// The live thread's view of the trees (roots and mount points below them).
+    private let trees = Locked(TreeState())
     /// Reads submitted to the sort queue and not yet committed.
     private let submitted = DispatchGroup()
 
@@ -97,6 +106,25 @@ public final class LiveIndex: Sendable {
         var recentNew: [ContentKey: (path: PathBytes, at: ContinuousClock.Instant)] = [:]
         /// Files reported added or modified that were gone when looked at.
         var unresolvedReads: [PathBytes: ContinuousClock.Instant] = [:]
+        /// The mount table changed since the last recheck.
+        var mountsChanged = false
+        /// Trees an operator adopts (`adopt`), with who waits for the answer.
+        var adoptions: [(tree: PathBytes, done: Callback<AdoptionResult, Void>)] = []
+    }
+
+    private struct TreeState: Sendable {
+        /// Unavailable trees whose watches were removed (they would report another directory's
+        /// events under the tree's paths).
+        var unwatched = Set<PathBytes>()
+        /// The mount each available tree was on at the last recheck: another one means it was
+        /// mounted again, and its watches are on the old one.
+        var mountIDs: [PathBytes: UInt64] = [:]
+    }
+
+    /// How an adoption ended.
+    public enum AdoptionResult: Sendable {
+        case adopted(ScanReport)
+        case failed(String)
     }
 
     static let unresolvedWindow: Duration = .seconds(60)
@@ -131,7 +159,22 @@ public final class LiveIndex: Sendable {
             $0.status.watchBudget = options.watchLimits.maxWatches
             $0.status.systemWatchLimit = WatchLimits.systemMaxUserWatches()
         }
+        let mountInbox = Locked<Callback<MountTable, Void>?>(nil)
+        var mountError: String?
+        do {
+            mountWatcher = try MountWatcher(logger: logger.facility("watch"),
+                                            onChange: { table in mountInbox.withLock { $0 }?(table) })
+        } catch {
+            mountWatcher = nil
+            mountError = "cannot watch the mount table (\(error)): unmounts are noticed by inotify, scans and a recheck "
+                + "every \(options.rootRecheckInterval) of unavailable trees only"
+        }
+        if let mountError {
+            logger.warning(mountError)
+            state.withLock { $0.status.mountWatchError = mountError }
+        }
         inbox.withLock { $0 = Callback { [weak self] changes in self?.receive(changes) } }
+        mountInbox.withLock { $0 = Callback { [weak self] table in self?.mountsChanged(table) } }
         let thread = Thread { [self] in
             setThreadName("photod-live")
             run()
@@ -161,6 +204,7 @@ public final class LiveIndex: Sendable {
         state.withLock { $0.stopping = true }
         indexer.requestStop()
         watcher?.stop()
+        mountWatcher?.stop()
         wake.signal()
         finished.wait()
         finished.signal()
@@ -185,6 +229,40 @@ public final class LiveIndex: Sendable {
         wake.signal()
         done.wait()
         submitted.wait()
+    }
+
+    /// Accepts what is at `tree` now — a root, or a mount point below one, on another file
+    /// system than the one indexed (the library moved to a new disk) — as the library's: the
+    /// record of the old file system is dropped, and the tree is scanned, its files matched to
+    /// their assets by path and then by content, so ids, favorites and albums carry over.
+    /// Files of the old disk found nowhere go to Recently Deleted. Returns when that is
+    /// committed.
+    public func adopt(_ tree: PathBytes) -> AdoptionResult {
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<AdoptionResult>(.failed("photod is stopping"))
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping else { return false }
+            s.adoptions.append((tree, Callback { r in
+                result.withLock { $0 = r }
+                done.signal()
+            }))
+            return true
+        }
+        guard accepted else { return .failed("photod is stopping") }
+        wake.signal()
+        done.wait()
+        submitted.wait()
+        return result.withLock { $0 }
+    }
+
+    /// The mount table changed (on the mount watcher's thread: only note it here).
+    private func mountsChanged(_ table: MountTable) {
+        indexer.mounts.update(table)
+        state.withLock {
+            $0.mountsChanged = true
+            $0.status.mountChanges += 1
+        }
+        wake.signal()
     }
 
     /// A batch from the watcher (on its queue: only queue it here).
@@ -216,17 +294,15 @@ public final class LiveIndex: Sendable {
     // MARK: - The thread
 
     private func run() {
-        var unavailable = Set<PathBytes>()
+        mountWatcher?.start()
         // Watch first, then scan: a change made while the scan runs is then seen by the scan
         // (not yet listed) or by a watch (already in place), never by neither.
         for root in roots where indexer.unavailability(of: root) == nil {
             watch(root)
         }
         indexer.scan(roots: roots)
-        for root in roots where indexer.status.unavailableRoots[root] != nil {
-            unavailable.insert(root)
-            watcher?.unwatch(directoryTree: root)
-        }
+        syncWatches()
+        rememberMounts()
         state.withLock { $0.status.started = true }
 
         let clock = ContinuousClock()
@@ -244,41 +320,47 @@ public final class LiveIndex: Sendable {
                 })
                 nextPurge = clock.now.advanced(by: options.purgeInterval)
             }
-            if !unavailable.isEmpty, nextRecheck <= clock.now {
-                recheck(&unavailable)
+            let mountsChanged = state.withLock { s -> Bool in
+                defer { s.mountsChanged = false }
+                return s.mountsChanged
+            }
+            if mountsChanged || (!offline.isEmpty && nextRecheck <= clock.now) {
+                recheck(everyTree: mountsChanged)
                 nextRecheck = clock.now.advanced(by: options.rootRecheckInterval)
             }
             if nextPoll <= clock.now {
-                poll(unavailable: unavailable)
+                poll()
                 nextPoll = clock.now.advanced(by: options.pollInterval)
             }
 
-            let (batches, rescan, waiters, requested) = state.withLock { s -> ([[WatchChange]], Bool, [DispatchSemaphore], Bool) in
-                let taken = (s.pending, s.droppedForRescan, s.waiters, s.requestedRescan)
+            let (batches, rescan, waiters, requested, adoptions) = state.withLock { s in
+                let taken = (s.pending, s.droppedForRescan, s.waiters, s.requestedRescan, s.adoptions)
                 s.pending = []
                 s.pendingCount = 0
                 s.droppedForRescan = false
                 s.requestedRescan = false
                 s.waiters = []
+                s.adoptions = []
                 s.status.pendingChanges = 0
-                s.status.busy = !taken.0.isEmpty || taken.1 || taken.3
+                s.status.busy = !taken.0.isEmpty || taken.1 || taken.3 || !taken.4.isEmpty
                 return taken
             }
             defer { waiters.forEach { $0.signal() } }
             if rescan || requested {
-                fullRescan(unavailable: unavailable, lost: rescan)
+                fullRescan(lost: rescan)
             } else if !batches.isEmpty {
                 // Joined so that scans still come after everything (a later batch may rename
                 // what an earlier batch's scan names).
                 let changes = WatchChange.joining(batches)
-                apply(changes, unavailable: &unavailable)
+                apply(changes)
                 state.withLock { $0.status.appliedChanges += changes.count }
             }
+            for adoption in adoptions { adoption.done(stopping ? .failed("photod is stopping") : adopt(tree: adoption.tree)) }
             state.withLock { $0.status.busy = false }
-            guard batches.isEmpty && !rescan && !requested else { continue }
+            guard batches.isEmpty && !rescan && !requested && adoptions.isEmpty && !mountsChanged else { continue }
 
             var deadline = nextPurge
-            if !unavailable.isEmpty { deadline = min(deadline, nextRecheck) }
+            if !offline.isEmpty { deadline = min(deadline, nextRecheck) }
             if hasPolledTrees { deadline = min(deadline, nextPoll) } else { nextPoll = clock.now.advanced(by: options.pollInterval) }
             let wait = clock.now.duration(to: deadline)
             if wait > .zero {
@@ -294,9 +376,21 @@ public final class LiveIndex: Sendable {
         return !watcher.unwatchedTrees.isEmpty || !watcher.networkOrFUSETrees.isEmpty
     }
 
+    /// The trees (roots and mounts below them) nothing below which may be touched now.
+    private var offline: Set<PathBytes> { indexer.status.unavailableTrees }
+
+    /// The roots that are available.
+    private var availableRoots: [PathBytes] {
+        let gone = indexer.status.unavailableRoots
+        return roots.filter { gone[$0] == nil }
+    }
+
     private func watch(_ root: PathBytes) {
         guard let watcher else { return }
-        let report = watcher.watchTree(root)
+        report(watcher.watchTree(root), under: root)
+    }
+
+    private func report(_ report: WatchTreeReport, under root: PathBytes) {
         if !report.unwatched.isEmpty {
             let limit = WatchLimits.systemMaxUserWatches().map(String.init) ?? "unknown"
             logger.warning("""
@@ -312,33 +406,172 @@ public final class LiveIndex: Sendable {
         }
     }
 
-    /// Checks unavailable roots; one that is back is watched and reconciled (ids kept).
-    private func recheck(_ unavailable: inout Set<PathBytes>) {
-        for root in unavailable.sorted() where indexer.unavailability(of: root) == nil {
-            state.withLock { $0.status.busy = true }
-            logger.notice("library root '\(root)' is back: reconciling it", [("root", root.string)])
-            submitted.wait()
-            watch(root)
-            indexer.scan(roots: [root])
-            if indexer.status.unavailableRoots[root] == nil {
-                unavailable.remove(root)
-            } else {
-                watcher?.unwatch(directoryTree: root)
+    // MARK: - Trees coming and going
+
+    /// Checks the unavailable trees for their return — and, after a change of the mount table,
+    /// every tree: one that went away is reported unavailable and unwatched, one that is back or
+    /// mounted again (its watches are on the old mount) is watched and reconciled, ids kept.
+    private func recheck(everyTree: Bool) {
+        let offline = self.offline
+        var candidates = offline
+        if everyTree {
+            // Mount points below the roots now, and those recorded: a disk mounted or unmounted.
+            indexer.mounts.refreshTable()
+            candidates.formUnion(roots)
+            for root in roots where !offline.contains(root) { candidates.formUnion(indexer.mounts.trees(below: root)) }
+        }
+        // Roots before the mounts below them.
+        for tree in candidates.sorted(by: { $0.bytes.count < $1.bytes.count }) {
+            guard !stopping else { return }
+            let isRoot = roots.contains(tree)
+            if !isRoot, !availableRoots.contains(where: { tree.isWithin($0) }) { continue }  // its root is out
+            if let reason = indexer.mounts.check(tree).reason {
+                indexer.markUnavailable(tree, reason: reason, isRoot: isRoot)
+                continue
             }
+            let id = indexer.mounts.mountID(of: tree)
+            let remounted = everyTree && trees.withLock { $0.mountIDs[tree] } != id
+            trees.withLock { $0.mountIDs[tree] = id }
+            if offline.contains(tree) || (remounted && !offline.contains(where: { tree.isWithin($0) })) {
+                reconcile(tree, isRoot: isRoot, why: offline.contains(tree) ? "is back" : "was mounted")
+            }
+        }
+        syncWatches()
+    }
+
+    /// Watches a tree that is back (or mounted anew) and compares it with the index.
+    private func reconcile(_ tree: PathBytes, isRoot: Bool, why: String) {
+        state.withLock { $0.status.busy = true }
+        logger.notice("\(isRoot ? "library root" : "mount point") '\(tree)' \(why): reconciling it", [("path", tree.string)])
+        submitted.wait()
+        rewatch(tree, isRoot: isRoot)
+        if isRoot {
+            indexer.scan(roots: [tree])
+        } else {
+            indexer.scan(subtrees: [tree], roots: availableRoots)
         }
     }
 
-    private func available(_ unavailable: Set<PathBytes>) -> [PathBytes] { roots.filter { !unavailable.contains($0) } }
+    /// Drops a tree's watches (they may be on another mount) and watches what is there now.
+    private func rewatch(_ tree: PathBytes, isRoot: Bool) {
+        trees.withLock { t in t.unwatched = t.unwatched.filter { !$0.isWithin(tree) } }
+        guard let watcher else { return }
+        watcher.unwatch(directoryTree: tree)
+        guard (try? FileStat.of(tree))?.isDirectory == true else { return }
+        if isRoot {
+            watch(tree)
+        } else {
+            report(watcher.watchSubtree(tree), under: tree)
+        }
+    }
 
-    /// Compares the trees that are not watched with the disk (a stat walk; changed files only
-    /// are read). Trees left out for the budget are offered to the watcher again first.
-    private func poll(unavailable: Set<PathBytes>) {
+    /// Brings the watches in line with what is unavailable now: a tree that went away is
+    /// unwatched (watches on a bind mount's source would report that directory's events under
+    /// the tree's paths); one a scan found back is watched and compared once more (what changed
+    /// before its watches were in place).
+    private func syncWatches() {
+        // A reconciling scan may find more trees gone or back: a few rounds settle it.
+        for _ in 0..<3 where !stopping {
+            let offline = self.offline
+            let (gone, back) = trees.withLock { t -> ([PathBytes], [PathBytes]) in
+                let gone = offline.subtracting(t.unwatched)
+                let back = t.unwatched.subtracting(offline)
+                t.unwatched = offline
+                return (gone.sorted(), back.sorted())
+            }
+            for tree in gone { watcher?.unwatch(directoryTree: tree) }
+            let returned = back.filter { tree in !offline.contains { tree.isWithin($0) } }
+            guard !returned.isEmpty else { return }
+            for tree in returned { reconcile(tree, isRoot: roots.contains(tree), why: "is back") }
+        }
+    }
+
+    /// The mount each available tree is on, for `recheck` to tell a tree mounted again.
+    private func rememberMounts() {
+        let offline = self.offline
+        let all = availableRoots.flatMap { [$0] + indexer.mounts.trees(below: $0) }.filter { !offline.contains($0) }
+        let ids = all.map { ($0, indexer.mounts.mountID(of: $0)) }
+        trees.withLock { t in for (tree, id) in ids { t.mountIDs[tree] = id } }
+    }
+
+    /// A root's watches are gone (deleted, moved away, unmounted): judged by the rule like any
+    /// tree — unavailable, or (something is there, and it is what the index has) watched again
+    /// and reconciled.
+    private func rootGone(_ root: PathBytes) {
+        if let reason = indexer.mounts.check(root).reason {
+            indexer.markUnavailable(root, reason: reason, isRoot: true)
+        } else {
+            reconcile(root, isRoot: true, why: "lost its watches")
+        }
+        syncWatches()
+    }
+
+    /// Checks, before anything is applied, every tree the batch touches: an unmount that no
+    /// event reported (a bind mount, a share) must not turn into removals. A scan asked below a
+    /// tree that is unavailable rechecks that tree.
+    private func checkTrees(touchedBy changes: [WatchChange]) {
+        let offline = self.offline
+        let live = availableRoots
+        let known = (live + live.flatMap { indexer.mounts.trees(below: $0) }).sorted { $0.bytes.count < $1.bytes.count }
+        var touched = Set<PathBytes>()
+        var asked = Set<PathBytes>()
+        for change in changes {
+            if case .rootGone = change { continue }
+            for path in change.paths {
+                if change.isScan, let tree = offline.filter({ path.isWithin($0) }).min(by: { $0.bytes.count < $1.bytes.count }) {
+                    asked.insert(tree)
+                }
+                for tree in known where path.isWithin(tree) && !offline.contains(tree) { touched.insert(tree) }
+            }
+        }
+        for tree in touched.sorted(by: { $0.bytes.count < $1.bytes.count }) {
+            if offline.contains(where: { tree.isWithin($0) }) { continue }
+            if let reason = indexer.mounts.check(tree).reason {
+                indexer.markUnavailable(tree, reason: reason, isRoot: roots.contains(tree))
+            }
+        }
+        for tree in asked.sorted(by: { $0.bytes.count < $1.bytes.count }) where indexer.mounts.check(tree).isAvailable {
+            reconcile(tree, isRoot: roots.contains(tree), why: "is back")
+        }
+        syncWatches()
+    }
+
+    /// What `adopt` does, on the thread.
+    private func adopt(tree: PathBytes) -> AdoptionResult {
+        let isRoot = roots.contains(tree)
+        submitted.wait()
+        do {
+            try indexer.mounts.beginAdoption(of: tree)
+        } catch {
+            return .failed("cannot forget the old file system's record: \(error)")
+        }
+        defer { indexer.mounts.endAdoption(of: tree) }
+        logger.notice("adopting what is at '\(tree)' now as the library's", [("path", tree.string)])
+        indexer.clearUnavailable(within: tree)
+        let present = (try? FileStat.of(tree))?.isDirectory == true
+        if present { rewatch(tree, isRoot: isRoot) }
+        let report: ScanReport
+        if isRoot {
+            report = indexer.scan(roots: [tree])
+        } else {
+            // A mount point that is gone: its parent's scan removes what it held.
+            report = indexer.scan(subtrees: [present ? tree : tree.parent], roots: availableRoots, deferNewFiles: true)
+        }
+        syncWatches()
+        rememberMounts()
+        if let reason = indexer.status.unavailableRoots[tree] ?? indexer.status.unavailableMounts[tree] {
+            return .failed(reason)
+        }
+        return .adopted(report)
+    }
+
+    private func poll() {
         let trees: [PathBytes]
         if let watcher {
             if !watcher.unwatchedTrees.isEmpty { _ = watcher.retryUnwatched() }
             trees = watcher.unwatchedTrees + watcher.networkOrFUSETrees
         } else {
-            trees = available(unavailable)
+            trees = availableRoots
         }
         guard !trees.isEmpty else { return }
         state.withLock {
@@ -346,26 +579,30 @@ public final class LiveIndex: Sendable {
             $0.status.polls += 1
         }
         submitted.wait()
-        indexer.scan(subtrees: ChangePlan.outermost(trees), roots: available(unavailable))
+        indexer.scan(subtrees: ChangePlan.outermost(trees), roots: availableRoots)
+        syncWatches()
     }
 
-    private func fullRescan(unavailable: Set<PathBytes>, lost: Bool = true) {
+    /// Compares the roots with the disk (each checked first: an unavailable one stays so, one
+    /// that is back is reconciled).
+    private func fullRescan(lost: Bool = true) {
         submitted.wait()
         if lost {
             logger.warning("rescanning the library to find changes the event queue lost")
         } else {
             logger.notice("rescanning the library, as asked")
         }
-        indexer.scan(roots: available(unavailable))
+        indexer.scan(roots: lost ? availableRoots : roots)
+        syncWatches()
     }
 
     // MARK: - Applying changes
 
-    private func apply(_ changes: [WatchChange], unavailable: inout Set<PathBytes>) {
-        let plan = ChangePlan(changes, roots: available(unavailable))
-        for root in plan.rootsGone where roots.contains(root) && !unavailable.contains(root) {
-            unavailable.insert(root)
-            indexer.markUnavailable(root, reason: "it was moved, deleted or unmounted while photod was running")
+    private func apply(_ changes: [WatchChange]) {
+        checkTrees(touchedBy: changes)
+        let plan = ChangePlan(changes, roots: availableRoots, offline: Array(indexer.status.unavailableMounts.keys))
+        for root in plan.rootsGone where roots.contains(root) && !offline.contains(root) {
+            rootGone(root)
         }
         if !plan.unwatched.isEmpty {
             logger.warning("\(plan.unwatched.count) new directory tree(s) are polled, not watched: the watch budget is used up "
@@ -374,7 +611,7 @@ public final class LiveIndex: Sendable {
         if plan.overflow {
             state.withLock { $0.status.overflows += 1 }
             logger.warning("the kernel's event queue overflowed (fs.inotify.max_queued_events)")
-            fullRescan(unavailable: unavailable)
+            fullRescan()
             return
         }
         var scans = plan.scans
@@ -383,13 +620,14 @@ public final class LiveIndex: Sendable {
             guard !stopping else { return }
             apply(step, files: &files, scans: &scans)
         }
-        let live = available(unavailable)
+        let live = availableRoots
         if !scans.isEmpty, !stopping {
             // The scan compares the disk with the index: what this batch read must be in it
             // first, or the scan reads it again.
             submitted.wait()
             // New files a scan finds may be copies too (a folder copied in as a whole).
             indexer.scan(subtrees: ChangePlan.outermost(scans), roots: live) { [weak self] in self?.remember($0) }
+            syncWatches()
         }
         if !plan.afterScans.isEmpty, !stopping {
             // What the scans found moved is no longer where these name it: only the rest goes.

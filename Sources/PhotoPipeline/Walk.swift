@@ -15,6 +15,10 @@ struct Walk {
     let database: Database
     let logger: Logger
     let status: Locked<IndexerStatus>
+    /// Whether a root or a mount point below one may be compared with the index.
+    let mounts: MountGuard
+    /// The roots of this scan (the trees a subtree lies in are found below them).
+    let roots: [PathBytes]
     let emit: (Job) -> Void
     let shouldStop: () -> Bool
     /// Look up new files and directories by identity (moves while photod was down, files back
@@ -56,46 +60,83 @@ struct Walk {
     /// in bounded transactions).
     static let extrasPerJob = 500
 
-    init(database: Database, logger: Logger, status: Locked<IndexerStatus>, emit: @escaping (Job) -> Void,
-         shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
+    /// The directory the walk started from, whose trees were checked before it began.
+    private var start: PathBytes?
+
+    init(database: Database, logger: Logger, status: Locked<IndexerStatus>, mounts: MountGuard, roots: [PathBytes],
+         emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
         self.shouldStop = shouldStop
         self.lookForMoves = lookForMoves
         self.database = database
         self.logger = logger
         self.status = status
+        self.mounts = mounts
+        self.roots = roots
         self.emit = emit
     }
 
-    /// Walks one library root. A root that cannot be opened is reported unavailable and left
-    /// alone: nothing under it is removed (an unmounted disk must not empty the index).
+    /// Walks one library root — if `MountGuard` says it may be: a root that cannot be opened, is
+    /// empty while the index holds files there, or shows another file system than the one
+    /// indexed (an unmounted disk or bind mount) is reported unavailable and left alone: nothing
+    /// under it is removed, and its assets keep their ids and user state.
     mutating func walk(root: PathBytes) {
         guard !shouldStop() else { return }
-        if let reason = unavailability(of: root) {
-            status.withLock { $0.unavailableRoots[root] = reason }
-            logger.error("library root '\(root)' is unavailable (\(reason)); its assets are kept", [("root", root.string)])
+        if let reason = mounts.check(root).reason {
+            Self.markUnavailable(root, reason: reason, isRoot: true, status: status, logger: logger)
             return
         }
         status.withLock { $0.unavailableRoots[root] = nil }
         forgetUnreadable(below: root)
-        var stack: [PathBytes] = [root]
-        while !shouldStop(), let path = stack.popLast() {
-            visit(path, stack: &stack)
-        }
+        walkTree(root)
     }
 
-    /// Walks one directory tree below a root (a new directory, a rescan asked by the watcher, a
-    /// polled tree). A tree that is gone is removed (its assets to Recently Deleted).
+    /// Walks one directory tree below a root (a new directory, a rescan asked by the watcher or
+    /// a client, a polled tree), after the same check of the root and of every mount point
+    /// between it and the tree. A tree that is gone is removed (its assets to Recently Deleted)
+    /// — unless it is a mount point recorded by the index: then it is unavailable.
     mutating func walk(subtree: PathBytes) {
         guard !shouldStop() else { return }
+        if let (tree, reason) = mounts.unavailability(of: subtree, roots: roots) {
+            Self.markUnavailable(tree, reason: reason, isRoot: roots.contains(tree), status: status, logger: logger)
+            return
+        }
+        let trees = mounts.trees(containing: subtree, roots: roots)
+        status.withLock { s in
+            for tree in trees {
+                s.unavailableRoots[tree] = nil
+                s.unavailableMounts[tree] = nil
+            }
+        }
         if (try? FileStat.of(subtree))?.isDirectory != true {
             if (try? database.read({ try $0.snapshot(of: subtree) })) != nil { removeDirectory(subtree) }
             forgetUnreadable(below: subtree)
             return
         }
         forgetUnreadable(below: subtree)
-        var stack: [PathBytes] = [subtree]
+        walkTree(subtree)
+    }
+
+    private mutating func walkTree(_ top: PathBytes) {
+        start = top
+        var stack: [PathBytes] = [top]
         while !shouldStop(), let path = stack.popLast() {
             visit(path, stack: &stack)
+        }
+    }
+
+    /// Reports a tree unavailable (a root, or a mount point below one): logged when it was not,
+    /// or for another reason.
+    static func markUnavailable(_ tree: PathBytes, reason: String, isRoot: Bool, status: Locked<IndexerStatus>,
+                                logger: Logger) {
+        let changed = status.withLock { s -> Bool in
+            let old = isRoot ? s.unavailableRoots.updateValue(reason, forKey: tree) : s.unavailableMounts.updateValue(reason, forKey: tree)
+            return old != reason
+        }
+        let what = isRoot ? "library root" : "mount point"
+        if changed {
+            logger.error("\(what) '\(tree)' is unavailable (\(reason)); its assets are kept", [("path", tree.string)])
+        } else {
+            logger.debug("\(what) '\(tree)' is still unavailable", [("path", tree.string)])
         }
     }
 
@@ -111,29 +152,14 @@ struct Walk {
         previouslyUnreadable.formUnion(cleared)
     }
 
-    /// Why a root must not be scanned, if it must not: it cannot be opened, or it is empty while
-    /// the index holds files below it — what an unmounted disk or an offline share looks like
-    /// (the mount point is an empty directory). Scanning it would delete every asset and lose
-    /// every id; instead the root is reported unavailable until its content is back.
-    private func unavailability(of root: PathBytes) -> String? { Self.unavailability(of: root, database: database) }
-
-    static func unavailability(of root: PathBytes, database: Database) -> String? {
-        let entries: [DirectoryEntry]
-        do {
-            entries = try Directory(path: root).entries()
-        } catch {
-            return error.message
-        }
-        guard !entries.contains(where: { $0.name.first != UInt8(ascii: ".") }) else { return nil }
-        let known = try? database.read { try $0.snapshot(of: root) }
-        if let known, !known.isEmpty {
-            return "the directory is empty but the index holds \(known.files.count + known.subdirectories.count) entries "
-                + "there: is the disk or share mounted?"
-        }
-        return nil
-    }
-
     private mutating func visit(_ path: PathBytes, stack: inout [PathBytes]) {
+        if path != start, mounts.isTree(path) {
+            // A mount point below the walk's start: its own file system must be there.
+            if let reason = mounts.check(path).reason {
+                Self.markUnavailable(path, reason: reason, isRoot: false, status: status, logger: logger)
+                return
+            }
+        }
         let dir: Directory
         let dirStat: FileStat
         let entries: [DirectoryEntry]
@@ -198,9 +224,10 @@ struct Walk {
 
         if let known = snapshot, let knownFS = known.fsid, knownFS != fsid, !known.isEmpty,
            !entries.contains(where: { $0.name.first != UInt8(ascii: ".") }) {
-            // A nested mount point that lost its file system: keep what the index has.
-            logger.warning("directory '\(path)' is empty and on another file system than when indexed; "
-                           + "keeping its assets (an unmounted disk?)", [("path", path.string)])
+            // A nested mount point the index has no record of (indexed before records were
+            // kept) that lost its file system: keep what the index has.
+            Self.markUnavailable(path, reason: "the directory is empty and on another file system than when indexed "
+                                     + "(an unmounted disk?)", isRoot: false, status: status, logger: logger)
             return
         }
         if entries.contains(where: { $0.name == Self.noMedia }) {
@@ -298,7 +325,16 @@ struct Walk {
             pending.sequence = sequence
         }
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(PathBytes(d)) {
-            removeDirectory(path.appending(d))
+            let gone = path.appending(d)
+            if mounts.isRecorded(gone) {
+                // A mount point the index has is not even a directory now (removed with the disk
+                // it held, as udisks does): unavailable, not deleted.
+                if let reason = mounts.check(gone).reason {
+                    Self.markUnavailable(gone, reason: reason, isRoot: false, status: status, logger: logger)
+                }
+                continue
+            }
+            removeDirectory(gone)
         }
         // Record the visit only when the directory changed: an unchanged library commits nothing.
         if snapshot?.mtimeNanoseconds != dirStat.mtimeNanoseconds || snapshot?.inode != dirStat.inode {
@@ -309,6 +345,7 @@ struct Walk {
         if pendingExtras >= Self.extrasPerJob { flush() }
 
         status.withLock {
+            if !$0.unavailableMounts.isEmpty { $0.unavailableMounts[path] = nil }  // it was walked: it is there
             $0.current?.files = filesSeen
             $0.current?.toRead = candidates
             $0.current?.directories += 1

@@ -279,6 +279,20 @@ public enum Schema {
             ) STRICT, WITHOUT ROWID;
             CREATE INDEX asset_keywords_keyword ON asset_keywords(keyword);
             """),
+        Migration(name: "003_mounts", sql: """
+            -- The file system each library root, and each mount point below one, was on when it
+            -- was scanned: statfs's f_fsid and f_type, and the directory's path inside that file
+            -- system. A directory that shows another one now (an unmounted disk's mount point, the
+            -- directory under an unmounted bind mount) is not compared with the index until it is
+            -- back, or until the operator adopts what is there (library.adopt).
+            CREATE TABLE mounts (
+                path BLOB PRIMARY KEY,
+                fsid INTEGER NOT NULL,
+                fs_type INTEGER NOT NULL,
+                fs_path BLOB NOT NULL,
+                recorded_at INTEGER NOT NULL
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -43,8 +43,30 @@ public final class Directory {
         return FileSystemInfo(fsid: info.fsid, type: info.type)
     }
 
+    /// Whether the directory holds an entry whose name does not start with a dot (what a scan
+    /// looks at); reads only as far as the first one.
+    public func hasVisibleEntries() throws(SystemError) -> Bool {
+        var found = false
+        try forEachEntry { entry in
+            found = entry.name.first != UInt8(ascii: ".")
+            return !found
+        }
+        return found
+    }
+
     /// Every entry except `.` and `..`, in the order the file system returns them.
     public func entries() throws(SystemError) -> [DirectoryEntry] {
+        var result: [DirectoryEntry] = []
+        try forEachEntry { entry in
+            result.append(entry)
+            return true
+        }
+        return result
+    }
+
+    /// Calls `body` with each entry except `.` and `..`, in the order the file system returns
+    /// them, until it returns false.
+    private func forEachEntry(_ body: (DirectoryEntry) -> Bool) throws(SystemError) {
         // fdopendir takes ownership of the descriptor it is given: hand it a duplicate.
         let dup = try syscall("dup") { Glibc.fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0) }
         guard let dir = fdopendir(dup) else {
@@ -54,12 +76,11 @@ public final class Directory {
         }
         defer { closedir(dir) }
         rewinddir(dir)
-        var result: [DirectoryEntry] = []
         while true {
             errno = 0
             guard let ent = readdir(dir) else {
                 if errno != 0 { throw SystemError(call: "readdir", errno: errno, context: path.string) }
-                break
+                return
             }
             let name: [UInt8] = withUnsafePointer(to: &ent.pointee.d_name) { p in
                 p.withMemoryRebound(to: UInt8.self, capacity: 256) { q in
@@ -75,9 +96,8 @@ public final class Directory {
             case Int32(DT_UNKNOWN): kind = .unknown
             default: kind = .other
             }
-            result.append(DirectoryEntry(name: name, kind: kind))
+            guard body(DirectoryEntry(name: name, kind: kind)) else { return }
         }
-        return result
     }
 }
 

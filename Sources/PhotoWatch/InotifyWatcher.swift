@@ -85,6 +85,13 @@ public final class InotifyWatcher: Sendable {
         return walkAndWatch(root)
     }
 
+    /// Watches a directory and everything below it, like `watchTree`, inside a tree already
+    /// watched (a mount point below a root whose disk is back): its loss is not `rootGone`.
+    @discardableResult
+    public func watchSubtree(_ path: PathBytes) -> WatchTreeReport {
+        walkAndWatch(path)
+    }
+
     /// Watches one directory (not what lies below it). For a consumer that found a new
     /// directory while polling; `watchTree` is usually what you want.
     @discardableResult

@@ -76,6 +76,21 @@ public enum WatchChange: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The paths the change names.
+    public var paths: [PathBytes] {
+        switch self {
+        case .added(let p), .modified(let p), .removed(let p), .directoryAdded(let p), .directoryRemoved(let p),
+             .movedOut(let p), .rescan(let p), .rootGone(let p):
+            return [p]
+        case .moved(let f, let t), .directoryMoved(let f, let t):
+            return [f, t]
+        case .unwatched(let ps):
+            return ps
+        case .overflow:
+            return []
+        }
+    }
+
     /// A short form for logs and test failures: `added(/a/b.jpg)`.
     public var description: String {
         switch self {

@@ -29,15 +29,16 @@ let overview = """
       album             User albums and folders: list, create, rename, move, delete, add, remove.
       keywords          Set, add or remove a tagger's keywords on an asset.
       rescan            Compare the library (or a directory in it) with the disk now.
+      adopt             Accept a library root (or mount below one) that moved to another disk.
       image             Render an asset at a size; print the path of the image file.
 
-    Writes (favorite, hide, album, keywords, rescan) are for root, photod's user and its --write-group.
+    Writes (favorite, hide, album, keywords, rescan, adopt) are for root, photod's user and its --write-group.
     Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
     """
 
 /// The subcommands, in the order the overview lists them.
 let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "errors", "watch", "favorite", "unfavorite",
-                   "hide", "unhide", "album", "keywords", "rescan", "image"]
+                   "hide", "unhide", "album", "keywords", "rescan", "adopt", "image"]
 
 /// Subcommands whose help page another one shares.
 let helpAliases = ["unfavorite": "favorite", "unhide": "hide"]
@@ -218,7 +219,30 @@ let helps: [String: String] = [
 
         OPTIONS:
           PATH                A directory inside a library root (relative to the current directory).
-          --json              Print photod's answer as one JSON object: {"token", "rescanned": [paths]}.
+          --json              Print photod's answer as one JSON object: {"token", "rescanned": [paths]}
+                              (with "unavailable": [{"path", "reason"}] for a whole-library rescan).
+
+        A directory in a root or mount that is unavailable (an unmounted disk or share) is not
+        compared: nothing in it is removed, and the answer is an error that says why (exit 1).
+        """,
+    "adopt": """
+        OVERVIEW: Tell photod that a library root, or a mount point below one, now really lives on
+        another disk or file system. photod keeps every tree on the file system it was indexed on:
+        an unmounted disk, an unmounted bind mount or a share gone away is "unavailable", and nothing
+        in it is removed. When the library was copied to a new disk, photod reports the tree
+        unavailable ("another file system is here") until it is adopted. Adopting scans the tree:
+        files are matched to their assets by path, then by content (size and fingerprint), so ids,
+        favorites and albums carry over; files of the old disk found nowhere go to Recently
+        Deleted (kept 30 days). A mount point that is gone for good can be adopted too: what it
+        held goes to Recently Deleted. Returns when done.
+
+        USAGE: photoctl adopt PATH [--json]
+
+        OPTIONS:
+          PATH                A library root, or a mount point below one ('photoctl status' lists
+                              the unavailable ones).
+          --json              Print photod's answer as one JSON object:
+                              {"token", "adopted": path, "scan": {files, readFiles, movedFiles, ...}}.
         """,
     "image": """
         OVERVIEW: Render an asset at a size (from photod's image cache when it is there) and print the

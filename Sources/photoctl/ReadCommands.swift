@@ -50,6 +50,9 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         }
         if let reason = root["reason"]?.stringValue { line += ": \(reason)" }
         out(line + ")")
+        for mount in root["unavailableMounts"]?.arrayValue ?? [] {
+            out("    mount     \(mount["path"]?.stringValue ?? "?") (unavailable: \(mount["reason"]?.stringValue ?? "?"))")
+        }
     }
     out("  assets      \(number(counts?["assets"])) (\(number(counts?["images"])) images, \(number(counts?["videos"])) videos)")
     out("  files       \(number(counts?["files"])) (\(number(counts?["errors"])) errors, \(number(counts?["ignored"])) not media)")

@@ -161,4 +161,26 @@ func rescan(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let result = try call(connection, "library.rescan", params)
     let trees = result["rescanned"]?.arrayValue?.compactMap(\.stringValue) ?? []
     report(result, json: a.json, "rescanned \(trees.joined(separator: ", "))")
+    if !a.json {
+        for tree in result["unavailable"]?.arrayValue ?? [] {
+            err("photoctl: not compared, unavailable: \(tree["path"]?.stringValue ?? "?"): \(tree["reason"]?.stringValue ?? "?")")
+        }
+    }
+}
+
+/// `adopt PATH`: `library.adopt`, for a library root (or a mount point below one) that really
+/// moved to another disk.
+func adopt(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "adopt")
+    guard a.positional.count == 1, let path = a.positional.first else {
+        throw Failure(code: .usage, message: "usage: photoctl adopt PATH")
+    }
+    let connection = try connect(sockets)
+    // It reads every file of the tree again: longer than an ordinary call.
+    connection.setTimeout(nil)
+    let result = try call(connection, "library.adopt", ["path": .string(DefaultPaths.absolute(path).string)])
+    let scan = result["scan"]
+    let kept = (scan?["readFiles"]?.intValue ?? 0) + (scan?["movedFiles"]?.intValue ?? 0) + (scan?["restoredFiles"]?.intValue ?? 0)
+    report(result, json: a.json, "adopted \(result["adopted"]?.stringValue ?? path): \(scan?["files"]?.intValue ?? 0) files, "
+           + "\(kept) matched or read, \(scan?["removedFiles"]?.intValue ?? 0) not found (in Recently Deleted)")
 }

@@ -75,6 +75,7 @@ func run(_ argv: [String]) throws(Failure) {
     case "album": try album(rest, sockets: sockets)
     case "keywords": try keywords(rest, sockets: sockets)
     case "image": try image(rest, sockets: sockets)
+    case "adopt": try adopt(rest, sockets: sockets)
     default: try rescan(rest, sockets: sockets)
     }
 }

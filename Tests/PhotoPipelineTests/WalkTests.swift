@@ -35,7 +35,8 @@ struct WalkTests {
     /// Runs one walk and returns the jobs it emitted.
     func walk(_ db: Database) -> [Job] {
         var jobs: [Job] = []
-        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()), emit: { jobs.append($0) })
+        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()),
+                     mounts: MountGuard(database: db, logger: .silent, now: { 0 }), roots: [lib.path], emit: { jobs.append($0) })
         w.walk(root: lib.path)
         w.finish()
         return jobs

@@ -30,6 +30,16 @@ int photo_statfs(const char *path, photo_fsinfo *out);
 /// `fstatfs(fd)`; 0 on success, -1 and errno on failure.
 int photo_fstatfs(int fd, photo_fsinfo *out);
 
+/// The id of the mount `fd` lies on (`statx(fd, "", AT_EMPTY_PATH, STX_MNT_ID)`: the first
+/// field of its line in /proc/self/mountinfo). 0 on success; -1 and errno on failure, ENOSYS
+/// when the kernel does not report mount ids (before Linux 5.8).
+int photo_mount_id(int fd, uint64_t *out);
+
+/// Waits up to `timeout_ms` (-1: for ever) for `POLLPRI` or `POLLERR` on `watched` (what
+/// /proc/self/mountinfo reports on every change of the mount table) or `POLLIN` on `wake`.
+/// Returns 1 when `watched` fired, 2 when only `wake` did, 0 on timeout, -1 and errno on failure.
+int photo_poll_priority(int watched, int wake, int timeout_ms);
+
 /// Line-buffers stdout (under systemd it is not a terminal and would be fully buffered).
 void photo_stdout_line_buffered(void);
 

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import PhotoModel
+
+/// One line of `/proc/self/mountinfo` (proc(5)): a mount in this process's mount namespace.
+public struct MountEntry: Sendable, Hashable {
+    /// The mount's id (unique while it is mounted; the kernel reuses freed ids).
+    public var id: UInt64
+    public var parentID: UInt64
+    /// The directory of the file system that is the mount's top (`/` for a whole disk; the
+    /// source directory for a bind mount).
+    public var root: PathBytes
+    /// Where it is mounted, as this process sees it.
+    public var mountPoint: PathBytes
+    /// `ext4`, `nfs4`, `cifs`, `fuse.sshfs`, ...
+    public var fsType: String
+    /// The device or share (`/dev/sdb1`, `server:/export`), or what the file system says.
+    public var source: String
+
+    public init(id: UInt64, parentID: UInt64, root: PathBytes, mountPoint: PathBytes, fsType: String, source: String) {
+        self.id = id
+        self.parentID = parentID
+        self.root = root
+        self.mountPoint = mountPoint
+        self.fsType = fsType
+        self.source = source
+    }
+
+    /// The path, inside this mount's file system, of `path` (which lies at or below the mount
+    /// point): the mount's root followed by what comes after the mount point.
+    public func fileSystemPath(of path: PathBytes) -> PathBytes {
+        guard path.isWithin(mountPoint) else { return path }
+        let below = mountPoint.bytes == [UInt8(ascii: "/")] ? path.bytes[...] : path.bytes.dropFirst(mountPoint.bytes.count)
+        var result = root.bytes
+        if result.last == UInt8(ascii: "/"), below.first == UInt8(ascii: "/") { result.removeLast() }
+        result += below
+        return PathBytes(result.isEmpty ? [UInt8(ascii: "/")] : result)
+    }
+}
+
+/// The mount table of this process's mount namespace, as `/proc/self/mountinfo` gives it.
+public struct MountTable: Sendable, Hashable {
+    /// In the file's order: a mount comes after the one it is mounted on, and a later mount on
+    /// the same mount point hides an earlier one.
+    public var entries: [MountEntry]
+
+    public init(entries: [MountEntry]) { self.entries = entries }
+
+    public static let path = PathBytes("/proc/self/mountinfo")
+
+    /// Reads the table now.
+    public static func read() throws(SystemError) -> MountTable {
+        let fd = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
+        defer { fd.close() }
+        return try read(from: fd)
+    }
+
+    /// Reads the table through an open `/proc/self/mountinfo` from its start (which also
+    /// acknowledges a change `poll` reported on it).
+    public static func read(from fd: FileDescriptor) throws(SystemError) -> MountTable {
+        _ = try syscall("lseek", context: path.string) { lseek(fd.rawValue, 0, SEEK_SET) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = try syscall("read", context: path.string) {
+                chunk.withUnsafeMutableBytes { Glibc.read(fd.rawValue, $0.baseAddress, $0.count) }
+            }
+            if n == 0 { break }
+            bytes += chunk[..<n]
+        }
+        return parse(bytes)
+    }
+
+    /// Parses the file's text; lines that do not have its shape are skipped.
+    public static func parse(_ bytes: [UInt8]) -> MountTable {
+        var entries: [MountEntry] = []
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "))
+            // id parent major:minor root mount-point options [optional...] - type source super-options
+            guard fields.count >= 8, let separator = fields[6...].firstIndex(where: { $0.elementsEqual([UInt8(ascii: "-")]) }),
+                  separator + 2 < fields.count,
+                  let id = UInt64(String(decoding: fields[0], as: UTF8.self)),
+                  let parent = UInt64(String(decoding: fields[1], as: UTF8.self)) else { continue }
+            entries.append(MountEntry(id: id, parentID: parent, root: PathBytes(unescape(fields[3])),
+                                      mountPoint: PathBytes(unescape(fields[4])),
+                                      fsType: String(decoding: unescape(fields[separator + 1]), as: UTF8.self),
+                                      source: String(decoding: unescape(fields[separator + 2]), as: UTF8.self)))
+        }
+        return MountTable(entries: entries)
+    }
+
+    /// The kernel writes space, tab, newline and backslash in paths as `\ooo` octal escapes.
+    static func unescape(_ field: ArraySlice<UInt8>) -> [UInt8] {
+        guard field.contains(UInt8(ascii: "\\")) else { return Array(field) }
+        var out: [UInt8] = []
+        var i = field.startIndex
+        while i < field.endIndex {
+            let b = field[i]
+            if b == UInt8(ascii: "\\"), let value = octal(field[(i + 1)..<min(i + 4, field.endIndex)]) {
+                out.append(value)
+                i += 4
+            } else {
+                out.append(b)
+                i += 1
+            }
+        }
+        return out
+    }
+
+    private static func octal(_ digits: ArraySlice<UInt8>) -> UInt8? {
+        guard digits.count == 3 else { return nil }
+        var value = 0
+        for d in digits {
+            guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "7") else { return nil }
+            value = value * 8 + Int(d - UInt8(ascii: "0"))
+        }
+        return value <= 255 ? UInt8(value) : nil
+    }
+
+    /// The mount with this id.
+    public func entry(id: UInt64) -> MountEntry? { entries.last { $0.id == id } }
+
+    /// The mount a path lies on, judged by mount points alone (for kernels that do not report
+    /// mount ids): the deepest mount point at or above it, the last one mounted there.
+    public func entry(covering path: PathBytes) -> MountEntry? {
+        var best: MountEntry?
+        for e in entries where path.isWithin(e.mountPoint) {
+            if let b = best, e.mountPoint.bytes.count < b.mountPoint.bytes.count { continue }
+            best = e
+        }
+        return best
+    }
+
+    /// The mount points at or below `path`.
+    public func mountPoints(within path: PathBytes) -> Set<PathBytes> {
+        Set(entries.map(\.mountPoint).filter { $0.isWithin(path) })
+    }
+
+    /// The mount the open directory at `path` (a canonical path) lies on: by the mount id
+    /// `statx` gives, else by mount points. Nil when the table does not have it — it is older
+    /// than the mount (or the id was reused: the entry's mount point is not above `path`).
+    public func entry(of directory: FileDescriptor, path: PathBytes) -> MountEntry? {
+        guard let id = mountID(of: directory) else { return entry(covering: path) }
+        return entry(id: id).flatMap { path.isWithin($0.mountPoint) ? $0 : nil }
+    }
+}
+
+/// The mount id of an open file or directory (`statx`'s `STX_MNT_ID`), or nil when the
+/// kernel does not report it.
+public func mountID(of descriptor: FileDescriptor) -> UInt64? {
+    var id: UInt64 = 0
+    return photo_mount_id(descriptor.rawValue, &id) == 0 ? id : nil
+}

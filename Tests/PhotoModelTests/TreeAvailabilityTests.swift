@@ -1,0 +1,90 @@
+import PhotoModel
+import Testing
+
+/// The rule every path that can remove assets applies first (`TreeAvailability.verdict`).
+@Suite struct TreeAvailabilityTests {
+    static let ext4: UInt32 = 0xEF53
+    static let vfat: UInt32 = 0x4D44
+    /// A disk mounted at /srv/photos: the top of its file system.
+    static let disk = MountIdentity(fsid: 0xA1, fsType: ext4, fsPath: "/")
+    /// The same path once the disk is unmounted: a directory of the root file system.
+    static let mountPoint = MountIdentity(fsid: 0x51, fsType: ext4, fsPath: "/srv/photos")
+
+    static func present(_ identity: MountIdentity?, at mountPoint: PathBytes? = "/srv/photos", entries: Bool = true)
+        -> TreeAvailability.Probe {
+        .present(identity: identity, mountPoint: mountPoint, hasVisibleEntries: entries)
+    }
+
+    static func verdict(recorded: MountIdentity?, _ probe: TreeAvailability.Probe, indexed: Int = 12) -> TreeAvailability.Verdict {
+        TreeAvailability.verdict(path: "/srv/photos", recorded: recorded, probe: probe, indexedEntries: indexed,
+                                 adoptHint: "photoctl adopt /srv/photos")
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var recorded: MountIdentity?
+        var probe: TreeAvailability.Probe
+        var indexed = 12
+        /// nil: available; else a word the reason must contain.
+        var unavailableBecause: String?
+        /// For an available verdict: the identity to record (nil: none).
+        var records: MountIdentity? = nil
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "the same disk, where it was", recorded: disk, probe: present(disk)),
+        Case(name: "cannot be opened (gone, permission, I/O)", recorded: disk, probe: .unopenable("No such file or directory"),
+             unavailableBecause: "No such file"),
+        Case(name: "unmounted: the mount point of the disk shows, with stale files", recorded: disk,
+             probe: present(mountPoint, at: "/"), unavailableBecause: "not mounted"),
+        Case(name: "unmounted and empty", recorded: disk, probe: present(mountPoint, at: "/", entries: false),
+             unavailableBecause: "not mounted"),
+        Case(name: "a bind mount unmounted: the directory beneath, same file system",
+             recorded: MountIdentity(fsid: 0x51, fsType: ext4, fsPath: "/data/photos"),
+             probe: present(mountPoint, at: "/"), unavailableBecause: "not mounted"),
+        Case(name: "another disk mounted there", recorded: disk,
+             probe: present(MountIdentity(fsid: 0xB2, fsType: ext4, fsPath: "/")), unavailableBecause: "photoctl adopt"),
+        Case(name: "another file system type there", recorded: disk,
+             probe: present(MountIdentity(fsid: 0xA1, fsType: 0x5846_5342, fsPath: "/")), unavailableBecause: "another file system"),
+        Case(name: "a FAT disk back as another /dev/sdX (its fsid is the device number)",
+             recorded: MountIdentity(fsid: 0x801, fsType: vfat, fsPath: "/"),
+             probe: present(MountIdentity(fsid: 0x811, fsType: vfat, fsPath: "/"))),
+        Case(name: "the same directory reached through another mount (ProtectHome= binds /home over itself)",
+             recorded: MountIdentity(fsid: 0x51, fsType: ext4, fsPath: "/home/ann/Pictures"),
+             probe: present(MountIdentity(fsid: 0x51, fsType: ext4, fsPath: "/home/ann/Pictures"), at: "/home")),
+        Case(name: "the right file system, empty while the index holds files", recorded: disk, probe: present(disk, entries: false),
+             unavailableBecause: "empty"),
+        Case(name: "nothing recorded (indexed before records were kept), content there", recorded: nil, probe: present(disk),
+             records: disk),
+        Case(name: "nothing recorded, empty while the index holds files", recorded: nil, probe: present(disk, entries: false),
+             unavailableBecause: "empty"),
+        Case(name: "nothing indexed there: anything goes, and is recorded", recorded: disk,
+             probe: present(MountIdentity(fsid: 0xB2, fsType: ext4, fsPath: "/")), indexed: 0,
+             records: MountIdentity(fsid: 0xB2, fsType: ext4, fsPath: "/")),
+        Case(name: "nothing indexed, empty", recorded: nil, probe: present(disk, entries: false), indexed: 0, records: disk),
+        Case(name: "the mount table cannot tell: judged by content", recorded: disk, probe: present(nil, at: nil)),
+        Case(name: "the mount table cannot tell, empty", recorded: disk, probe: present(nil, at: nil, entries: false),
+             unavailableBecause: "empty"),
+    ]
+
+    @Test(arguments: cases)
+    func verdicts(_ c: Case) {
+        let v = Self.verdict(recorded: c.recorded, c.probe, indexed: c.indexed)
+        if let word = c.unavailableBecause {
+            #expect(!v.isAvailable, "\(v)")
+            #expect(v.reason?.contains(word) == true, "\(v.reason ?? "available")")
+        } else {
+            #expect(v == .available(record: c.records), "\(v)")
+        }
+    }
+
+    @Test("The reasons say what to do")
+    func reasons() {
+        let unmounted = Self.verdict(recorded: Self.disk, Self.present(Self.mountPoint, at: "/"))
+        #expect(unmounted.reason?.contains("kept until it is back") == true)
+        #expect(unmounted.reason?.contains("photoctl adopt /srv/photos") == true)
+        let other = Self.verdict(recorded: Self.disk, Self.present(MountIdentity(fsid: 0xB2, fsType: Self.ext4, fsPath: "/")))
+        #expect(other.reason?.contains("ext4 file system b2") == true, "\(other)")
+    }
+}
