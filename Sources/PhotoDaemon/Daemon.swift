@@ -120,6 +120,9 @@ public final class Daemon: Sendable {
         if let n = options.maxWatches { liveOptions.watchLimits = WatchLimits(maxWatches: n) }
         liveOptions.journalMaxChanges = options.journalMaxChanges
         liveOptions.journalMaxAgeMilliseconds = Int64(options.journalMaxDays) * 86_400_000
+        // The tests prove that every path that can remove assets checks the mounts itself, with
+        // nothing telling photod of the unmount first.
+        liveOptions.watchMountTable = !(environment["PHOTOD_TEST_HOOKS"] == "1" && environment["PHOTOD_TEST_MOUNT_TABLE"] == "unwatched")
         let feed: ChangeFeed
         do {
             feed = try ChangeFeed(database: database, logger: logger.facility("wire"))

@@ -17,6 +17,9 @@ public final class LiveIndex: Sendable {
         /// How often trees that cannot be watched (network and FUSE file systems, directories
         /// beyond the watch budget) are compared with the index: a stat walk, no re-reads.
         public var pollInterval: Duration = .seconds(300)
+        /// Whether changes of the mount table are watched (`MountWatcher`); off, unmounts are
+        /// found by the checks of each scan and batch, and returns by the recheck interval.
+        public var watchMountTable = true
         /// How often an unavailable root or mount is checked for its return (besides at every
         /// change of the mount table).
         public var rootRecheckInterval: Duration = .seconds(2)
@@ -162,13 +165,15 @@ public final class LiveIndex: Sendable {
         let mountInbox = Locked<Callback<MountTable, Void>?>(nil)
         var mountError: String?
         do {
-            mountWatcher = try MountWatcher(logger: logger.facility("watch"),
-                                            onChange: { table in mountInbox.withLock { $0 }?(table) })
+            mountWatcher = options.watchMountTable
+                ? try MountWatcher(logger: logger.facility("watch"), onChange: { table in mountInbox.withLock { $0 }?(table) })
+                : nil
         } catch {
             mountWatcher = nil
             mountError = "cannot watch the mount table (\(error)): unmounts are noticed by inotify, scans and a recheck "
                 + "every \(options.rootRecheckInterval) of unavailable trees only"
         }
+        if !options.watchMountTable { mountError = "the mount table is not watched (switched off)" }
         if let mountError {
             logger.warning(mountError)
             state.withLock { $0.status.mountWatchError = mountError }
@@ -568,8 +573,11 @@ public final class LiveIndex: Sendable {
     private func poll() {
         let trees: [PathBytes]
         if let watcher {
-            if !watcher.unwatchedTrees.isEmpty { _ = watcher.retryUnwatched() }
-            trees = watcher.unwatchedTrees + watcher.networkOrFUSETrees
+            // The trees polled so far are compared too when the retry takes them over (what
+            // changed before their watches) or drops them (gone: a deleted folder, an unmount).
+            let polled = watcher.unwatchedTrees
+            if !polled.isEmpty { _ = watcher.retryUnwatched() }
+            trees = polled + watcher.unwatchedTrees.filter { !polled.contains($0) } + watcher.networkOrFUSETrees
         } else {
             trees = availableRoots
         }

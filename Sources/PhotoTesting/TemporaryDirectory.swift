@@ -15,6 +15,10 @@ public struct TemporaryDirectory: Sendable {
         path = PathBytes(url.path)
     }
 
+    /// An existing directory (a mount point, a library root), to write into with the same
+    /// helpers; `remove()` would remove it.
+    public init(existing path: PathBytes) { self.path = path }
+
     /// `path/relative`.
     public func callAsFunction(_ relative: String) -> PathBytes { path.appending(relative) }
 

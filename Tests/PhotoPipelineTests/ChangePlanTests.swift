@@ -22,6 +22,22 @@ struct ChangePlanTests {
         #expect(step.reads == [p("d.jpg")])
     }
 
+    @Test("Changes below an unavailable mount are dropped (they name another directory's files); scans go through, the walk checks them")
+    func offlineMounts() {
+        let plan = ChangePlan([.removed(p("usb/a.jpg")), .directoryRemoved(p("usb/trip")), .added(p("usb/b.jpg")),
+                               .moved(from: p("usb/c.jpg"), to: p("main/c.jpg")), .directoryMoved(from: p("main/d"), to: p("usb/d")),
+                               .removed(p("main/e.jpg")), .rescan(p("usb")), .directoryAdded(p("usb/new"))],
+                              roots: [root], offline: [p("usb")])
+        #expect(plan.steps.flatMap(\.removedFiles) == [p("main/e.jpg")])
+        #expect(plan.steps.flatMap(\.removedDirectories) == [p("main/d")])
+        #expect(plan.steps.flatMap(\.reads) == [p("main/c.jpg")])
+        #expect(plan.steps.flatMap(\.movedFiles).isEmpty && plan.steps.flatMap(\.movedDirectories).isEmpty)
+        #expect(plan.scans == [p("usb")])
+        // `usbx` is not below `usb`.
+        #expect(ChangePlan([.removed(p("usbx/a.jpg"))], roots: [root], offline: [p("usb")]).steps.flatMap(\.removedFiles)
+                == [p("usbx/a.jpg")])
+    }
+
     @Test("A change that the writer would apply before an earlier one starts a new step")
     func orderKept() {
         // Written, then moved away, then a new file written where it was: the move needs a step
