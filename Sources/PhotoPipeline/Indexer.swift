@@ -177,6 +177,7 @@ public final class Indexer: Sendable {
 
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
+        mounts.register(roots: roots)
         if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
         var walker = Walk(database: database, logger: logger, status: statusBox, mounts: mounts, roots: roots, emit: { job in
                               inFlight.wait()

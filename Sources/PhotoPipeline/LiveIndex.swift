@@ -670,6 +670,7 @@ public final class LiveIndex: Sendable {
         if batch.hasMoves {
             // Wait for it: a move the index cannot resolve (an unknown source) becomes a read.
             let summary = submitAndWait(batch)
+            if !batch.movedDirectories.isEmpty { indexer.mounts.reloadRecords() }
             if let summary {
                 var again = WriteBatch()
                 resolve(summary.unresolvedFiles, into: &again, candidates: &candidates, newFiles: &newFiles, files: &files,

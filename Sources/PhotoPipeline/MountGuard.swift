@@ -31,6 +31,8 @@ public final class MountGuard: Sendable {
         var mountPoints: Set<PathBytes> = []
         /// Trees an operator adopted: their next check accepts whatever is there.
         var adopting: Set<PathBytes> = []
+        /// The library roots scans were asked for (always recorded, mount points or not).
+        var roots: Set<PathBytes> = []
     }
 
     /// What the operator runs to accept another file system at a tree (in the messages).
@@ -63,6 +65,12 @@ public final class MountGuard: Sendable {
     private var table: MountTable? { state.withLock { $0.table } ?? refreshTable() }
 
     // MARK: - Trees
+
+    /// Notes the library roots (a scan's): their identity is recorded whether or not they are
+    /// mount points of their own (a root on a bind mount that goes away is a plain directory).
+    func register(roots: [PathBytes]) {
+        state.withLock { $0.roots.formUnion(roots) }
+    }
 
     /// The mount points below `root` now and the trees recorded there, without `root`.
     public func trees(below root: PathBytes) -> [PathBytes] {
@@ -109,7 +117,12 @@ public final class MountGuard: Sendable {
             // The table may have been older than the disk: judge once more on a fresh one.
             verdict = decide(path)
         }
-        if case .available(let record?) = verdict { self.record(path, record) }
+        // Roots and mount points only: a plain directory recorded would be kept as a mount
+        // point that is gone once its folder is deleted.
+        if case .available(let record?) = verdict,
+           state.withLock({ $0.roots.contains(path) || $0.mountPoints.contains(path) || $0.records?[path] != nil }) {
+            self.record(path, record)
+        }
         return verdict
     }
 
@@ -171,6 +184,11 @@ public final class MountGuard: Sendable {
         } catch {
             logger.error("cannot record the file system of '\(path)': \(error)", [("path", path.string)])
         }
+    }
+
+    /// Reads the records again (directory moves rewrite the paths of those below them).
+    public func reloadRecords() {
+        state.withLock { $0.records = nil }
     }
 
     /// The operator says the tree at `path` is the library's now, whatever file system it is

@@ -213,6 +213,7 @@ struct Walk {
                 move.movedDirectories = [DirectoryMove(from: origin, to: path)]
                 flush()
                 emitAndWait(move)
+                mounts.reloadRecords()
                 movedDirectories += 1
                 logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
                 snapshot = try database.read { try $0.snapshot(of: path) }

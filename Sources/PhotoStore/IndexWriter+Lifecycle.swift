@@ -295,6 +295,16 @@ extension IndexWriter {
         topRow.bind(move.to.lastComponent, at: 2)
         topRow.bind(top, at: 3)
         try topRow.run()
+        // A mount point below a folder that moves (its parent renamed) keeps its record.
+        let mounts = try db.statement("""
+            UPDATE OR REPLACE mounts SET path = \(rename) WHERE path = ?1 OR (path >= ?2 AND path < ?3)
+            """)
+        mounts.bind(move.from.bytes, at: 1)
+        mounts.bind(lower, at: 2)
+        mounts.bind(upper, at: 3)
+        mounts.bind(move.to.bytes, at: 4)
+        mounts.bind(move.from.bytes.count + 1, at: 5)
+        try mounts.run()
         let newLower = move.to.bytes + [UInt8(ascii: "/")]
         let newUpper = move.to.bytes + [UInt8(ascii: "0")]
         let assets = try db.statement("""

@@ -306,6 +306,35 @@ struct MountsEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("The folder above a mount point renamed while mounted: the mount's record follows; unmounted afterwards, it is kept",
+          .enabled(if: Mounts.canBind))
+    func folderAboveMountRenamed() throws {
+        let lib = try TemporaryDirectory("mounts-rename")
+        defer { lib.remove() }
+        for (path, bytes) in Self.photos("main/", count: 2) { try lib.write(path, bytes) }
+        let tree = try MountedTree(.bind, at: lib("disks/usb"), files: Self.photos("", count: 2))
+        defer { tree.remove() }
+        let state = try TemporaryDirectory("mounts-rename-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+        let token = try daemon.currentToken()
+        #expect(rename(lib("disks").string, lib("drives").string) == 0)
+        try daemon.waitFor("the move") { _ in try daemon.idsByPath()[lib("drives/usb/trip/IMG_0.jpg").string] != nil }
+        var status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["unavailableMounts"]?.arrayValue?.count == 0, "\(status)")
+        #expect(try daemon.idsByPath()[lib("drives/usb/trip/IMG_0.jpg").string] == ids[lib("disks/usb/trip/IMG_0.jpg").string])
+        try Mounts.unmount(lib("drives/usb"))
+        #expect(try daemon.rescan(lib.path) == nil)
+        status = try daemon.waitFor("the mount unavailable") {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).map { $0["path"]?.stringValue } == [lib("drives/usb").string]
+        }
+        #expect(status["counts"]?["assets"]?.intValue == 4)
+        try daemon.expectNothingDeleted(since: token)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("The library copied to a new disk: unavailable until adopted; adopted, ids, favorites and albums carry over, a file moved on the new disk is matched by content",
           .enabled(if: Mounts.canLoop))
     func adoptNewDisk() throws {
