@@ -13,13 +13,21 @@ public struct HEIFFixture: Sendable, Hashable {
     public var thumbnail: Int?
     /// Written over the major brand (bytes 8–11), e.g. "mif1".
     public var brand: String?
+    /// An EXIF orientation (1–8) that libheif's encoder writes as the primary image's
+    /// `irot`/`imir` properties (the stored pattern is then displayed turned by it).
+    public var orientation: Int?
+    /// An EXIF item whose IFD0 Orientation is this (it may disagree with `orientation`).
+    public var exifOrientation: Int?
 
-    public init(width: Int = 640, height: Int = 480, alpha: Bool = false, thumbnail: Int? = 320, brand: String? = nil) {
+    public init(width: Int = 640, height: Int = 480, alpha: Bool = false, thumbnail: Int? = 320, brand: String? = nil,
+                orientation: Int? = nil, exifOrientation: Int? = nil) {
         self.width = width
         self.height = height
         self.alpha = alpha
         self.thumbnail = thumbnail
         self.brand = brand
+        self.orientation = orientation
+        self.exifOrientation = exifOrientation
     }
 
     /// The colour of the pattern at (x, y): RGB, then alpha when `alpha`.
@@ -74,8 +82,18 @@ public struct HEIFFixture: Sendable, Hashable {
             }
         }
         var handle: OpaquePointer?
-        try check(heif_context_encode_image(context, image, encoder, nil, &handle), "encode")
+        guard let options = heif_encoding_options_alloc() else { throw EncodingError(description: "heif_encoding_options_alloc failed") }
+        defer { heif_encoding_options_free(options) }
+        if let orientation {
+            guard (1...8).contains(orientation) else { throw EncodingError(description: "orientation \(orientation) is not 1–8") }
+            options.pointee.image_orientation = heif_orientation(rawValue: UInt32(orientation))
+        }
+        try check(heif_context_encode_image(context, image, encoder, options, &handle), "encode")
         defer { heif_image_handle_release(handle) }
+        if let exifOrientation {
+            let exif = Array("Exif".utf8) + [0, 0] + ExifFixture(orientation: exifOrientation).bytes()
+            try check(heif_context_add_exif_metadata(context, handle, exif, Int32(exif.count)), "EXIF")
+        }
         if let thumbnail {
             try check(heif_context_encode_thumbnail(context, image, handle, encoder, nil, Int32(thumbnail), nil), "thumbnail")
         }
