@@ -14,7 +14,8 @@ public struct HEIFFixture: Sendable, Hashable {
     /// Written over the major brand (bytes 8–11), e.g. "mif1".
     public var brand: String?
     /// An EXIF orientation (1–8) that libheif's encoder writes as the primary image's
-    /// `irot`/`imir` properties (the stored pattern is then displayed turned by it).
+    /// `irot`/`imir` properties: the pattern is stored as it is (`ispe` is `width × height`) and
+    /// displayed turned by them.
     public var orientation: Int?
     /// An EXIF item whose IFD0 Orientation is this (it may disagree with `orientation`).
     public var exifOrientation: Int?
@@ -102,6 +103,63 @@ public struct HEIFFixture: Sendable, Hashable {
         try check(heif_context_write_to_file(context, file.path), "write")
         var bytes = [UInt8](try Data(contentsOf: file))
         if let brand, bytes.count >= 12 { bytes.replaceSubrange(8..<12, with: Array(brand.utf8.prefix(4))) }
+        if let orientation, orientation >= 5 { Self.transposeImageSizes(&bytes) }
         return bytes
+    }
+
+    /// libheif 1.15's encoder, asked for an orientation that swaps the axes (5–8), writes the
+    /// displayed size into `ispe`, which holds the coded (stored) size (ISO/IEC 23008-12
+    /// 6.5.3; iPhones and later libheif write it so). Each `ispe`'s width and height are
+    /// swapped back, so the fixture is the file a camera writes.
+    static func transposeImageSizes(_ bytes: inout [UInt8]) {
+        let ispe = Array("ispe".utf8)
+        var i = 4
+        while i + 16 <= bytes.count {
+            if Array(bytes[i..<(i + 4)]) == ispe, bytes[i - 4] == 0, bytes[i - 3] == 0, bytes[i - 2] == 0, bytes[i - 1] == 20 {
+                // size (4), "ispe", version and flags (4), width (4), height (4)
+                let w = Array(bytes[(i + 8)..<(i + 12)]), h = Array(bytes[(i + 12)..<(i + 16)])
+                bytes.replaceSubrange((i + 8)..<(i + 12), with: h)
+                bytes.replaceSubrange((i + 12)..<(i + 16), with: w)
+                i += 16
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    /// The primary image of a HEIF file as stored, decoded without its `irot`/`imir` (libheif's
+    /// `ignore_transformations`): RGB rows, to compare with what the renderer shows once the
+    /// orientation the metadata reader reports is applied.
+    public static func storedImage(_ bytes: [UInt8]) throws -> (width: Int, height: Int, rgb: [UInt8]) {
+        _ = heif_init(nil)
+        defer { heif_deinit() }
+        guard let context = heif_context_alloc() else { throw EncodingError(description: "heif_context_alloc failed") }
+        defer { heif_context_free(context) }
+        func check(_ error: heif_error, _ what: String) throws {
+            guard error.code != heif_error_Ok else { return }
+            throw EncodingError(description: "\(what): " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"))
+        }
+        try bytes.withUnsafeBytes { data in
+            try check(heif_context_read_from_memory(context, data.baseAddress, data.count, nil), "read")
+        }
+        var handle: OpaquePointer?
+        try check(heif_context_get_primary_image_handle(context, &handle), "primary image")
+        defer { heif_image_handle_release(handle) }
+        guard let options = heif_decoding_options_alloc() else { throw EncodingError(description: "heif_decoding_options_alloc failed") }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.ignore_transformations = 1
+        var image: OpaquePointer?
+        try check(heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, options), "decode")
+        defer { heif_image_release(image) }
+        let width = Int(heif_image_get_width(image, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
+            throw EncodingError(description: "no plane")
+        }
+        var rgb: [UInt8] = []
+        rgb.reserveCapacity(width * height * 3)
+        for y in 0..<height { rgb += UnsafeBufferPointer(start: plane + y * Int(stride), count: width * 3) }
+        return (width, height, rgb)
     }
 }
