@@ -50,16 +50,26 @@ public struct HEIFFixture: Sendable, Hashable {
 
     /// The file's bytes. Throws when this libheif has no HEVC encoder.
     public func bytes() throws -> [UInt8] {
-        // Held for the whole encoding: a heif_deinit elsewhere (the last one) frees the
-        // encoder plugins, which another thread's encoder may be using.
+        try Self.withContext { context in try encode(context) }
+    }
+
+    /// Runs `body` with a new libheif context. libheif is initialised for the whole call: a
+    /// heif_deinit elsewhere (the last one) frees the plugins, which this call may be using.
+    static func withContext<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
         _ = heif_init(nil)
         defer { heif_deinit() }
         guard let context = heif_context_alloc() else { throw EncodingError(description: "heif_context_alloc failed") }
         defer { heif_context_free(context) }
-        func check(_ error: heif_error, _ what: String) throws {
-            guard error.code != heif_error_Ok else { return }
-            throw EncodingError(description: "\(what): " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"))
-        }
+        return try body(context)
+    }
+
+    static func check(_ error: heif_error, _ what: String) throws {
+        guard error.code != heif_error_Ok else { return }
+        throw EncodingError(description: "\(what): " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"))
+    }
+
+    private func encode(_ context: OpaquePointer) throws -> [UInt8] {
+        let check = Self.check
         var encoder: OpaquePointer?
         try check(heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder), "no HEVC encoder")
         guard let encoder else { throw EncodingError(description: "no HEVC encoder") }
@@ -131,14 +141,10 @@ public struct HEIFFixture: Sendable, Hashable {
     /// `ignore_transformations`): RGB rows, to compare with what the renderer shows once the
     /// orientation the metadata reader reports is applied.
     public static func storedImage(_ bytes: [UInt8]) throws -> (width: Int, height: Int, rgb: [UInt8]) {
-        _ = heif_init(nil)
-        defer { heif_deinit() }
-        guard let context = heif_context_alloc() else { throw EncodingError(description: "heif_context_alloc failed") }
-        defer { heif_context_free(context) }
-        func check(_ error: heif_error, _ what: String) throws {
-            guard error.code != heif_error_Ok else { return }
-            throw EncodingError(description: "\(what): " + (error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"))
-        }
+        try withContext { context in try decodeUntransformed(bytes, context) }
+    }
+
+    private static func decodeUntransformed(_ bytes: [UInt8], _ context: OpaquePointer) throws -> (width: Int, height: Int, rgb: [UInt8]) {
         try bytes.withUnsafeBytes { data in
             try check(heif_context_read_from_memory(context, data.baseAddress, data.count, nil), "read")
         }
