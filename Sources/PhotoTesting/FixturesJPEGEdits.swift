@@ -64,6 +64,7 @@ public struct IPTCFixture: Sendable, Hashable {
     /// Pascal name of odd length, to exercise the padding rules.
     public var leadingResource: Bool
 
+    /// A record with these datasets (none given: only the record version and a keyword).
     public init(dateCreated: String? = nil, timeCreated: String? = nil, leadingResource: Bool = true) {
         self.dateCreated = dateCreated
         self.timeCreated = timeCreated
