@@ -31,7 +31,7 @@ final class ImageCache: Sendable {
     let logger: Logger
 
     /// Bump when rendering changes, so that old images are not served for new requests.
-    static let rendererVersion = 1
+    static let rendererVersion = 2
 
     struct Entry: Sendable {
         var path: PathBytes
@@ -170,6 +170,13 @@ final class ImageCache: Sendable {
         // The file's time carries the order across restarts.
         _ = utimensat(AT_FDCWD, hit.path.string, nil, 0)
         return hit
+    }
+
+    /// Whether the index lists an image for `stem` (no I/O, no change to its recency).
+    func holds(_ stem: String) -> Bool {
+        loadIfNeeded()
+        let (asset, name) = Self.split(stem)
+        return state.withLock { $0.images[asset]?[name] != nil }
     }
 
     /// The cached images of one version of an asset's file (any size and mode, the EXIF

@@ -61,6 +61,8 @@ final class ImageService: Sendable {
         /// The index's format of the file (`jpeg`, `heic`, ...): which thumbnail it may carry.
         var format: String
         var stem: String
+        /// The size the final image will have (the target when the index knows no pixel size).
+        var finalSize: PixelSize
     }
 
     private struct WaiterKey: Hashable {
@@ -190,7 +192,7 @@ final class ImageService: Sendable {
             reply(client, requestID, .success(Self.result(hit, target: target, degraded: false)))
             return
         }
-        if delivery == .fast, let degraded = degradedImage(for: target) {
+        if delivery == .fast, let degraded = degradedImage(for: target, smallerThanFinal: false) {
             state.withLock { $0.stats.degraded += 1 }
             reply(client, requestID, .success(Self.result(degraded, target: target, degraded: true)))
             return
@@ -426,7 +428,7 @@ final class ImageService: Sendable {
     /// hand, then the final answer if it was held for it.
     private func sendStandIn(for target: Target, to key: WaiterKey) {
         guard state.withLock({ $0.waiting[key] != nil }) else { return }
-        let degraded = degradedImage(for: target)
+        let degraded = degradedImage(for: target, smallerThanFinal: true)
         state.withLock { s in
             guard let waiting = s.waiting[key] else { return }
             if let degraded {
@@ -449,13 +451,23 @@ final class ImageService: Sendable {
     /// else the thumbnail the file carries — a JPEG's in its EXIF block (extracted without
     /// decoding the photo), a HEIF file's thumbnail item (decoded alone, a few milliseconds
     /// where the photo takes hundreds).
-    private func degradedImage(for target: Target) -> ImageCache.Entry? {
+    ///
+    /// `smallerThanFinal` (an opportunistic request's stand-in): only an image with fewer
+    /// pixels than the final one will have — a larger one is no quicker to show and is
+    /// replaced at once by something smaller: pointless. `fast` takes whatever is at hand, as
+    /// its one answer.
+    private func degradedImage(for target: Target, smallerThanFinal: Bool) -> ImageCache.Entry? {
+        let limit = smallerThanFinal ? target.finalSize.pixelCount : Int.max
         // Never the final image itself (made meanwhile, it is no stand-in).
         let variants = cache.variants(asset: target.asset, fileKey: target.fileKey, excluding: target.stem)
-        let want = target.size.pixelCount
-        if let best = variants.min(by: { abs($0.size.pixelCount - want) < abs($1.size.pixelCount - want) }) {
+        let want = min(target.size.pixelCount, limit)
+        if let best = variants.filter({ $0.size.pixelCount < limit })
+            .min(by: { abs($0.size.pixelCount - want) < abs($1.size.pixelCount - want) }) {
             return best
         }
+        let thumbnailStem = ImageCache.exifStem(asset: target.asset, fileKey: target.fileKey)
+        // The file's own thumbnail is cached already (so too large): no need to look again.
+        if cache.holds(thumbnailStem) { return nil }
         // Only the reader for the file's format opens it (PNG and WebP carry no thumbnail).
         let sameVersion = { (st: FileStat) in ImageCache.fileKey(st) == target.fileKey }
         let encoded: EncodedImage
@@ -471,7 +483,9 @@ final class ImageService: Sendable {
         default:
             return nil
         }
-        return try? cache.store(encoded, stem: ImageCache.exifStem(asset: target.asset, fileKey: target.fileKey))
+        // Kept even when too large to stand in now: it may stand in for a larger request.
+        guard let entry = try? cache.store(encoded, stem: thumbnailStem) else { return nil }
+        return entry.size.pixelCount < limit ? entry : nil
     }
 
     // MARK: Helpers
@@ -495,9 +509,12 @@ final class ImageService: Sendable {
             throw .imageFailed("cannot read the file of asset \(id) ('\(asset.path)'): \(error.message)", reason: "unreadable")
         }
         let fileKey = ImageCache.fileKey(st)
+        let orientation = Orientation(exif: asset.orientation)
+        let stored = asset.pixelWidth.flatMap { w in asset.pixelHeight.map { PixelSize(width: w, height: $0) } }
         return Target(asset: id, path: asset.path, fileKey: fileKey, size: size, mode: mode,
-                      orientation: Orientation(exif: asset.orientation), format: asset.format,
-                      stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size))
+                      orientation: orientation, format: asset.format,
+                      stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size),
+                      finalSize: ImageRenderer.outputSize(displayed: stored.map(orientation.displayed), target: size, mode: mode))
     }
 
     static func rpcError(_ error: ImageError, target: Target) -> RPCError {

@@ -10,8 +10,10 @@ internal import CWebP
 /// (truncated) before anything is decoded, and so is one whose entropy-coded data is too
 /// short to hold the claimed size (every block of a Huffman-coded JPEG costs at least one bit):
 /// nothing is allocated for a size the file only claims. A fatal decoder error is `corrupt`.
-/// A decoder *warning* on a complete file (extraneous bytes, a bad Huffman code in one
-/// segment) is recoverable: the image is returned, as browsers and viewers show it.
+/// A decoder *warning* on a complete file (stray bytes between segments, a bad Huffman code in
+/// one segment), from the header or the data, is recoverable: the image is returned, as
+/// browsers and viewers show it. A valid JPEG of a kind libjpeg-turbo does not decode (a
+/// height deferred to DNL, lossless, hierarchical, 12-bit) is `undecodable`.
 enum JPEGDecoder {
     static let flags = Int32(TJFLAG_LIMITSCANS)
 
@@ -24,10 +26,12 @@ enum JPEGDecoder {
         let length = UInt(structure.end ?? data.count)
         // The frame header's claim first: refuse over the limit before the decoder sees it.
         if structure.width > 0, structure.height > 0 { try request.checkLimit(PixelSize(width: structure.width, height: structure.height)) }
+        if let reason = structure.undecodableReason { throw .undecodable("JPEG: \(reason)") }
         guard let scan = structure.scanStart else { throw .corrupt("the JPEG ends before its image data") }
         guard let end = structure.end else { throw .corrupt("the JPEG is truncated (no end-of-image marker after its image data)") }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, jpeg, length, &width, &height, &subsampling, &colorspace) == 0 else {
+        guard tjDecompressHeader3(handle, jpeg, length, &width, &height, &subsampling, &colorspace) == 0 || isWarning(handle),
+              width > 0, height > 0 else {
             throw .corrupt("JPEG header: \(message(handle))")
         }
         let stored = PixelSize(width: Int(width), height: Int(height))
@@ -48,7 +52,7 @@ enum JPEGDecoder {
             tjDecompress2(handle, jpeg, length, buffer.baseAddress, Int32(scaled.width), Int32(stride), Int32(scaled.height),
                           Int32(format.rawValue), flags)
         }
-        if rc != 0, tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
+        if rc != 0, !isWarning(handle) {
             throw .corrupt("JPEG data: \(message(handle))")
         }
         if cmyk { cmykToRGB(&decoded, pixels: scaled.width * scaled.height) }
@@ -90,6 +94,10 @@ enum JPEGDecoder {
         }
     }
 
+    /// Whether the handle's last failure was only a warning (TurboJPEG reports libjpeg's
+    /// warnings as failures; without `TJFLAG_STOPONWARNING` the work was done regardless).
+    static func isWarning(_ handle: tjhandle) -> Bool { tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) }
+
     static func message(_ handle: tjhandle) -> String {
         guard let s = tjGetErrorStr2(handle) else { return "unknown error" }
         return String(cString: s)
@@ -123,7 +131,7 @@ enum PNGDecoder {
 
 /// WebP through libwebp, which crops and scales while decoding (`use_cropping`,
 /// `use_scaling`): the output is produced at its final size directly. Animated WebP is
-/// `unsupported` (it needs the demuxer; a later addition).
+/// `undecodable` (it needs the demuxer; a later addition).
 enum WebPDecoder {
     static func render(_ data: UnsafeRawBufferPointer, _ request: Request, _ orientation: Orientation) throws(ImageError) -> RenderedImage {
         let bytes = data.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -131,7 +139,7 @@ enum WebPDecoder {
         guard WebPInitDecoderConfig(&config) != 0 else { throw .corrupt("cannot initialise the WebP decoder") }
         let status = WebPGetFeatures(bytes, data.count, &config.input)
         guard status == VP8_STATUS_OK else { throw .corrupt("WebP header: \(describe(status))") }
-        if config.input.has_animation != 0 { throw .unsupported("animated WebP") }
+        if config.input.has_animation != 0 { throw .undecodable("an animated WebP (its frames need libwebp's demuxer, not linked)") }
         let stored = PixelSize(width: Int(config.input.width), height: Int(config.input.height))
         try request.checkLimit(stored)
         let channels = config.input.has_alpha != 0 ? 4 : 3
@@ -226,7 +234,7 @@ enum HEIFDecoder {
         guard error.code != heif_error_Ok else { return }
         let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
         if error.code == heif_error_Unsupported_feature || error.code == heif_error_Unsupported_filetype {
-            throw .unsupported("\(what): \(message)")
+            throw .undecodable("\(what): \(message)")
         }
         throw .corrupt("\(what): \(message)")
     }

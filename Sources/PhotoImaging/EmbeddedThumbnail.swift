@@ -64,8 +64,9 @@ public struct EmbeddedThumbnail: Sendable, Hashable {
             guard let handle = tjInitDecompress() else { throw .corrupt("cannot initialise the JPEG decoder") }
             defer { tjDestroy(handle) }
             var w: Int32 = 0, h: Int32 = 0, s: Int32 = 0, c: Int32 = 0
-            let ok = jpeg.withUnsafeBufferPointer { tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &w, &h, &s, &c) == 0 }
-            guard ok else { throw .corrupt("the embedded thumbnail's header is damaged") }
+            let rc = jpeg.withUnsafeBufferPointer { tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &w, &h, &s, &c) }
+            // A warning (stray bytes) is no damage: viewers show such a JPEG.
+            guard rc == 0 || JPEGDecoder.isWarning(handle), w > 0, h > 0 else { throw .corrupt("the embedded thumbnail's header is damaged") }
             return EncodedImage(bytes: jpeg, format: .jpeg, size: storedSize)
         }
         return try decode().encodeJPEG(quality: quality)

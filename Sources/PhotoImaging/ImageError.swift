@@ -10,18 +10,24 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
     case fileTooLarge(bytes: Int64, limit: Int64)
     /// The file is damaged: truncated, a bad header, a decoder error. `reason` says which.
     case corrupt(String)
+    /// The file is a valid image of a format the renderer decodes, of a kind no decoder here
+    /// renders (a JPEG whose height is given by a DNL segment, a lossless or 12-bit JPEG, an
+    /// animated WebP, a HEIF of a codec libheif lacks). `reason` says what. It is still an
+    /// asset, with what its headers give.
+    case undecodable(String)
     /// The file cannot be opened or read (`errno` from the failing call).
     case unreadable(errno: Int32, String)
     /// The request itself is invalid (an empty target size).
     case invalidRequest(String)
 
     /// A short stable code for logs and the wire: `unsupported`, `tooLarge`, `corrupt`,
-    /// `unreadable`, `invalidRequest` (`fileTooLarge` is `tooLarge`).
+    /// `undecodable`, `unreadable`, `invalidRequest` (`fileTooLarge` is `tooLarge`).
     public var code: String {
         switch self {
         case .unsupported: return "unsupported"
         case .tooLarge, .fileTooLarge: return "tooLarge"
         case .corrupt: return "corrupt"
+        case .undecodable: return "undecodable"
         case .unreadable: return "unreadable"
         case .invalidRequest: return "invalidRequest"
         }
@@ -38,6 +44,7 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
         case .fileTooLarge(let bytes, let limit):
             return "tooLarge: the file is \(bytes) bytes, over the limit of \(limit) bytes"
         case .corrupt(let reason): return "corrupt: \(reason)"
+        case .undecodable(let reason): return "undecodable: a valid image no decoder here renders: \(reason)"
         case .unreadable(let errno, let message): return "unreadable: \(message) (errno \(errno))"
         case .invalidRequest(let message): return "invalidRequest: \(message)"
         }

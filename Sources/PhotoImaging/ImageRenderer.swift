@@ -8,10 +8,11 @@ import PhotoModel
 /// PNG row by row, libheif), resamples with an area-averaging filter to the exact size, and
 /// applies the orientation once.
 ///
-/// Orientation: the EXIF orientation (1–8) is applied to JPEG, PNG and WebP, and `fit`/`fill`
-/// are computed on the displayed (oriented) dimensions. HEIC/HEIF/AVIF are displayed as
-/// libheif decodes them: it applies the container's `irot`/`imir` itself, so the EXIF
-/// orientation inside them is never applied on top.
+/// Orientation: the file's orientation (1–8: EXIF, else XMP `tiff:Orientation`) is applied to
+/// JPEG, PNG and WebP, and `fit`/`fill` are computed on the displayed (oriented) dimensions.
+/// HEIC/HEIF/AVIF are displayed as libheif decodes them: it applies the container's
+/// `irot`/`imir` itself, so the EXIF orientation inside them is never applied on top (the
+/// metadata reader reports `irot`/`imir` as their orientation: the same result).
 ///
 /// Sizes: see `RenderPlan` — `fit` is the largest size with the image's aspect ratio inside
 /// the target; `fill` covers the target and is centre-cropped to it. Neither upscales: an
@@ -35,10 +36,11 @@ public struct ImageRenderer: Sendable {
 
     /// Renders the file at `path` (see the type's documentation).
     ///
-    /// - Parameter orientation: the EXIF orientation when the caller knows it (the index
-    ///   stores it); `nil` reads it from the file. Ignored for HEIF/AVIF.
+    /// - Parameter orientation: the orientation when the caller knows it (the index stores
+    ///   it); `nil` reads it from the file. Ignored for HEIF/AVIF.
     /// - Throws: `.unsupported` (videos: `"video"`), `.tooLarge`, `.fileTooLarge`,
-    ///   `.corrupt`, `.unreadable`, `.invalidRequest` (an empty target).
+    ///   `.corrupt`, `.undecodable` (a valid image of a kind no decoder here renders),
+    ///   `.unreadable`, `.invalidRequest` (an empty target).
     public func render(path: PathBytes, targetSize: PixelSize, contentMode: ContentMode,
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
@@ -71,9 +73,15 @@ public struct ImageRenderer: Sendable {
         var source = MemorySource(head)
         let meta: MediaMetadata
         do { meta = try MetadataReader().read(&source, fileName: []) } catch { throw Self.map(error) }
-        let orientation: Orientation = [.heic, .heif, .avif].contains(meta.format) ? .up : Orientation(exif: meta.orientation)
         let size = meta.pixelWidth.flatMap { w in meta.pixelHeight.map { PixelSize(width: w, height: $0) } }
-        return ImageInfo(format: meta.format, storedSize: size, orientation: orientation)
+        return ImageInfo(format: meta.format, storedSize: size, orientation: Orientation(exif: meta.orientation))
+    }
+
+    /// The size a render of an image displayed at `displayed` will have for this target and
+    /// mode (see `RenderPlan`); without the image's size, the most it can be: the target.
+    public static func outputSize(displayed: PixelSize?, target: PixelSize, mode: ContentMode) -> PixelSize {
+        guard let displayed, displayed.width > 0, displayed.height > 0 else { return target }
+        return RenderPlan(displayed: displayed, target: target, mode: mode).output
     }
 
     private func validate(_ target: PixelSize) throws(ImageError) {
@@ -97,7 +105,7 @@ public struct ImageRenderer: Sendable {
         case .jpeg, .mpo: return (.jpeg, orientation)
         case .png, .apng: return (.png, orientation)
         case .webp: return (.webp, orientation)
-        case .heic, .heif, .avif: return (.heif, .up)
+        case .heic, .heif, .avif: return (.heif, .up)  // libheif applies irot/imir
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")
@@ -120,7 +128,8 @@ public struct ImageInfo: Sendable, Hashable {
     public var format: MediaFormat
     /// The pixel size as stored, when the header gives it.
     public var storedSize: PixelSize?
-    /// The orientation the renderer applies (`.up` for HEIF/AVIF: libheif applies theirs).
+    /// How the stored image is turned to be displayed (for HEIF/AVIF, their `irot`/`imir`,
+    /// which libheif applies while decoding).
     public var orientation: Orientation
     /// The size as displayed.
     public var displayedSize: PixelSize? { storedSize.map(orientation.displayed) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PhotoMetadata
 
 /// The layout of a JPEG, found by walking its marker segments (no decoding): the frame header,
 /// the EXIF block, and where the entropy-coded data starts and ends. Pure and bounded: every
@@ -8,6 +9,8 @@ import Glibc
 struct JPEGStructure: Sendable, Hashable {
     /// SOFn marker (0xC0 baseline, 0xC2 progressive, 0xC9... arithmetic).
     var frameMarker: UInt8 = 0
+    /// Bits per sample (8 in nearly every JPEG; 12 in some medical and scanner files).
+    var precision = 0
     /// Frame size as the SOF claims it.
     var width = 0
     var height = 0
@@ -24,6 +27,23 @@ struct JPEGStructure: Sendable, Hashable {
     /// Whether the frame is Huffman-coded (arithmetic coding can spend under a bit a block).
     var isHuffman: Bool { frameMarker >= 0xC0 && frameMarker <= 0xC7 }
 
+    /// Why libjpeg-turbo (8-bit, as Debian builds it) cannot decode this valid JPEG, or nil
+    /// when it can: what makes the file an asset whose image requests fail `undecodable`
+    /// rather than a damaged file.
+    var undecodableReason: String? {
+        guard frameMarker != 0 else { return nil }
+        if height == 0, width > 0 {
+            return "its frame header leaves the height to a DNL segment after the first scan (ITU T.81), which libjpeg does not support"
+        }
+        switch frameMarker {
+        case 0xC0, 0xC1, 0xC2, 0xC9, 0xCA: break
+        case 0xC3, 0xCB: return "it is a lossless JPEG (SOF\(frameMarker - 0xC0)), which libjpeg-turbo 2.1 does not decode"
+        default: return "it is a hierarchical JPEG (SOF\(frameMarker - 0xC0)), which libjpeg does not decode"
+        }
+        if precision != 8 { return "its samples have \(precision) bits, and the decoder here reads 8-bit JPEGs only" }
+        return nil
+    }
+
     /// Walks `bytes` (a whole file or its head). With `findEnd`, also scans the entropy-coded
     /// data for the EOI marker (a `memchr`-like pass over the file).
     init(_ bytes: UnsafeRawBufferPointer, findEnd: Bool) {
@@ -33,7 +53,12 @@ struct JPEGStructure: Sendable, Hashable {
         var pos = 2
         var sawFrame = false
         while pos + 4 <= n {
-            guard bytes[pos] == 0xFF else { return }
+            guard bytes[pos] == 0xFF, bytes[pos + 1] != 0x00 else {
+                // Stray bytes between segments: skipped to the next marker, as libjpeg does.
+                guard let next = JPEGMarkers.next(in: bytes, from: pos) else { return }
+                pos = next
+                continue
+            }
             let marker = bytes[pos + 1]
             if marker == 0xFF { pos += 1; continue }
             if marker == 0x01 || (0xD0...0xD8).contains(marker) { pos += 2; continue }
@@ -53,10 +78,11 @@ struct JPEGStructure: Sendable, Hashable {
                    bytes[payload + 2] == 0x69, bytes[payload + 3] == 0x66, bytes[payload + 4] == 0, bytes[payload + 5] == 0 {
                     exif = (payload + 6)..<payloadEnd
                 }
-            case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC && !sawFrame:
+            case _ where JPEGMarkers.isFrameHeader(marker) && !sawFrame:
                 sawFrame = true
                 guard payload + 6 <= n else { return }
                 frameMarker = marker
+                precision = Int(bytes[payload])
                 height = be16(payload + 1)
                 width = be16(payload + 3)
                 let components = Int(bytes[payload + 5])

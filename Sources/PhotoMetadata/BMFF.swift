@@ -36,13 +36,24 @@ enum BMFF {
         var itemTypes: [UInt32: UInt32] = [:]
         var xmpItems: [UInt32] = []
         var locations: [UInt32: ItemLocation] = [:]
-        var properties: [(Int, Int)?] = []
+        var properties: [ItemProperty] = []
         var associations: [UInt32: [Int]] = [:]
         var idatAt: Int64?
         var idatLength: Int64 = 0
         // CR3
         var cmt: [(kind: Int, at: Int64, length: Int64)] = []
         var items = 0
+    }
+
+    /// The item properties photod reads (`ipco`'s children, in order: `ipma` indexes them from 1).
+    enum ItemProperty {
+        /// `ispe`: the coded image's size, before any transformation.
+        case size(Int, Int)
+        /// `irot`: turned anti-clockwise by 90° times this.
+        case rotation(Int)
+        /// `imir`: mirrored; libheif 1.15 reads axis 0 as a top-to-bottom flip, 1 as left-to-right.
+        case mirror(axis: Int)
+        case other
     }
 
     struct ItemLocation {
@@ -200,11 +211,18 @@ enum BMFF {
             return
         }
         if parent == fcc("ipco") {
-            if type == fcc("ispe") {
+            switch type {
+            case fcc("ispe"):
                 let d = try payload(12)
-                s.properties.append(d.count >= 12 ? (Int(d.be32(4)), Int(d.be32(8))) : nil)
-            } else {
-                s.properties.append(nil)
+                s.properties.append(d.count >= 12 ? .size(Int(d.be32(4)), Int(d.be32(8))) : .other)
+            case fcc("irot"):
+                let d = try payload(1)
+                s.properties.append(d.count == 1 ? .rotation(Int(d[0] & 3)) : .other)
+            case fcc("imir"):
+                let d = try payload(1)
+                s.properties.append(d.count == 1 ? .mirror(axis: Int(d[0] & 1)) : .other)
+            default:
+                s.properties.append(.other)
             }
             return
         }
@@ -378,14 +396,32 @@ enum BMFF {
         }
     }
 
-    /// HEIF: size from the primary item's `ispe`, EXIF and XMP from their items.
+    /// HEIF: size from the primary item's `ispe`, orientation from its `irot`/`imir`, EXIF and
+    /// XMP from their items.
+    ///
+    /// The orientation is the one libheif applies when it decodes the image (its transformative
+    /// properties, in the order they are associated), as an EXIF value: what the renderer
+    /// shows is the stored (`ispe`) image turned by it. The EXIF orientation a HEIF file may
+    /// also carry is not used (MIAF says to ignore it; libheif does, and when it disagrees with
+    /// `irot`, `irot` is what every viewer built on libheif shows).
     private static func readItems(_ input: inout Input, _ s: State, _ meta: inout MediaMetadata,
                                   exif: inout ExifFields?, xmp: inout XMPFields?) throws(MetadataError) {
+        var transforms: [ItemProperty] = []
         if let primary = s.primaryItem, let props = s.associations[primary] {
+            var sized = false
             for p in props where p >= 1 && p <= s.properties.count {
-                if let (w, h) = s.properties[p - 1] { Stills.setSize(&meta, w, h); break }
+                switch s.properties[p - 1] {
+                case .size(let w, let h) where !sized:
+                    Stills.setSize(&meta, w, h)
+                    sized = true
+                case .rotation, .mirror:
+                    transforms.append(s.properties[p - 1])
+                default:
+                    break
+                }
             }
         }
+        meta.orientation = HEIFTransform.orientation(transforms)
         if meta.pixelWidth == nil { meta.warnings.append("HEIF primary item has no size property") }
         if let id = s.itemTypes.first(where: { $0.value == fcc("Exif") })?.key,
            let data = try itemData(&input, s, id) {
@@ -485,5 +521,47 @@ extension String {
         var s = self
         while s.hasSuffix(" ") { s.removeLast() }
         return s
+    }
+}
+
+/// A HEIF item's `irot`/`imir` sequence as the EXIF orientation (1–8) of the same result.
+enum HEIFTransform {
+    /// A linear map of pixel coordinates about the image's centre (x right, y down):
+    /// (x, y) ↦ (a·x + b·y, c·x + d·y). The eight EXIF orientations are the eight such maps
+    /// with entries in {-1, 0, 1} that keep the image rectangular.
+    struct Map: Equatable {
+        var a = 1, b = 0, c = 0, d = 1
+
+        /// This map, then `next`.
+        func then(_ next: Map) -> Map {
+            Map(a: next.a * a + next.b * c, b: next.a * b + next.b * d, c: next.c * a + next.d * c, d: next.c * b + next.d * d)
+        }
+    }
+
+    /// What displays each EXIF orientation: the map from stored to displayed coordinates.
+    static let exif: [(value: Int, map: Map)] = [
+        (1, Map(a: 1, b: 0, c: 0, d: 1)),
+        (2, Map(a: -1, b: 0, c: 0, d: 1)),    // mirrored left to right
+        (3, Map(a: -1, b: 0, c: 0, d: -1)),   // turned 180°
+        (4, Map(a: 1, b: 0, c: 0, d: -1)),    // mirrored top to bottom
+        (5, Map(a: 0, b: 1, c: 1, d: 0)),     // transposed
+        (6, Map(a: 0, b: -1, c: 1, d: 0)),    // turned 90° clockwise
+        (7, Map(a: 0, b: -1, c: -1, d: 0)),   // transversed
+        (8, Map(a: 0, b: 1, c: -1, d: 0)),    // turned 90° anti-clockwise
+    ]
+
+    static func orientation(_ transforms: [BMFF.ItemProperty]) -> Int {
+        var m = Map()
+        for t in transforms {
+            switch t {
+            case .rotation(let quarters):
+                for _ in 0..<(quarters & 3) { m = m.then(Map(a: 0, b: 1, c: -1, d: 0)) }  // 90° anti-clockwise
+            case .mirror(let axis):
+                m = m.then(axis == 1 ? Map(a: -1, b: 0, c: 0, d: 1) : Map(a: 1, b: 0, c: 0, d: -1))
+            default:
+                break
+            }
+        }
+        return exif.first { $0.map == m }?.value ?? 1
     }
 }

@@ -102,6 +102,11 @@ struct ByteView: Sendable {
 
     func array() -> [UInt8] { array(0, count) }
 
+    /// Calls `body` with the window's bytes (no copy).
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        base.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+    }
+
     /// The first index at or after `from` where `needle` occurs, searching at most up to `limit`.
     func find(_ needle: [UInt8], from: Int = 0, limit: Int? = nil) -> Int? {
         let end = min(limit ?? count, count)

@@ -16,6 +16,15 @@ enum Limits {
     static let maxIFDEntries = 1000
     /// IFDs visited in one TIFF structure.
     static let maxIFDs = 32
+    /// Stray bytes looked through for the next JPEG marker (libjpeg looks through any number).
+    static let maxStrayBytes = 1 << 20
+    /// Bytes of a JPEG's first scan searched for the DNL segment its frame header defers the
+    /// height to (only for such files: a height of 0 is rare).
+    static let maxDNLSearch = 64 << 20
+    /// PNG image-data chunks (`IDAT`, `JDAT`, `fdAT`) walked past by their lengths; they do not
+    /// count towards `maxItems`, so an `eXIf` after the image data of a PNG written in small
+    /// chunks is still reached.
+    static let maxImageDataChunks = 1 << 20
 }
 
 /// The file as the parsers see it: its size, its first bytes in memory, and bounded reads

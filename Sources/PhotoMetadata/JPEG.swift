@@ -1,7 +1,10 @@
 /// JPEG (and MPO): walks the marker segments up to the first scan, taking the frame size from
 /// the first SOFn, EXIF from the first APP1 `Exif` segment wherever it sits among the APPn
-/// segments (libexif's own loader gives up at APP6 and others), XMP from APP1, and the MPF
-/// APP2 segment that marks a multi-picture file. Scan data is never read.
+/// segments (libexif's own loader gives up at APP6 and others), XMP from APP1, the IPTC-IIM
+/// capture date from a Photoshop APP13 segment, and the MPF APP2 segment that marks a
+/// multi-picture file. Stray bytes between segments are skipped to the next marker, as libjpeg
+/// does. Scan data is never read, with one exception: a frame header whose height is 0 defers
+/// it to a DNL segment after the first scan (ITU T.81 B.2.5), which is looked for there.
 enum JPEG {
     static let xmpPrefix: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
 
@@ -11,6 +14,7 @@ enum JPEG {
         let end = min(end ?? input.size, input.size)
         var items = 0
         var sawFrame = false
+        var heightFromDNL = false
         while items < Limits.maxItems {
             items += 1
             guard pos + 4 <= end, let h = try input.view(at: pos, count: 4) else {
@@ -19,14 +23,21 @@ enum JPEG {
                 input.hitEnd = true
                 break
             }
-            guard h[0] == 0xFF else {
-                meta.warnings.append("JPEG marker expected at \(pos), found garbage; stopped")
-                break
+            guard h[0] == 0xFF, h[1] != 0x00 else {
+                // Stray bytes before a marker: libjpeg skips to the next one with a warning (and
+                // ImageMagick, exiftool and browsers show the image), so skip them too.
+                guard let next = try nextMarker(&input, from: pos, end: end) else {
+                    meta.warnings.append("JPEG marker expected at \(pos), found bytes that lead to no marker; stopped")
+                    break
+                }
+                meta.warnings.append("JPEG has \(next - pos) stray bytes before the marker at \(next); skipped")
+                pos = next
+                continue
             }
             let marker = h[1]
             if marker == 0xFF { pos += 1; continue }  // fill byte
             if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { pos += 2; continue }
-            if marker == 0xD9 || marker == 0xDA { break }  // EOI, or SOS: entropy-coded data follows
+            if marker == 0xD9 { break }  // EOI
             let length = h.be16(2)
             guard length >= 2 else {
                 meta.warnings.append("JPEG segment at \(pos) has length \(length); stopped")
@@ -34,6 +45,11 @@ enum JPEG {
             }
             let payloadAt = pos + 4
             let payloadLength = length - 2
+            if marker == 0xDA {
+                // SOS: entropy-coded data follows. Only a height left to DNL makes it worth reading.
+                if heightFromDNL { try readDNL(&input, &meta, from: payloadAt + Int64(payloadLength), end: end) }
+                break
+            }
             switch marker {
             case 0xE1 where exif == nil || xmp == nil:
                 // Read the 29-byte prefix first; the payload only when it is one we want.
@@ -51,20 +67,61 @@ enum JPEG {
             case 0xE2 where meta.format == .jpeg:
                 let prefix = try input.view(at: payloadAt, upTo: 4)
                 if prefix.matches("MPF\0") { meta.format = .mpo }
-            case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC && !sawFrame:
-                // SOFn: precision (1), height (2), width (2). DHT, JPG and DAC share the range.
+            case 0xED where meta.dates.iptc == nil:
+                let prefix = try input.view(at: payloadAt, upTo: IPTC.photoshopSignature.count)
+                if prefix.matches(IPTC.photoshopSignature) {
+                    meta.dates.iptc = IPTC.captureDate(app13: try input.view(at: payloadAt, upTo: payloadLength))
+                }
+            case _ where JPEGMarkers.isFrameHeader(marker) && !sawFrame:
+                // SOFn: precision (1), height (2), width (2).
                 sawFrame = true
                 if let f = try input.view(at: payloadAt, count: 5) {
                     let height = f.be16(1), width = f.be16(3)
                     if width > 0 { meta.pixelWidth = width }
-                    // Height 0 means "defined by the DNL marker later"; leave it unknown.
                     if height > 0 { meta.pixelHeight = height }
-                    if height == 0 { meta.pixelWidth = nil }
+                    // Height 0: defined by the DNL segment after the first scan.
+                    heightFromDNL = height == 0 && width > 0
                 }
             default:
                 break
             }
             pos = payloadAt + Int64(payloadLength)
         }
+    }
+
+    /// The offset of the next marker at or after `from` (libjpeg's rule, see `JPEGMarkers.next`),
+    /// looking through at most `Limits.maxStrayBytes`.
+    private static func nextMarker(_ input: inout Input, from: Int64, end: Int64) throws(MetadataError) -> Int64? {
+        var at = from
+        while at < end, at - from < Int64(Limits.maxStrayBytes) {
+            let window = try input.view(at: at, upTo: Int(min(Int64(Limits.windowBytes), end - at)))
+            guard window.count >= 2 else { return nil }
+            if let i = window.withUnsafeBytes({ JPEGMarkers.next(in: $0, from: 0) }) { return at + Int64(i) }
+            at += Int64(window.count - 1)  // a 0xFF at the window's end is looked at again with what follows
+        }
+        return nil
+    }
+
+    /// The height a DNL segment gives, looked for where T.81 puts it: right after the first
+    /// scan's entropy-coded data (read in windows, at most `Limits.maxDNLSearch` bytes).
+    private static func readDNL(_ input: inout Input, _ meta: inout MediaMetadata, from: Int64, end: Int64) throws(MetadataError) {
+        var at = from
+        while at < end, at - from < Int64(Limits.maxDNLSearch) {
+            let window = try input.view(at: at, upTo: Int(min(Int64(Limits.maxRead), end - at)))
+            guard window.count >= 2 else { break }
+            guard let i = window.withUnsafeBytes({ JPEGMarkers.endOfEntropyCodedData(in: $0, from: 0) }) else {
+                at += Int64(window.count - 1)
+                continue
+            }
+            let markerAt = at + Int64(i)
+            if let dnl = try input.view(at: markerAt, count: 6), dnl[1] == JPEGMarkers.defineNumberOfLines, dnl.be16(2) == 4,
+               dnl.be16(4) > 0 {
+                meta.pixelHeight = dnl.be16(4)
+            } else {
+                meta.warnings.append("JPEG frame header gives height 0 and no DNL segment follows the first scan")
+            }
+            return
+        }
+        meta.warnings.append("JPEG frame header gives height 0; no DNL segment found in the first \(Limits.maxDNLSearch) bytes of the scan")
     }
 }

@@ -19,6 +19,10 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// HEIC, HEIF or AVIF: the container's `irot`/`imir` say how the image is displayed (and
+    /// libheif applies them), so `MediaMetadata.orientation` comes from them, not from EXIF.
+    public var isHEIF: Bool { self == .heic || self == .heif || self == .avif }
+
     /// Whether this is a camera RAW format (the `raw` subtype).
     public var isRaw: Bool {
         switch self {
@@ -78,8 +82,10 @@ public struct MediaMetadata: Sendable, Hashable {
     public var pixelWidth: Int?
     /// See `pixelWidth`.
     public var pixelHeight: Int?
-    /// EXIF orientation 1–8 (for videos, the track rotation as the matching EXIF value);
-    /// `nil` when the file does not say or says something out of range.
+    /// How the stored pixels are turned to be displayed, as an EXIF orientation 1–8: the EXIF
+    /// tag, else XMP `tiff:Orientation`; for HEIC/HEIF/AVIF the container's `irot`/`imir`
+    /// (what libheif applies; their EXIF tag is ignored); for videos the track rotation as the
+    /// matching EXIF value. `nil` when the file does not say or says something out of range.
     public var orientation: Int?
     /// Every capture-date candidate found; `CaptureDate.resolve` picks one.
     public var dates: DateCandidates

@@ -66,8 +66,15 @@ public struct MetadataReader: Sendable {
             meta.dates.xmp = xmp.date
             meta.rating = xmp.rating
             meta.keywords = xmp.keywords
+            // Editors that write no EXIF (PNG, WebP, some JPEGs) put the orientation in XMP.
+            if meta.orientation == nil, meta.mediaType == .image, !meta.format.isHEIF { meta.orientation = xmp.orientation }
         }
-        // A file that is recognisably media but gave nothing at all is an error, not an asset
+        // The rule between an asset and an error row: a file recognisably of a media format
+        // (its signature) with any usable structure — a frame or header size, EXIF, XMP, a date,
+        // a duration — is an asset with what is valid in it, whether or not a decoder here can
+        // render its pixels (a JPEG whose height waits for a DNL segment, a 12-bit or lossless
+        // JPEG, an animated WebP, a HEIF of a codec libheif lacks: their image requests fail
+        // with `undecodable`). Only a file that gave nothing at all is an error, not an asset
         // without any metadata: say whether it ends early or is broken.
         if meta.pixelWidth == nil, exif == nil, xmp == nil, meta.duration == nil, meta.dates == DateCandidates(),
            meta.latitude == nil {
@@ -107,7 +114,7 @@ public struct MetadataReader: Sendable {
         meta.lensModel = e.lensModel ?? meta.lensModel
         meta.software = e.software ?? meta.software
         meta.userComment = e.userComment
-        if let o = e.orientation { meta.orientation = o }
+        if let o = e.orientation, !meta.format.isHEIF { meta.orientation = o }
         meta.dates.exifOriginal = e.original
         meta.dates.exifDigitized = e.digitized
         meta.dates.exifModified = e.modified

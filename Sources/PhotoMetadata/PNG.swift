@@ -1,6 +1,7 @@
 /// PNG, APNG and MNG: the size from IHDR (MHDR for MNG), EXIF from an `eXIf` chunk wherever it
-/// is (some writers put it after the image data), XMP from `iTXt` `XML:com.adobe.xmp`, and
-/// APNG from an `acTL` chunk before the first IDAT. IDAT payloads are skipped by offset.
+/// is (ImageMagick writes it after the image data), XMP from `iTXt` `XML:com.adobe.xmp`, and
+/// APNG from an `acTL` chunk before the first IDAT. Image-data chunks are skipped by their
+/// lengths (never read), however many there are (`Limits.maxImageDataChunks`).
 enum PNG {
     static let xmpKeyword = Array("XML:com.adobe.xmp\0".utf8)
 
@@ -8,10 +9,10 @@ enum PNG {
                       xmp: inout XMPFields?, mng: Bool) throws(MetadataError) {
         var pos: Int64 = 8
         var items = 0
+        var imageDataChunks = 0
         var sawIDAT = false
         var lastLength: Int64 = 0
-        while items < Limits.maxItems {
-            items += 1
+        while items < Limits.maxItems, imageDataChunks < Limits.maxImageDataChunks {
             // After a large chunk (image data) the next header is far away: read just the header.
             guard let h = try input.view(at: pos, count: 8, readAhead: lastLength < Int64(Limits.windowBytes)) else {
                 if pos < input.size { meta.warnings.append("PNG ends inside a chunk header") }
@@ -21,6 +22,7 @@ enum PNG {
             let length = Int64(h.be32(0))
             let type = h.fourCC(4)
             let dataAt = pos + 8
+            if type == fcc("IDAT") || type == fcc("JDAT") || type == fcc("fdAT") { imageDataChunks += 1 } else { items += 1 }
             guard length <= Int64(Int32.max) else { meta.warnings.append("PNG chunk claims \(length) bytes; stopped"); break }
             if dataAt + length > input.size {
                 input.hitEnd = true

@@ -11,6 +11,8 @@ struct XMPFields: Sendable, Hashable {
     var rating: Int?
     /// `dc:subject` bag items.
     var keywords: [String] = []
+    /// `tiff:Orientation`, 1–8 (EXIF's values), which editors write when the file has no EXIF.
+    var orientation: Int?
 }
 
 /// A bounded byte scanner for the few XMP properties photod reads, in attribute form
@@ -24,6 +26,7 @@ enum XMP {
         [Array("xmp:CreateDate".utf8), Array("xap:CreateDate".utf8)],
     ]
     static let ratingNames: [[UInt8]] = [Array("xmp:Rating".utf8), Array("xap:Rating".utf8)]
+    static let orientationName = Array("tiff:Orientation".utf8)
     static let subjectOpen = Array("<dc:subject".utf8)
     static let subjectClose = Array("</dc:subject>".utf8)
     static let liOpen = Array("<rdf:li".utf8)
@@ -47,6 +50,9 @@ enum XMP {
                 if digits.count == 1, let r = Digits.value(Array(digits), 0, 1), r <= 5 { f.rating = r }
                 break
             }
+        }
+        if let v = value(of: orientationName, in: p), let o = cleanText(v).flatMap({ Int($0) }), (1...8).contains(o) {
+            f.orientation = o
         }
         if let open = find(subjectOpen, in: p, from: 0) {
             let end = find(subjectClose, in: p, from: open) ?? p.count

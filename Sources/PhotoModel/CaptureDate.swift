@@ -11,6 +11,8 @@ public struct DateCandidates: Sendable, Hashable {
     public var gpsUTC: LocalDateTime?
     /// An XMP capture date (`exif:DateTimeOriginal`, `photoshop:DateCreated`, `xmp:CreateDate`).
     public var xmp: Timestamp?
+    /// IPTC-IIM DateCreated + TimeCreated (with its `±HHMM` when given).
+    public var iptc: Timestamp?
     /// Apple's `com.apple.quicktime.creationdate` (a local time with its offset).
     public var quickTimeLocal: Timestamp?
     /// The `mvhd` creation time in Unix seconds (UTC by the QuickTime and ISO specifications),
@@ -20,13 +22,14 @@ public struct DateCandidates: Sendable, Hashable {
     public var containerLocal: LocalDateTime?
 
     public init(exifOriginal: Timestamp? = nil, exifDigitized: Timestamp? = nil, exifModified: Timestamp? = nil,
-                gpsUTC: LocalDateTime? = nil, xmp: Timestamp? = nil, quickTimeLocal: Timestamp? = nil,
+                gpsUTC: LocalDateTime? = nil, xmp: Timestamp? = nil, iptc: Timestamp? = nil, quickTimeLocal: Timestamp? = nil,
                 containerUTC: Int64? = nil, containerLocal: LocalDateTime? = nil) {
         self.exifOriginal = exifOriginal
         self.exifDigitized = exifDigitized
         self.exifModified = exifModified
         self.gpsUTC = gpsUTC
         self.xmp = xmp
+        self.iptc = iptc
         self.quickTimeLocal = quickTimeLocal
         self.containerUTC = containerUTC
         self.containerLocal = containerLocal
@@ -49,22 +52,24 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(local)\(offset?.description ?? "") (\(source.rawValue))" }
 
     /// Applies the capture-time rules, first that exists:
-    /// DateTimeOriginal, DateTimeDigitized, DateTime, XMP, QuickTime (Apple's local
-    /// creationdate, else the container's UTC time shown in `zone`), a date in the file name,
-    /// and finally the file's mtime shown in `zone`.
+    /// DateTimeOriginal, DateTimeDigitized, an XMP capture date, IPTC DateCreated + TimeCreated,
+    /// DateTime (the time of the last edit, so after every capture date), QuickTime (Apple's
+    /// local creationdate, else the container's UTC time shown in `zone`), a date in the file
+    /// name, and finally the file's mtime shown in `zone`.
     ///
     /// An EXIF time without an offset takes one from the GPS time stamp when that is
     /// plausible (the difference, rounded to 15 minutes, within ±14 h).
     public static func resolve(_ c: DateCandidates, fileName: [UInt8], mtimeNanoseconds: Int64,
                                zone: any ZoneRules) -> CaptureDate {
-        let exif: [(Timestamp?, DateSource)] = [
-            (c.exifOriginal, .exifOriginal), (c.exifDigitized, .exifDigitized), (c.exifModified, .exifModified),
-        ]
-        for case let (t?, source) in exif {
+        func exif(_ t: Timestamp, _ source: DateSource) -> CaptureDate {
             let offset = t.offset ?? c.gpsUTC.flatMap { derivedOffset(local: t.local, gpsUTC: $0) }
             return CaptureDate(local: t.local, offset: offset, source: source)
         }
+        if let t = c.exifOriginal { return exif(t, .exifOriginal) }
+        if let t = c.exifDigitized { return exif(t, .exifDigitized) }
         if let t = c.xmp { return CaptureDate(local: t.local, offset: t.offset, source: .xmp) }
+        if let t = c.iptc { return CaptureDate(local: t.local, offset: t.offset, source: .iptc) }
+        if let t = c.exifModified { return exif(t, .exifModified) }
         if let t = c.quickTimeLocal { return CaptureDate(local: t.local, offset: t.offset, source: .quicktime) }
         if let utc = c.containerUTC, let d = inZone(unixSeconds: utc, millisecond: nil, zone: zone) {
             return CaptureDate(local: d.local, offset: d.offset, source: .quicktime)

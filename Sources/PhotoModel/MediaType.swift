@@ -10,10 +10,14 @@ public enum DateSource: String, Sendable, Hashable, CaseIterable, Codable {
     case exifOriginal
     /// EXIF DateTimeDigitized (+ OffsetTimeDigitized).
     case exifDigitized
-    /// EXIF (IFD0) DateTime (+ OffsetTime): the time the file was last changed by its writer.
-    case exifModified
-    /// An XMP date (sidecar or embedded packet).
+    /// An XMP capture date (`exif:DateTimeOriginal`, `photoshop:DateCreated`, `xmp:CreateDate`;
+    /// sidecar or embedded packet).
     case xmp
+    /// IPTC-IIM DateCreated (2:55) + TimeCreated (2:60), from a JPEG's Photoshop APP13 block.
+    case iptc
+    /// EXIF (IFD0) DateTime (+ OffsetTime): the time the file was last changed by its writer,
+    /// so it comes after every capture date.
+    case exifModified
     /// A QuickTime date: Apple's `com.apple.quicktime.creationdate`, or the `mvhd` time (UTC).
     case quicktime
     /// A date in the file name (`IMG_20190504_132210.jpg`, `Screenshot 2023-05-04 at ...`).

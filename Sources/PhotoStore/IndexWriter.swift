@@ -474,10 +474,11 @@ public final class IndexWriter {
     /// Inserts or updates an asset row from its primary file (and its sidecar); returns its pk.
     func writeAsset(_ existing: Int64?, primary: FileRow, sidecar: FileRow?, subtypes: Set<AssetSubtype>,
                             path: PathBytes, directory: Int64, now: Int64, _ job: inout JobChanges) throws -> Int64 {
-        // A sidecar's date counts when the file itself has no EXIF date; its rating and
-        // keywords override the embedded ones.
+        // A sidecar's date is an XMP capture date: it counts unless the file itself has a
+        // DateTimeOriginal or DateTimeDigitized, which come first (it beats the file's embedded
+        // XMP, IPTC and DateTime dates). Its rating and keywords override the embedded ones.
         var date = primary.date
-        if let side = sidecar?.date, !(date?.source.isEXIF ?? false) { date = side }
+        if let side = sidecar?.date, !(date?.source.outranksXMP ?? false) { date = side }
         guard let date else {
             throw StoreError(code: .corrupt, message: "file '\(path)' is media but has no capture date")
         }
@@ -1039,8 +1040,8 @@ struct JobChanges {
 }
 
 extension DateSource {
-    /// Whether the date came from EXIF (which a sidecar's date does not override).
-    var isEXIF: Bool { self == .exifOriginal || self == .exifDigitized || self == .exifModified }
+    /// Whether the rules rank this source above an XMP date (a sidecar's does not override it).
+    var outranksXMP: Bool { self == .exifOriginal || self == .exifDigitized }
 }
 
 /// A SplitMix64 generator seeded from the system's: ids need uniqueness, not secrecy, and a

@@ -82,9 +82,11 @@ public struct JPEGFixture: Sendable, Hashable {
 
 /// A small XMP packet with the properties photod reads, for fixtures.
 public enum XMPFixture {
-    /// An `x:xmpmeta` packet: dates as attributes (or elements when `elements`), a rating and keywords.
+    /// An `x:xmpmeta` packet: dates as attributes (or elements when `elements`), a rating,
+    /// keywords and a `tiff:Orientation`.
     public static func packet(createDate: String? = nil, dateTimeOriginal: String? = nil, dateCreated: String? = nil,
-                              rating: Int? = nil, keywords: [String] = [], elements: Bool = false) -> String {
+                              rating: Int? = nil, keywords: [String] = [], orientation: Int? = nil,
+                              elements: Bool = false) -> String {
         var attributes = ""
         var children = ""
         func add(_ name: String, _ value: String?) {
@@ -95,6 +97,7 @@ public enum XMPFixture {
         add("exif:DateTimeOriginal", dateTimeOriginal)
         add("photoshop:DateCreated", dateCreated)
         add("xmp:Rating", rating.map(String.init))
+        add("tiff:Orientation", orientation.map(String.init))
         if !keywords.isEmpty {
             children += "   <dc:subject>\n    <rdf:Bag>\n"
             for k in keywords { children += "     <rdf:li>\(k)</rdf:li>\n" }
@@ -106,7 +109,8 @@ public enum XMPFixture {
              <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
               <rdf:Description rdf:about=""
                 xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:exif="http://ns.adobe.com/exif/1.0/"
-                xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/"\(attributes)>
+                xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/"
+                xmlns:tiff="http://ns.adobe.com/tiff/1.0/"\(attributes)>
             \(children)  </rdf:Description>
              </rdf:RDF>
             </x:xmpmeta>

@@ -148,7 +148,9 @@ struct ImagesEndToEndTests {
         let library = PhotoLibrary(socket: daemon.socket)
         var stand: PhotoImage?
         let image = try library.requestImage(for: id, width: 64, height: 64, deliveryMode: .opportunistic) { stand = $0 }
-        #expect(stand?.isDegraded == true)
+        // Every image at hand (the 107×160 thumbnail, the renders above) is larger than the
+        // 43×64 final one: no stand-in.
+        #expect(stand == nil)
         #expect(image.width == 43 || image.width == 42)
         let cli = try run("photoctl", ["--socket", daemon.socket.string, "image", id, "--size", "256x256"])
         #expect(cli.status == 0)
@@ -348,6 +350,76 @@ struct ImagesEndToEndTests {
         let stopped = try library.stopCachingImages()
         #expect(stopped <= 6)
         #expect(try library.stopCachingImages() == 0)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("An opportunistic stand-in is sent only when it is smaller than the final image; fast takes what is at hand")
+    func standInOnlyWhenSmaller() throws {
+        let lib = try TemporaryDirectory("img-small-lib")
+        let state = try TemporaryDirectory("img-small")
+        defer { lib.remove(); state.remove() }
+        try lib.write("photos/p0.jpg", try Self.photo(width: 1200, height: 800, orientation: 6))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let id = try Self.asset(daemon, named: "p0.jpg")
+        let c = try RawClient(daemon.socket)
+        func degraded(_ n: Int, _ size: [Int]) throws -> (final: JSONValue, standIn: JSONValue?) {
+            try Self.request(c, id: n, asset: id, size: size, delivery: "opportunistic")
+            let (response, before) = try Self.answer(c, id: n)
+            let final = try #require(response["result"], "\(response)")
+            return (final, before.first { $0["method"]?.stringValue == "images.degraded" }?["params"])
+        }
+        // Shown 800×1200: 64×64 gives 43×64, smaller than the 107×160 EXIF thumbnail: none sent.
+        let small = try degraded(1, [64, 64])
+        #expect(small.standIn == nil, "\(small.standIn ?? .null)")
+        #expect(small.final["height"]?.intValue == 64)
+        // 512×512 gives 341×512: the thumbnail is smaller, and comes first.
+        let large = try degraded(2, [512, 512])
+        #expect(large.standIn?["width"]?.intValue == 107 && large.standIn?["height"]?.intValue == 160, "\(large.standIn ?? .null)")
+        // 128×128 gives 85×128: of what is cached (the thumbnail, 341×512, 43×64) only the 43×64 is smaller.
+        let middle = try degraded(3, [128, 128])
+        #expect(middle.standIn?["height"]?.intValue == 64, "\(middle.standIn ?? .null)")
+        // 40×40 gives 27×40: nothing cached is smaller (the thumbnail, cached, is not looked for again).
+        let tiny = try degraded(4, [40, 40])
+        #expect(tiny.standIn == nil)
+        // Fast answers at once with whatever is at hand, larger or not.
+        try Self.request(c, id: 5, asset: id, size: [30, 30], delivery: "fast")
+        let fast = try #require(try Self.answer(c, id: 5).response["result"])
+        #expect(fast["isDegraded"]?.boolValue == true)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A JPEG with stray bytes between segments is sized and rendered; one whose height waits for DNL is an asset whose images fail undecodable")
+    func jpegsRealFilesCarry() throws {
+        let lib = try TemporaryDirectory("img-quirks-lib")
+        let state = try TemporaryDirectory("img-quirks")
+        defer { lib.remove(); state.remove() }
+        let plain = try Self.pattern(width: 300, height: 200).encodeJPEG(quality: 90).bytes
+        try lib.write("scans/stray.jpg", JPEGEdit.insertingStrayBytes(plain, before: 0xC0))
+        try lib.write("scans/dnl.jpg", JPEGEdit.deferringHeightToDNL(plain))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let all = try daemon.allAssets()
+        func asset(_ name: String) -> JSONValue? { all.first { $0["path"]?.stringValue?.hasSuffix("/" + name) == true } }
+        let stray = try #require(asset("stray.jpg"), "\(all)")
+        #expect(stray["pixelWidth"]?.intValue == 300 && stray["pixelHeight"]?.intValue == 200, "\(stray)")
+        let dnl = try #require(asset("dnl.jpg"), "the DNL JPEG is not an asset: \(all)")
+        #expect(dnl["pixelWidth"]?.intValue == 300 && dnl["pixelHeight"]?.intValue == 200, "\(dnl)")
+        #expect(try daemon.call("library.errors")["errors"]?.arrayValue?.isEmpty == true)
+
+        let c = try RawClient(daemon.socket)
+        try Self.request(c, id: 1, asset: try #require(stray["id"]?.stringValue), size: [150, 150])
+        let image = try #require(try Self.answer(c, id: 1).response["result"])
+        #expect(image["width"]?.intValue == 150 && image["height"]?.intValue == 100, "\(image)")
+        let (_, quadrants) = try Self.inspect(try #require(image["path"]?.stringValue))
+        #expect(Self.near(quadrants[0], [220, 30, 30]) && Self.near(quadrants[3], [240, 240, 240]), "\(quadrants)")
+
+        try Self.request(c, id: 2, asset: try #require(dnl["id"]?.stringValue), size: [150, 150])
+        let failure = try #require(try Self.answer(c, id: 2).response["error"])
+        #expect(failure["code"]?.intValue == -32008, "\(failure)")
+        #expect(failure["data"]?["reason"]?.stringValue == "undecodable", "\(failure)")
+        #expect(failure["message"]?.stringValue?.contains("DNL") == true || failure["data"]?["detail"]?.stringValue?.contains("DNL") == true,
+                "\(failure)")
         #expect(daemon.stop() == 0)
     }
 

@@ -15,10 +15,16 @@ import Testing
         // over the `mvhd` time (08:25:57Z, when the file was finished) by photod's rules; exiftool's
         // QuickTime:CreateDate is the `mvhd` time. Same day, 17 seconds apart.
         "metadata-extractor-images/mov/with-gps.mov": ("date-day", "Apple creationdate preferred over mvhd"),
-        // The only capture date is XMP photoshop:DateCreated, a bare date (2006-10-29), which photod
-        // takes at midnight; exiftool's Composite:DateTimeOriginal joins the IPTC date and time
-        // (06:27:51-05:00), and photod reads no IPTC. Same day.
-        "exiftool/t/images/PhotoMechanic.jpg": ("date-day", "date-only XMP; IPTC time not read"),
+    ]
+
+    /// XMP `photoshop:DateCreated` of files where it is the capture date by photod's rules (it
+    /// ranks above `xmp:CreateDate` and IPTC), which the oracle does not list (it has no
+    /// XMP:DateCreated key): the value in each file, a bare date taken at midnight.
+    /// (PhotoMechanic.jpg's IPTC date and time, 06:27:51-05:00, rank below it.)
+    static let xmpDateCreated: [String: String] = [
+        "exif-js/example/Bush-dog.jpg": "2003:08:30 00:00:00",
+        "ianare-exif-samples/jpg/long_description.jpg": "2003:08:31 00:00:00",
+        "exiftool/t/images/PhotoMechanic.jpg": "2006:10:29 00:00:00",
     ]
 
     struct Entry: @unchecked Sendable, CustomStringConvertible {
@@ -130,13 +136,17 @@ import Testing
         return (t.local, t.offset, false, "Composite:DateTimeOriginal")
     }
 
-    /// The oracle's capture date by photod's rules: EXIF DateTimeOriginal, CreateDate,
-    /// ModifyDate, then XMP, then container dates (QuickTime and Matroska in UTC).
+    /// The oracle's capture date by photod's rules: EXIF DateTimeOriginal, CreateDate, then XMP
+    /// (DateTimeOriginal, photoshop:DateCreated, CreateDate), then IPTC (exiftool's
+    /// Composite:DateTimeOriginal joins its DateCreated and TimeCreated), then EXIF ModifyDate,
+    /// then container dates (QuickTime and Matroska in UTC).
     static func oracleDate(_ e: Entry) -> (LocalDateTime, UTCOffset?, utc: Bool, key: String)? {
-        let keys = ["EXIF:DateTimeOriginal", "EXIF:CreateDate", "EXIF:ModifyDate", "XMP:DateTimeOriginal", "XMP:CreateDate",
-                    "QuickTime:CreateDate", "Matroska:DateTimeOriginal", "RIFF:DateTimeOriginal"]
+        let keys = ["EXIF:DateTimeOriginal", "EXIF:CreateDate", "XMP:DateTimeOriginal", "XMP:DateCreated", "XMP:CreateDate",
+                    "Composite:DateTimeOriginal", "EXIF:ModifyDate", "QuickTime:CreateDate", "Matroska:DateTimeOriginal",
+                    "RIFF:DateTimeOriginal"]
         for key in keys {
-            guard let text = e.string(key), let t = Timestamp.exif(Array(text.utf8)) else { continue }
+            let value = key == "XMP:DateCreated" ? Self.xmpDateCreated[e.path] ?? e.string(key) : e.string(key)
+            guard let text = value, let t = Timestamp.exif(Array(text.utf8)) else { continue }
             let utc = key.hasPrefix("QuickTime") || key.hasPrefix("Matroska")
             var offset = t.offset
             if key == "EXIF:DateTimeOriginal", let o = e.string("EXIF:OffsetTimeOriginal") { offset = UTCOffset(parsing: o) }

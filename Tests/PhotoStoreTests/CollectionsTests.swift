@@ -74,6 +74,26 @@ struct CollectionsTests {
         #expect(live?.total == 2)
     }
 
+    @Test("A sidecar's XMP date is a capture date: it wins over the file's DateTime, XMP and IPTC dates, not over DateTimeOriginal or DateTimeDigitized")
+    func sidecarDateRank() throws {
+        defer { dir.remove() }
+        let xmp = SidecarRecord(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: nil, keywords: [])
+        let sources: [(String, DateSource)] = [("M", .exifModified), ("X", .xmp), ("I", DateSource(rawValue: "iptc") ?? .xmp),
+                                                ("D", .exifDigitized), ("O", .exifOriginal)]
+        var files: [FileOutcome] = []
+        for (i, (name, source)) in sources.enumerated() {
+            files.append(Make.outcome("/lib/d/\(name).jpg", inode: UInt64(2 * i + 1), .media(Make.media(date: "2021-01-01T00:00:00", source: source))))
+            files.append(Make.outcome("/lib/d/\(name).xmp", inode: UInt64(2 * i + 2), .sidecar(xmp)))
+        }
+        _ = try apply(files)
+        let all = try assets()
+        func source(_ name: String) -> String? { all.first { $0.path.string.hasSuffix("/\(name).jpg") }?.captureDate.source.rawValue }
+        #expect(source("M") == "xmp")  // DateTime is the last edit's time
+        #expect(source("X") == "xmp" && source("I") == "xmp")
+        #expect(source("D") == "exifDigitized" && source("O") == "exifOriginal")
+        #expect(all.first { $0.path.string.hasSuffix("/M.jpg") }?.captureDate.local.description == "2015-06-07T08:09:10")
+    }
+
     @Test("An XMP sidecar attaches to its photo and gives a date when EXIF has none, plus rating and keywords")
     func sidecar() throws {
         defer { dir.remove() }

@@ -1,0 +1,94 @@
+import PhotoModel
+
+/// IPTC-IIM (the IPTC Information Interchange Model) as Photoshop stores it in a JPEG: an
+/// APP13 segment `Photoshop 3.0\0` holding image resource blocks (`8BIM`, a 2-byte id, a
+/// Pascal name padded to an even length, a 4-byte size, the data padded to even), of which
+/// 0x0404 is the IPTC-NAA record: datasets `1C record number size data`. photod reads the
+/// capture date from it: 2:55 DateCreated (`CCYYMMDD`) and 2:60 TimeCreated (`HHMMSS±HHMM`).
+/// Bounded: every length is checked against what holds it, and the walks stop after
+/// `Limits.maxItems` blocks or datasets.
+enum IPTC {
+    static let photoshopSignature = Array("Photoshop 3.0\0".utf8)
+    static let resourceSignature = Array("8BIM".utf8)
+    /// The image resource holding the IPTC-NAA record.
+    static let iptcResource = 0x0404
+
+    /// The capture date in an APP13 payload (the bytes after the segment's length), or nil
+    /// when it is not a Photoshop block or holds no DateCreated.
+    static func captureDate(app13 payload: ByteView) -> Timestamp? {
+        guard payload.matches(photoshopSignature), let record = iptcRecord(payload.slice(from: photoshopSignature.count))
+        else { return nil }
+        return captureDate(datasets: record)
+    }
+
+    /// The data of resource 0x0404 in a list of image resource blocks.
+    static func iptcRecord(_ blocks: ByteView) -> ByteView? {
+        var i = 0
+        var items = 0
+        while items < Limits.maxItems, blocks.has(i, 4 + 2 + 2 + 4) {
+            items += 1
+            // Other signatures (`PHUT`, `AgHg`, ...) are walked over; only 8BIM's 0x0404 counts.
+            let isPhotoshop = blocks.matches(resourceSignature, at: i)
+            let id = blocks.be16(i + 4)
+            let nameLength = Int(blocks[i + 6])
+            let nameField = (1 + nameLength + 1) & ~1  // the length byte and the name, padded to even
+            let sizeAt = i + 6 + nameField
+            guard blocks.has(sizeAt, 4) else { return nil }
+            let size = Int(blocks.be32(sizeAt))
+            let dataAt = sizeAt + 4
+            guard blocks.has(dataAt, size) else { return nil }
+            if isPhotoshop, id == iptcResource { return blocks.slice(dataAt, size) }
+            i = dataAt + ((size + 1) & ~1)
+        }
+        return nil
+    }
+
+    /// DateCreated (2:55) with TimeCreated (2:60) when present (midnight without one; the
+    /// offset when the time gives one), or nil without a valid DateCreated.
+    static func captureDate(datasets v: ByteView) -> Timestamp? {
+        var date: [UInt8]?
+        var time: [UInt8]?
+        var i = 0
+        var items = 0
+        while items < Limits.maxItems, v.has(i, 5), v[i] == 0x1C {
+            items += 1
+            let record = v[i + 1], number = v[i + 2]
+            var size = v.be16(i + 3)
+            var dataAt = i + 5
+            if size & 0x8000 != 0 {
+                // An extended dataset: the low bits count the bytes of the real length.
+                let n = size & 0x7FFF
+                guard n <= 4, v.has(dataAt, n) else { return nil }
+                size = 0
+                for k in 0..<n { size = size << 8 | Int(v[dataAt + k]) }
+                dataAt += n
+            }
+            guard v.has(dataAt, size) else { break }
+            if record == 2, number == 55, date == nil { date = v.array(dataAt, min(size, 32)) }
+            if record == 2, number == 60, time == nil { time = v.array(dataAt, min(size, 32)) }
+            i = dataAt + size
+        }
+        guard let date else { return nil }
+        return timestamp(date: date, time: time)
+    }
+
+    /// `CCYYMMDD` and `HHMMSS±HHMM` (the offset optional, as some writers leave it out; the
+    /// `HH:MM:SS±HH:MM` spelling of a few tools accepted too).
+    static func timestamp(date: [UInt8], time: [UInt8]?) -> Timestamp? {
+        let d = date.filter(Digits.isDigit)
+        guard d.count == 8, let y = Digits.value(d, 0, 4), let mo = Digits.value(d, 4, 2), let day = Digits.value(d, 6, 2)
+        else { return nil }
+        guard let time else {
+            return LocalDateTime(year: y, month: mo, day: day).map { Timestamp(local: $0) }
+        }
+        let t = time.filter { $0 != UInt8(ascii: ":") && $0 != 0 && $0 != 0x20 }
+        guard let h = Digits.value(t, 0, 2), let mi = Digits.value(t, 2, 2), let s = Digits.value(t, 4, 2),
+              let local = LocalDateTime(year: y, month: mo, day: day, hour: h, minute: mi, second: s)
+        else {
+            // A broken time leaves the date.
+            return LocalDateTime(year: y, month: mo, day: day).map { Timestamp(local: $0) }
+        }
+        let offset = t.count > 6 ? UTCOffset(parsing: t[6...]) : nil
+        return Timestamp(local: local, offset: offset)
+    }
+}
