@@ -30,6 +30,15 @@ public struct Candidate: Sendable, Hashable {
 /// be read is an outcome too. Must be safe to call from several threads at once.
 public protocol FileReading: Sendable {
     func read(_ candidate: Candidate) -> FileOutcome
+
+    /// The version of what reading finds in a file (formats, fields, the capture-date rules).
+    /// A newer one than the index was read with makes the next full scan read every file again,
+    /// once: an upgrade's new rules apply to the whole library, not only to files that change.
+    var rulesVersion: Int { get }
+}
+
+extension FileReading {
+    public var rulesVersion: Int { 1 }
 }
 
 /// File extensions that claim media content: a file with one of these whose content is not

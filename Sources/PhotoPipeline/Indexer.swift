@@ -129,13 +129,15 @@ public final class Indexer: Sendable {
             $0.state = .indexing
             $0.current = ScanProgress()
         }
+        var rootIDs: [PathBytes: Int64] = [:]
         if subtrees == nil {
             do {
-                _ = try database.write { try $0.registerRoots(roots) }
+                rootIDs = try database.write { try $0.registerRoots(roots) }
             } catch {
                 logger.error("cannot record library roots: \(error)")
             }
         }
+        let reread = subtrees == nil ? rootsToReadAgain(roots, ids: rootIDs) : []
 
         let jobs = Channel<Job>(capacity: workers * 2)
         let results = Channel<Job>(capacity: workers * 2 + 2)
@@ -186,6 +188,7 @@ public final class Indexer: Sendable {
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
                           lookForMoves: lookForMoves)
         walker.deferNewFiles = deferNewFiles
+        walker.readEverything = reread
         if let subtrees {
             for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
         } else {
@@ -200,6 +203,7 @@ public final class Indexer: Sendable {
         ordered.wait()
         committed.wait()
 
+        if !reread.isEmpty { noteReadAgain(reread, ids: rootIDs) }
         let t = tally.withLock { $0 }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -224,6 +228,45 @@ public final class Indexer: Sendable {
                      ("scan.errors", String(report.errors)), ("scan.removed", String(report.removedFiles))])
         return report
     }
+
+    /// The roots whose files were read by older rules than the reader's (`FileReading.rulesVersion`,
+    /// kept per root in `meta`): this scan reads every file of them again. A root the index holds
+    /// nothing of is recorded as read by the current rules at once.
+    private func rootsToReadAgain(_ roots: [PathBytes], ids: [PathBytes: Int64]) -> Set<PathBytes> {
+        var stale = Set<PathBytes>()
+        for root in roots {
+            guard let id = ids[root] else { continue }
+            let (version, entries) = (try? database.read { r in
+                (try r.metaInteger(Self.rulesKey(id)) ?? 1, try r.entryCount(of: root))
+            }) ?? (Int64(reader.rulesVersion), 0)
+            guard version < reader.rulesVersion else { continue }
+            if entries == 0 {
+                try? database.write { try $0.setMetaInteger(Self.rulesKey(id), Int64(reader.rulesVersion)) }
+                continue
+            }
+            logger.notice("the files under '\(root)' were read by older rules (version \(version), now "
+                          + "\(reader.rulesVersion)): this scan reads every one of them again, once", [("root", root.string)])
+            stale.insert(root)
+        }
+        return stale
+    }
+
+    /// Records the roots this scan read again completely (available, no mount below them
+    /// missing, not stopped) as read by the current rules.
+    private func noteReadAgain(_ roots: Set<PathBytes>, ids: [PathBytes: Int64]) {
+        guard !stopRequested.load(ordering: .relaxed) else { return }
+        let status = self.status
+        for root in roots where status.unavailableRoots[root] == nil && !status.unavailableMounts.keys.contains(where: { $0.isWithin(root) }) {
+            guard let id = ids[root] else { continue }
+            do {
+                try database.write { try $0.setMetaInteger(Self.rulesKey(id), Int64(reader.rulesVersion)) }
+            } catch {
+                logger.error("cannot record the reader's rules version: \(error)")
+            }
+        }
+    }
+
+    static func rulesKey(_ rootID: Int64) -> String { "reader.rules.\(rootID)" }
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18

@@ -10,6 +10,11 @@ import Glibc
 /// The live `FileReading`: opens the file, sniffs and parses it with `MetadataReader`, applies
 /// the capture-date rules in the daemon's zone, and fingerprints the content.
 public struct MediaFileReader: FileReading {
+    /// 2: stray bytes between JPEG segments, images no decoder renders kept as assets, XMP
+    /// orientation, IPTC-IIM dates, DateTime after XMP and IPTC dates, HEIF orientation as shown.
+    public static let rulesVersion = 2
+    public var rulesVersion: Int { Self.rulesVersion }
+
     let reader = MetadataReader()
     let zone: any ZoneRules
     /// Metadata reads performed (what "re-reads no file" is measured by).

@@ -53,6 +53,11 @@ struct Walk {
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
     private var pendingExtras = 0
     private var fileSystems: [UInt64: UInt64] = [:]  // st_dev → f_fsid, for this scan
+    /// Roots whose every file is read again, changed or not (the reader's rules are newer than
+    /// those they were read with).
+    var readEverything = Set<PathBytes>()
+    /// Whether the root being walked is one of them.
+    private var readingEverything = false
     /// Directories reported unreadable before this walk reached them again.
     private var previouslyUnreadable = Set<PathBytes>()
 
@@ -87,6 +92,8 @@ struct Walk {
         }
         status.withLock { $0.unavailableRoots[root] = nil }
         forgetUnreadable(below: root)
+        readingEverything = readEverything.contains(root)
+        defer { readingEverything = false }
         walkTree(root)
     }
 
@@ -277,7 +284,7 @@ struct Walk {
                     k += 1
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
-                if let old, old.identity == identity, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
+                if let old, old.identity == identity, !readingEverything, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
                 if old == nil, lookForMoves {
                     let here = path.appending(entry.name)
                     if let origin = movedFileOrigin(identity, notAt: here) {

@@ -9,6 +9,7 @@ import Testing
 /// A `FileReading` that makes every file an asset without opening it, and counts the reads.
 struct FakeReader: FileReading {
     let reads = ReadCounter()
+    var rulesVersion = 1
     func read(_ c: Candidate) -> FileOutcome {
         reads.increment()
         let media = FileMetadata(mediaType: .image, format: "jpeg",
@@ -135,6 +136,34 @@ struct WalkTests {
         #expect(report.removedDirectories == 0)
         #expect(indexer.status.unavailableRoots[lib.path]?.contains("mounted") == true)
         #expect(try db.read { try $0.counts() }.assets == 5)
+    }
+
+    @Test("Newer reading rules read every file again once, in each root as it is scanned whole; a fresh root is recorded at once")
+    func newerRulesReadAgain() throws {
+        defer { cleanup() }
+        for i in 0..<5 { try lib.write("d/f\(i).jpg", [1]) }
+        let other = try TemporaryDirectory("walk-other")
+        defer { other.remove() }
+        try other.write("x.jpg", [1])
+        let db = try Database(path: state("w.db").string)
+        func scan(_ roots: [PathBytes], version: Int) -> (ScanReport, Int) {
+            let reader = FakeReader(rulesVersion: version)
+            let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+            return (indexer.scan(roots: roots), reader.reads.value)
+        }
+        #expect(scan([lib.path, other.path], version: 1).1 == 6)
+        #expect(scan([lib.path, other.path], version: 1).1 == 0)
+        // The rules change: one root scanned alone first (a root that came back), then both.
+        #expect(scan([other.path], version: 2).1 == 1)
+        #expect(scan([lib.path, other.path], version: 2).1 == 5)
+        #expect(scan([lib.path, other.path], version: 2).1 == 0)
+        // A new root, empty in the index: nothing to read again later.
+        let fresh = try TemporaryDirectory("walk-fresh")
+        defer { fresh.remove() }
+        try fresh.write("y.jpg", [1])
+        #expect(scan([fresh.path], version: 3).1 == 1)
+        #expect(scan([fresh.path], version: 3).1 == 0)
+        #expect(try db.read { try $0.counts() }.files == 7)
     }
 
     @Test("Many directories without new files still commit in bounded jobs")

@@ -1,9 +1,18 @@
 import PhotoModel
 
-// The file system each library tree (a root, a mount point below one) was on when scanned:
-// `TreeAvailability`'s record. Not journaled: it describes the disk, not the library.
+// Small records beside the index, not journaled (they describe the disk and the reader, not the
+// library): `meta` values, and the file system each library tree (a root, a mount point below
+// one) was on when scanned, `TreeAvailability`'s record.
 
 extension IndexReader {
+    /// An integer in `meta`, if set.
+    public func metaInteger(_ key: String) throws -> Int64? {
+        let s = try db.statement("SELECT value FROM meta WHERE key = ?1")
+        defer { s.reset() }
+        s.bind(key, at: 1)
+        return try s.step() ? s.int64(0) : nil
+    }
+
     /// Every recorded tree with its identity.
     public func mounts() throws -> [PathBytes: MountIdentity] {
         let s = try db.statement("SELECT path, fsid, fs_type, fs_path FROM mounts")
@@ -31,6 +40,15 @@ extension IndexReader {
 }
 
 extension IndexWriter {
+    /// Sets an integer in `meta`.
+    public func setMetaInteger(_ key: String, _ value: Int64) throws {
+        let s = try db.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
+        defer { s.reset() }
+        s.bind(key, at: 1)
+        s.bind(value, at: 2)
+        try s.run()
+    }
+
     /// Records (or replaces) the identity of the tree at `path`.
     public func recordMount(_ path: PathBytes, _ identity: MountIdentity, now: Int64) throws {
         let s = try db.statement("""
