@@ -194,9 +194,14 @@ extension Methods {
         try p.rejectUnknownKeys(allowed: ["path"])
         var trees: [PathBytes] = []
         if let text = try p.optionalString("path") {
-            let path = DefaultPaths.canonical(PathBytes(text)) ?? PathBytes(text)
+            guard text.hasPrefix("/") else { throw .invalidParams("'path' must be absolute (got '\(text)')", param: "path") }
+            // A path that exists is what the kernel resolves it to; one that does not (a
+            // directory deleted since) is taken lexically, so that '..' cannot climb out of a
+            // root unseen: ROOT/../elsewhere is elsewhere, not a tree below ROOT.
+            let path = DefaultPaths.canonical(PathBytes(text)) ?? DefaultPaths.normalized(PathBytes(text))
             guard info.roots.contains(where: { path.isWithin($0) }) else {
-                throw .invalidParams("'\(text)' is not inside a library root (\(info.roots.map(\.string).joined(separator: ", ")))",
+                let resolved = path.string == text ? "" : " (that is, '\(path)')"
+                throw .invalidParams("'\(text)'\(resolved) is not inside a library root (\(info.roots.map(\.string).joined(separator: ", ")))",
                                      param: "path")
             }
             trees = [path]
