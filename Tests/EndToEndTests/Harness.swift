@@ -128,17 +128,37 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// Runs a built command-line tool and returns its exit status and output.
-func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+/// - Parameters:
+///   - asUser: run it as this user and group (`setpriv`, no supplementary groups unless
+///     `groups` names some); the caller must be root.
+///   - stdout: where its standard output goes instead of the returned string (`/dev/full`).
+///   - timeout: how long it may run before it is killed (SIGKILL: the status is then 9).
+func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil, asUser: (user: String, group: String)? = nil,
+         groups: [String] = [], stdout: FileHandle? = nil, timeout: Duration? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let p = Process()
-    p.executableURL = TestPaths.products.appendingPathComponent(tool)
-    p.arguments = arguments
+    let binary = TestPaths.products.appendingPathComponent(tool)
+    if let asUser {
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=\(asUser.user)", "--regid=\(asUser.group)"]
+            + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]) + [binary.path] + arguments
+    } else {
+        p.executableURL = binary
+        p.arguments = arguments
+    }
     if let environment { p.environment = environment }
     let out = Pipe(), err = Pipe()
-    p.standardOutput = out
+    p.standardOutput = stdout ?? out
     p.standardError = err
     try p.run()
+    if let timeout {
+        let pid = p.processIdentifier, deadline = TestTime.deadline(timeout)
+        Thread.detachNewThread {
+            while p.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            if p.isRunning { Glibc.kill(pid, SIGKILL) }
+        }
+    }
     // Read before waiting: a full pipe would block the child.
-    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let o = stdout == nil ? out.fileHandleForReading.readDataToEndOfFile() : Data()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
@@ -147,6 +167,20 @@ func run(_ tool: String, _ arguments: [String], environment: [String: String]? =
 /// The JSON objects of `--json` output, one per line.
 func jsonLines(_ text: String) throws -> [JSONValue] {
     try text.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+}
+
+/// The records of a list command's `--json` output, without its last line, `{"token": N}`.
+func records(_ text: String) throws -> [JSONValue] {
+    try listing(text).records
+}
+
+/// A list command's `--json` output: the records, and the token of its last line (nil when
+/// that line is not `{"token": N}`).
+func listing(_ text: String) throws -> (records: [JSONValue], token: Int?) {
+    var lines = try jsonLines(text)
+    guard case .object(let last)? = lines.last, last.count == 1, let token = last["token"]?.intValue else { return (lines, nil) }
+    lines.removeLast()
+    return (lines, token)
 }
 
 /// Whether the daemon under test is built with AddressSanitizer (`scripts/sanitize address`):

@@ -73,18 +73,18 @@ struct LifecycleTests {
         // photoctl sees what the protocol says.
         let listed = try run("photoctl", ["--socket", daemon.socket.string, "assets", "--json"])
         #expect(listed.status == 0)
-        let records = try jsonLines(listed.stdout)
-        #expect(records.count == 4)
-        let a = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
+        let listedAssets = try records(listed.stdout)
+        #expect(listedAssets.count == 4)
+        let a = try #require(listedAssets.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
         #expect(a["localDateTime"]?.stringValue == "2019-05-04T23:30:00")
         #expect(a["utcOffset"]?.stringValue == "+09:00")
         #expect(a["latitude"]?.doubleValue == 35.5)
-        let byName = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("IMG_20190504_132210.jpg") == true })
+        let byName = try #require(listedAssets.first { $0["path"]?.stringValue?.hasSuffix("IMG_20190504_132210.jpg") == true })
         #expect(byName["dateSource"]?.stringValue == "fileName")
-        let odd = try #require(records.first { $0["pathBytes"] != nil })
+        let odd = try #require(listedAssets.first { $0["pathBytes"] != nil })
         #expect(odd["pathBytes"]?.stringValue == Base64Check.encode(oddName.bytes))
         // Default order: capture time, then path.
-        let dates = records.compactMap { $0["localDateTime"]?.stringValue }
+        let dates = listedAssets.compactMap { $0["localDateTime"]?.stringValue }
         #expect(dates == dates.sorted())
         let errors = try jsonLines(try run("photoctl", ["--socket", daemon.socket.string, "errors", "--json"]).stdout)
         #expect(errors.map { $0["code"]?.stringValue } == ["emptyFile"])
