@@ -112,6 +112,25 @@ final class DaemonProcess {
     }
 }
 
+/// Runs `body` once photod, started with `arguments`, has indexed the library that `library`
+/// writes into a fresh directory (its state in another, which `prepare` may change first); then
+/// stops photod and removes both directories.
+@discardableResult
+func withDaemon<T>(_ label: String, arguments: [String] = [], library: (TemporaryDirectory) throws -> Void,
+                   prepare: (TemporaryDirectory) throws -> Void = { _ in },
+                   _ body: (_ lib: TemporaryDirectory, _ state: TemporaryDirectory, _ daemon: DaemonProcess) throws -> T) throws -> T {
+    let lib = try TemporaryDirectory(label + "-lib")
+    defer { lib.remove() }
+    let state = try TemporaryDirectory(label)
+    defer { state.remove() }
+    try library(lib)
+    try prepare(state)
+    let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+    defer { daemon.stop() }
+    try daemon.waitForIdle()
+    return try body(lib, state, daemon)
+}
+
 /// How much longer than on a plain build the tests wait for the daemon and its clients:
 /// `PHOTOD_TEST_TIME_SCALE` (`scripts/sanitize` sets it, sanitized code runs several times
 /// slower), else 1. Only deadlines scale; nothing sleeps longer.
@@ -135,17 +154,23 @@ struct HarnessError: Error, CustomStringConvertible {
 ///   - timeout: how long it may run before it is killed (SIGKILL: the status is then 9).
 func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil, asUser: (user: String, group: String)? = nil,
          groups: [String] = [], stdout: FileHandle? = nil, timeout: Duration? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-    let p = Process()
     let binary = TestPaths.products.appendingPathComponent(tool)
-    if let asUser {
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(asUser.user)", "--regid=\(asUser.group)"]
-            + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]) + [binary.path] + arguments
-    } else {
-        p.executableURL = binary
-        p.arguments = arguments
-    }
+    guard let asUser else { return try runProcess(binary, arguments, environment: environment, stdout: stdout, timeout: timeout) }
+    return try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                          ["--reuid=\(asUser.user)", "--regid=\(asUser.group)"]
+                              + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]) + [binary.path] + arguments,
+                          environment: environment, stdout: stdout, timeout: timeout)
+}
+
+/// Runs `executable` to its end and returns its exit status and output (see `run`); in
+/// `directory` when one is given, with exactly `environment` when one is given.
+func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, directory: PathBytes? = nil,
+                stdout: FileHandle? = nil, timeout: Duration? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let p = Process()
+    p.executableURL = executable
+    p.arguments = arguments
     if let environment { p.environment = environment }
+    if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory.string) }
     let out = Pipe(), err = Pipe()
     p.standardOutput = stdout ?? out
     p.standardError = err

@@ -49,19 +49,8 @@ enum ProtocolExamples {
     static func run(_ name: String, in directory: TemporaryDirectory, environment: [String: String]) throws
         -> (status: Int32, stdout: String, stderr: String) {
         let (path, language) = try file(name, in: directory)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: language == "python" ? try #require(PythonSubscriber.python).path : "/bin/sh")
-        p.arguments = [path]
-        p.environment = environment
-        p.currentDirectoryURL = URL(fileURLWithPath: directory.path.string)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let interpreter = language == "python" ? try #require(PythonSubscriber.python) : URL(fileURLWithPath: "/bin/sh")
+        return try runProcess(interpreter, [path], environment: environment, directory: directory.path)
     }
 
     static var hasSocat: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/socat") }
@@ -78,10 +67,9 @@ struct ProtocolExamplesTests {
                 exampleEnvironment(["RUNTIME_DIRECTORY": directory + ":/nonexistent", "XDG_RUNTIME_DIR": "/nonexistent"])]
     }
 
-    static func library() throws -> TemporaryDirectory {
-        let lib = try TemporaryDirectory("examples-lib")
+    /// Seven photos in one folder.
+    static func library(_ lib: TemporaryDirectory) throws {
         for i in 0..<7 { try lib.write("a/p\(i).jpg", Library.jpeg(date: "2021:06:0\(1 + i) 09:00:00", width: 100 + i)) }
-        return lib
     }
 
     @Test("The marked examples are there, in the languages they are run with")
@@ -93,56 +81,47 @@ struct ProtocolExamplesTests {
 
     @Test("socat: one request at the socket photoctl finds", .enabled(if: ProtocolExamples.hasSocat, "socat is not installed (scripts/install-deps --tests)"))
     func socat() throws {
-        let lib = try Self.library()
-        defer { lib.remove() }
-        let state = try TemporaryDirectory("examples-socat")
-        defer { state.remove() }
-        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        defer { daemon.stop() }
-        try daemon.waitForIdle()
-        let current = try daemon.currentToken()
-        let work = try TemporaryDirectory("examples-socat-run")
-        defer { work.remove() }
-        for environment in Self.environments(daemon) {
-            let r = try ProtocolExamples.run("socat", in: work, environment: environment)
-            #expect(r.status == 0, "\(environment): \(r.stderr)")
-            let lines = try jsonLines(r.stdout)
-            #expect(lines.count == 1, "\(r.stdout)")
-            #expect(lines.first?["id"]?.intValue == 1)
-            #expect(lines.first?["result"]?["token"]?.intValue == current, "\(environment): \(r.stdout)")
+        try withDaemon("examples-socat", library: Self.library) { _, _, daemon in
+            let current = try daemon.currentToken()
+            let work = try TemporaryDirectory("examples-socat-run")
+            defer { work.remove() }
+            for environment in Self.environments(daemon) {
+                let r = try ProtocolExamples.run("socat", in: work, environment: environment)
+                #expect(r.status == 0, "\(environment): \(r.stderr)")
+                let lines = try jsonLines(r.stdout)
+                #expect(lines.count == 1, "\(r.stdout)")
+                #expect(lines.first?["id"]?.intValue == 1)
+                #expect(lines.first?["result"]?["token"]?.intValue == current, "\(environment): \(r.stdout)")
+            }
         }
     }
 
     @Test("Python: the first five assets, at the socket photoctl finds",
           .enabled(if: PythonSubscriber.python != nil, "python3 is not installed (scripts/install-deps --tests)"))
     func pythonFetch() throws {
-        let lib = try Self.library()
-        defer { lib.remove() }
-        let state = try TemporaryDirectory("examples-fetch")
-        defer { state.remove() }
-        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        defer { daemon.stop() }
-        try daemon.waitForIdle()
-        let expected = (try daemon.call("assets.fetch", ["limit": 5])["assets"]?.arrayValue ?? [])
-            .map { "\($0["id"]?.stringValue ?? "?") \($0["path"]?.stringValue ?? "?")" }
-        #expect(expected.count == 5)
-        let work = try TemporaryDirectory("examples-fetch-run")
-        defer { work.remove() }
-        for environment in Self.environments(daemon) {
-            let r = try ProtocolExamples.run("python-fetch", in: work, environment: environment)
-            #expect(r.status == 0, "\(environment): \(r.stderr)")
-            #expect(r.stdout.split(separator: "\n").map(String.init) == expected, "\(environment)")
+        try withDaemon("examples-fetch", library: Self.library) { _, state, daemon in
+            let expected = (try daemon.call("assets.fetch", ["limit": 5])["assets"]?.arrayValue ?? [])
+                .map { "\($0["id"]?.stringValue ?? "?") \($0["path"]?.stringValue ?? "?")" }
+            #expect(expected.count == 5)
+            let work = try TemporaryDirectory("examples-fetch-run")
+            defer { work.remove() }
+            for environment in Self.environments(daemon) {
+                let r = try ProtocolExamples.run("python-fetch", in: work, environment: environment)
+                #expect(r.status == 0, "\(environment): \(r.stderr)")
+                #expect(r.stdout.split(separator: "\n").map(String.init) == expected, "\(environment)")
+            }
+            // No daemon at the socket: the error says so (the system service's socket is tried too).
+            let r = try ProtocolExamples.run("python-fetch", in: work, environment: exampleEnvironment(["PHOTOD_SOCKET": state("none.sock").string]))
+            #expect(r.status != 0 && r.stderr.contains("FileNotFoundError"), "\(r.stderr)")
         }
-        // No daemon at the socket: the error says so (the system service's socket is tried too).
-        let r = try ProtocolExamples.run("python-fetch", in: work, environment: exampleEnvironment(["PHOTOD_SOCKET": state("none.sock").string]))
-        #expect(r.status != 0 && r.stderr.contains("FileNotFoundError"), "\(r.stderr)")
     }
 
     @Test("Python: the refetching subscriber resumes from its token across photod's SIGTERM (photod.stopping) and kill -9, each change once",
           .enabled(if: PythonSubscriber.python != nil, "python3 is not installed (scripts/install-deps --tests)"))
     func pythonFollow() throws {
-        let lib = try Self.library()
+        let lib = try TemporaryDirectory("examples-follow-lib")
         defer { lib.remove() }
+        try Self.library(lib)
         let state = try TemporaryDirectory("examples-follow")
         defer { state.remove() }
         var daemon = try DaemonProcess(libraries: [lib.path], state: state)

@@ -228,34 +228,23 @@ struct WritesEndToEndTests {
     /// the reply line.
     static func callAs(user: String, group: String, groups: [String], socket: PathBytes, _ request: String) throws -> JSONValue {
         guard let python = PythonSubscriber.python else { throw HarnessError("python3 is not installed") }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(user)", "--regid=\(group)"] + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"])
-            + [python.path, "-c", """
-            import socket, sys
-            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-            s.sendall(sys.argv[2].encode() + b"\\n")
-            print(s.makefile().readline().strip())
-            """, socket.string, request]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw HarnessError("client as \(user) failed: \(String(decoding: e, as: UTF8.self))")
-        }
-        return try JSONValue.parse(String(decoding: o, as: UTF8.self))
+        let r = try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                               ["--reuid=\(user)", "--regid=\(group)"]
+                                   + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"])
+                                   + [python.path, "-c", """
+                                   import socket, sys
+                                   s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                                   s.sendall(sys.argv[2].encode() + b"\\n")
+                                   print(s.makefile().readline().strip())
+                                   """, socket.string, request])
+        guard r.status == 0 else { throw HarnessError("client as \(user) failed: \(r.stderr)") }
+        return try JSONValue.parse(r.stdout)
     }
 
-    @Test("Reads for whoever may connect (socket 0660, --socket-group); writes only for root, photod's user and --write-group")
+    @Test("Reads for whoever may connect (socket 0660, --socket-group); writes only for root, photod's user and --write-group",
+          .enabled(if: CLIOperatorTests.canSwitchUser && PythonSubscriber.python != nil,
+                   "runs clients as another user, which needs root, setpriv and python3"))
     func access() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), PythonSubscriber.python != nil else {
-            print("skipped: the access test runs clients as another user, which needs root, setpriv and python3")
-            return
-        }
         let state = try TemporaryDirectory("writes-access")
         defer { state.remove() }
         let lib = try TemporaryDirectory("writes-access-lib")
