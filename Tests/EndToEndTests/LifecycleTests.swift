@@ -168,28 +168,26 @@ struct LifecycleTests {
 
     @Test("A fresh library with broken files in many chunks: lastScan.errors, counts.errors and library.errors agree")
     func brokenFilesCountedOnce() throws {
-        let state = try TemporaryDirectory("errors")
-        defer { state.remove() }
-        let lib = try TemporaryDirectory("errors-lib")
-        defer { lib.remove() }
-        // 600 photos in 12 folders: a dozen 50-file jobs, which pile up behind the writer.
-        try Library.generate(lib, count: 600)
+        // 600 photos in 12 folders: a dozen 50-file jobs, which pile up behind the writer; one
+        // broken file in each folder.
         var broken = 0
-        for (i, folder) in try FileManager.default.subpathsOfDirectory(atPath: lib.path.string).filter({ URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("event-") })
-            .sorted().enumerated() {
-            let bytes: [[UInt8]] = [[], Array("not a photo".utf8)]
-            try lib.write("\(folder)/broken-\(i).jpg", bytes[i % bytes.count])
-            broken += 1
+        try withDaemon("errors", library: { lib in
+            try Library.generate(lib, count: 600)
+            let folders = try FileManager.default.subpathsOfDirectory(atPath: lib.path.string)
+                .filter { URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("event-") }.sorted()
+            for (i, folder) in folders.enumerated() {
+                try lib.write("\(folder)/broken-\(i).jpg", i.isMultiple(of: 2) ? [] : Array("not a photo".utf8))
+                broken += 1
+            }
+        }) { _, _, daemon in
+            #expect(broken == 12)
+            let status = try daemon.call("library.status")
+            let listed = try daemon.call("library.errors", ["limit": 1000])
+            #expect(listed["total"]?.intValue == broken)
+            #expect(listed["errors"]?.arrayValue?.count == broken)
+            #expect(status["counts"]?["errors"]?.intValue == broken)
+            #expect(status["lastScan"]?["errors"]?.intValue == broken, "\(status["lastScan"] ?? .null), \(status["sortQueue"] ?? .null)")
         }
-        #expect(broken == 12)
-        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        defer { daemon.stop() }
-        let status = try daemon.waitForIdle()
-        let listed = try daemon.call("library.errors", ["limit": 1000])
-        #expect(listed["total"]?.intValue == broken)
-        #expect(listed["errors"]?.arrayValue?.count == broken)
-        #expect(status["counts"]?["errors"]?.intValue == broken)
-        #expect(status["lastScan"]?["errors"]?.intValue == broken, "\(status["lastScan"] ?? .null), \(status["sortQueue"] ?? .null)")
     }
 
     @Test("kill -9 during the initial index, then restarts: the result equals an uninterrupted index")

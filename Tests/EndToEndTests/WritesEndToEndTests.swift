@@ -187,41 +187,37 @@ struct WritesEndToEndTests {
 
     @Test("library.rescan normalises its path: '..' out of a root is refused even when nothing is there; a vanished directory inside one is learnt gone")
     func rescanPaths() throws {
-        let state = try TemporaryDirectory("writes-rescan")
-        defer { state.remove() }
-        let lib = try TemporaryDirectory("writes-rescan-lib")
-        defer { lib.remove() }
-        try lib.write("x/a.jpg", Library.jpeg(date: "2021:03:01 10:00:00"))
-        try lib.write("deep/y/b.jpg", Library.jpeg(date: "2021:03:02 10:00:00"))
         // One watch, the root's: deep/ is polled every 300 s, so only the rescan can tell photod
         // soon that deep/y/ went away.
-        let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--max-watches", "1"])
-        defer { daemon.stop() }
-        try daemon.waitForIdle()
-        let conn = try daemon.connect()
+        try withDaemon("writes-rescan", arguments: ["--max-watches", "1"], library: { lib in
+            try lib.write("x/a.jpg", Library.jpeg(date: "2021:03:01 10:00:00"))
+            try lib.write("deep/y/b.jpg", Library.jpeg(date: "2021:03:02 10:00:00"))
+        }) { lib, _, daemon in
+            let conn = try daemon.connect()
 
-        // Outside every root once normalised, whether or not it exists: refused, naming the path.
-        for text in [lib.path.string + "/../elsewhere", lib.path.string + "/x/../../nothing/here", lib.path.string + "/..",
-                     lib.path.string + "/./../" + URL(fileURLWithPath: lib.path.string).lastPathComponent + "-not"] {
-            let refused = Self.failure { try conn.call("library.rescan", ["path": .string(text)]) }
-            #expect(refused?.code == -32602, "\(text)")
-            #expect(refused?.data?["param"]?.stringValue == "path", "\(text)")
-            #expect(refused?.detail?.contains("'\(text)'") == true && refused?.detail?.contains("not inside a library root") == true,
-                    "\(text): \(String(describing: refused?.detail))")
+            // Outside every root once normalised, whether or not it exists: refused, naming the path.
+            for text in [lib.path.string + "/../elsewhere", lib.path.string + "/x/../../nothing/here", lib.path.string + "/..",
+                         lib.path.string + "/./../" + URL(fileURLWithPath: lib.path.string).lastPathComponent + "-not"] {
+                let refused = Self.failure { try conn.call("library.rescan", ["path": .string(text)]) }
+                #expect(refused?.code == -32602, "\(text)")
+                #expect(refused?.data?["param"]?.stringValue == "path", "\(text)")
+                #expect(refused?.detail?.contains("'\(text)'") == true && refused?.detail?.contains("not inside a library root") == true,
+                        "\(text): \(String(describing: refused?.detail))")
+            }
+            #expect(Self.failure { try conn.call("library.rescan", ["path": "x"]) }?.code == -32602, "a relative path")
+
+            // Inside a root, spelled with dots and slashes: the tree it names.
+            let spelled = try conn.call("library.rescan", ["path": .string(lib.path.string + "//deep/../x/./")])
+            #expect(spelled["rescanned"] == [.string(lib("x").string)])
+
+            // A directory deleted behind photod's back, named with a trailing slash: still inside the
+            // root, so its rescan is done, and the index learns that it is gone.
+            try FileManager.default.removeItem(atPath: lib("deep/y").string)
+            #expect(try daemon.allAssets().count == 2, "nothing watches deep/: photod has not seen y/ go")
+            let vanished = try conn.call("library.rescan", ["path": .string(lib("deep/y").string + "/")])
+            #expect(vanished["rescanned"] == [.string(lib("deep/y").string)])
+            #expect(try daemon.allAssets().map { $0["path"]?.stringValue } == [lib("x/a.jpg").string])
         }
-        #expect(Self.failure { try conn.call("library.rescan", ["path": "x"]) }?.code == -32602, "a relative path")
-
-        // Inside a root, spelled with dots and slashes: the tree it names.
-        let spelled = try conn.call("library.rescan", ["path": .string(lib.path.string + "//deep/../x/./")])
-        #expect(spelled["rescanned"] == [.string(lib("x").string)])
-
-        // A directory deleted behind photod's back, named with a trailing slash: still inside the
-        // root, so its rescan is done, and the index learns that it is gone.
-        try FileManager.default.removeItem(atPath: lib("deep/y").string)
-        #expect(try daemon.allAssets().count == 2, "nothing watches deep/: photod has not seen y/ go")
-        let vanished = try conn.call("library.rescan", ["path": .string(lib("deep/y").string + "/")])
-        #expect(vanished["rescanned"] == [.string(lib("deep/y").string)])
-        #expect(try daemon.allAssets().map { $0["path"]?.stringValue } == [lib("x/a.jpg").string])
     }
 
     /// Runs a request line as another user (`setpriv`) with Python's standard library and returns
