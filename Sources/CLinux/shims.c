@@ -93,6 +93,7 @@ static void fill_stat(const struct stat *st, photo_stat *out) {
     out->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
     out->mode = (uint32_t)st->st_mode;
     out->uid = (uint32_t)st->st_uid;
+    out->gid = (uint32_t)st->st_gid;
 }
 
 int photo_fstatat(int dirfd, const char *name, photo_stat *out, int follow) {

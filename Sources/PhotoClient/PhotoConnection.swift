@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoModel
 import PhotoSystem
 import PhotoWire
@@ -27,6 +30,21 @@ public enum ClientError: Error, Sendable, CustomStringConvertible {
         case .malformedReply(let method, let e): return "photod's answer to \(method) is malformed: \(e)"
         }
     }
+
+    /// The socket is there but this process may not connect to it (`EACCES`, `EPERM`): a daemon
+    /// may well be running; the user lacks the socket's group (or the search right on its
+    /// directory).
+    public var isPermissionDenied: Bool {
+        guard case .unreachable(_, let e) = self else { return false }
+        return e.errno == EACCES || e.errno == EPERM
+    }
+
+    /// Of the errors of trying several sockets in order, the one to report: the first refusal
+    /// for want of permission (a daemon is there, the user may not reach it; a socket missing
+    /// elsewhere says less), else the first.
+    public static func mostTelling(_ errors: [ClientError]) -> ClientError? {
+        errors.first(where: \.isPermissionDenied) ?? errors.first
+    }
 }
 
 /// A blocking connection to photod: one request at a time, answered in order. For command
@@ -54,17 +72,18 @@ public final class PhotoConnection {
         if let timeout { UnixSocket.setTimeout(fd, timeout) }
     }
 
-    /// Connects to the first socket that answers, in order.
+    /// Connects to the first socket that answers, in order; when none does, throws the most
+    /// telling of their errors (`ClientError.mostTelling`).
     public static func connect(anyOf sockets: [PathBytes], timeout: Duration? = nil) throws(ClientError) -> PhotoConnection {
-        var firstError: ClientError?
+        var errors: [ClientError] = []
         for socket in sockets {
             do {
                 return try PhotoConnection(socket: socket, timeout: timeout)
             } catch {
-                if firstError == nil { firstError = error }
+                errors.append(error)
             }
         }
-        throw firstError ?? .connection("no socket to connect to")
+        throw ClientError.mostTelling(errors) ?? .connection("no socket to connect to")
     }
 
     deinit { close() }

@@ -195,9 +195,10 @@ extension Methods {
         try p.rejectUnknownKeys(allowed: ["path"])
         var trees: [PathBytes] = []
         if let text = try p.optionalString("path") {
-            let path = DefaultPaths.canonical(PathBytes(text)) ?? PathBytes(text)
+            let path = try Self.libraryPath(text)
             guard info.roots.contains(where: { path.isWithin($0) }) else {
-                throw .invalidParams("'\(text)' is not inside a library root (\(info.roots.map(\.string).joined(separator: ", ")))",
+                let resolved = path.string == text ? "" : " (that is, '\(path)')"
+                throw .invalidParams("'\(text)'\(resolved) is not inside a library root (\(info.roots.map(\.string).joined(separator: ", ")))",
                                      param: "path")
             }
             trees = [path]
@@ -220,6 +221,15 @@ extension Methods {
         return .object(result)
     }
 
+    /// A `path` parameter as photod compares it with the roots: absolute; what the kernel
+    /// resolves it to when it exists, else taken lexically (`.`, `..`, repeated and trailing
+    /// slashes), so that `..` cannot climb out of a root unseen: ROOT/../elsewhere is elsewhere,
+    /// not a tree below ROOT.
+    static func libraryPath(_ text: String) throws(RPCError) -> PathBytes {
+        guard text.hasPrefix("/") else { throw .invalidParams("'path' must be absolute (got '\(text)')", param: "path") }
+        return DefaultPaths.canonical(PathBytes(text)) ?? DefaultPaths.normalized(PathBytes(text))
+    }
+
     /// `library.adopt` `{"path"}`: the library root, or the mount point below one, at `path` is
     /// on another file system than the one indexed because the library really moved there (a
     /// new disk): accept it, matching its files to their assets by path and then by content
@@ -228,8 +238,7 @@ extension Methods {
     func adopt(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["path"])
         let text = try p.string("path")
-        var path = DefaultPaths.canonical(PathBytes(text)) ?? PathBytes(text)
-        while path.bytes.count > 1, path.bytes.last == UInt8(ascii: "/") { path = PathBytes(Array(path.bytes.dropLast())) }
+        let path = try Self.libraryPath(text)
         guard info.roots.contains(path) || (info.roots.contains { path.isWithin($0) } && indexer.mounts.isTree(path)) else {
             throw .invalidParams("'\(text)' is neither a library root nor a mount point below one "
                                  + "(roots: \(info.roots.map(\.string).joined(separator: ", ")))", param: "path")

@@ -286,11 +286,15 @@ public final class Indexer: Sendable {
             }
             committed.enter()
             let files = job.batch.files.count
+            // This job's own broken files: the summary the queue hands back is the whole
+            // transaction's, shared by every job merged into it, so adding it up per job counted
+            // a file once per job of its transaction.
+            let errors = job.batch.files.count { $0.status == .error }
             sortQueue.submit(job.batch) { [self] result in
                 switch result {
-                case .success(let summary):
+                case .success:
                     tally.withLock {
-                        $0.errors += summary.errors
+                        $0.errors += errors
                         $0.lastCommit = ContinuousClock.now
                     }
                     statusBox.withLock { $0.current?.committed += files }

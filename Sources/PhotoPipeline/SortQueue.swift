@@ -31,7 +31,9 @@ public final class SortQueue: Sendable {
         public init() {}
     }
 
-    /// How a job ended.
+    /// How a job ended: the summary is that of the transaction that carried the job, the same
+    /// for every job merged into it (a per-job tally must count the job's own batch, not add
+    /// this up once per job).
     public typealias Completion = @Sendable (Result<BatchSummary, StoreError>) -> Void
 
     /// Work for the writer other than a batch (a purge, a user-state write): runs alone, in

@@ -345,7 +345,7 @@ public struct BatchSummary: Sendable, Hashable {
     public var collectionsInserted: [String] = []
     public var collectionsUpdated: [String] = []
     public var collectionsDeleted: [String] = []
-    /// Per-file errors recorded.
+    /// Per-file errors recorded by the transaction (for every batch merged into it).
     public var errors = 0
     /// Files a move or restore named that the index did not know: read them.
     public var unresolvedFiles: [PathBytes] = []

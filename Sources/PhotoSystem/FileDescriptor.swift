@@ -121,9 +121,10 @@ public struct FileStat: Sendable, Hashable {
     public var ctimeNanoseconds: Int64
     public var mode: UInt32
     public var uid: UInt32
+    public var gid: UInt32
 
     public init(device: UInt64 = 0, inode: UInt64, size: Int64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64 = 0,
-                mode: UInt32 = UInt32(S_IFREG) | 0o644, uid: UInt32 = 0) {
+                mode: UInt32 = UInt32(S_IFREG) | 0o644, uid: UInt32 = 0, gid: UInt32 = 0) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -131,11 +132,12 @@ public struct FileStat: Sendable, Hashable {
         self.ctimeNanoseconds = ctimeNanoseconds
         self.mode = mode
         self.uid = uid
+        self.gid = gid
     }
 
     init(_ st: photo_stat) {
         self.init(device: st.dev, inode: st.ino, size: st.size, mtimeNanoseconds: st.mtime_ns,
-                  ctimeNanoseconds: st.ctime_ns, mode: st.mode, uid: st.uid)
+                  ctimeNanoseconds: st.ctime_ns, mode: st.mode, uid: st.uid, gid: st.gid)
     }
 
     public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }

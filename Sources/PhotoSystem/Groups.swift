@@ -16,6 +16,16 @@ public enum Groups {
         return found.pointee.gr_gid
     }
 
+    /// The name of group `gid`, nil when the group database has none.
+    public static func name(of gid: UInt32) -> String? {
+        var group = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16 << 10)
+        let rc = getgrgid_r(gid, &group, &buffer, buffer.count, &result)
+        guard rc == 0, let found = result, let name = found.pointee.gr_name else { return nil }
+        return String(cString: name)
+    }
+
     /// Every group of a running process (its primary and supplementary groups), from
     /// `/proc/PID/status`; empty when it cannot be read (the process is gone).
     public static func of(pid: Int32) -> Set<UInt32> {

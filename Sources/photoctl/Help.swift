@@ -4,12 +4,14 @@
 let overview = """
     OVERVIEW: photoctl talks to photod, the photo and video library indexer.
 
-    USAGE: photoctl [--socket PATH] <subcommand> [options]
+    USAGE: photoctl [--socket PATH] [--json] <subcommand> [options]
 
     OPTIONS:
       --socket PATH     photod's socket (default: $PHOTOD_SOCKET; else $RUNTIME_DIRECTORY/photod.sock,
                         $XDG_RUNTIME_DIR/photod.sock or /tmp/photod-$UID/photod.sock, then the
                         system service's /run/photod/photod.sock). Allowed before or after the subcommand.
+      --json            One JSON object per line instead of a table (every subcommand). Allowed before
+                        or after the subcommand.
       --version         Print the version.
       -h, --help        Show help (also: photoctl help <subcommand>).
 
@@ -33,7 +35,15 @@ let overview = """
       image             Render an asset at a size; print the path of the image file.
 
     Writes (favorite, hide, album, keywords, rescan, adopt) are for root, photod's user and its --write-group.
-    Exit codes: 0 success, 1 failure, 64 usage error, 69 photod unreachable.
+
+    The lists' --json output (assets, moments, albums, smart-albums, folders, album list) ends with a
+    line {"token":N}: the change token the records reflect. 'watch --since N' then prints every
+    change set committed after the list was read and none from before it:
+      photoctl assets --json > snapshot.jsonl
+      photoctl watch --json --since "$(tail -n 1 snapshot.jsonl | tr -dc 0-9)"
+
+    Exit codes: 0 success, 1 failure (a failed write to stdout too: "write error: ..."), 64 usage
+    error, 69 photod unreachable, 77 permission denied (ask to be added to the socket's group).
     """
 
 /// The subcommands, in the order the overview lists them.
@@ -74,7 +84,8 @@ let helps: [String: String] = [
           --sort KEYS         Comma-separated sort keys, '-' for descending: -localDateTime,pixelWidth.
           --include-hidden    Include hidden assets (left out by default, except in s_hidden).
           --limit N           At most N assets (default: all, fetched a page at a time).
-          --json              One JSON object per asset per line (the asset record).
+          --json              One JSON object per asset per line (the asset record), then a last line
+                              {"token":N}: the change token the list reflects (see 'watch --since').
 
         EXAMPLES:
           photoctl assets --where 'isFavorite == true' --sort -localDateTime --limit 20
@@ -89,18 +100,25 @@ let helps: [String: String] = [
           --year YYYY         Only this year (with --month: only this month).
           --from, --to        Only days in this range (inclusive).
           --limit N           At most N moments.
-          --json              One JSON object per moment per line.
+          --json              One JSON object per moment per line, then {"token":N}.
         """,
     "albums": """
         OVERVIEW: List folder albums (every folder that directly holds photos or videos), in path order.
         User albums are listed by 'photoctl album list'.
 
         USAGE: photoctl albums [--limit N] [--json]
+
+        OPTIONS:
+          --limit N           At most N albums.
+          --json              One JSON object per album per line, then {"token":N}.
         """,
     "smart-albums": """
         OVERVIEW: List the smart albums with their counts and rules.
 
         USAGE: photoctl smart-albums [--json]
+
+        OPTIONS:
+          --json              One JSON object per smart album per line, then {"token":N}.
         """,
     "folders": """
         OVERVIEW: Show the folder tree (collection lists) with the albums in it.
@@ -108,7 +126,7 @@ let helps: [String: String] = [
         USAGE: photoctl folders [--json]
 
         OPTIONS:
-          --json              One JSON object per collection list per line.
+          --json              One JSON object per collection list per line, then {"token":N}.
         """,
     "errors": """
         OVERVIEW: List files that could not be indexed, with the reason.
@@ -116,7 +134,8 @@ let helps: [String: String] = [
         USAGE: photoctl errors [--json]
 
         OPTIONS:
-          --json              One JSON object per file per line: path, code, message.
+          --json              One JSON object per file per line: path, code, message (no token line:
+                              per-file errors are not in the change sets).
         """,
     "watch": """
         OVERVIEW: Subscribe to photod's change sets and print each one as it is committed, until
@@ -132,8 +151,9 @@ let helps: [String: String] = [
         USAGE: photoctl watch [--since TOKEN] [--in COLLECTION_ID | --media-type image|video] [--json]
 
         OPTIONS:
-          --since TOKEN       Start after this change token (from a fetch's 'token' or a previous watch),
-                              so the change sets committed since are printed first. Default: from now.
+          --since TOKEN       Start after this change token (the {"token":N} line that ends a list's
+                              --json output, a fetch's 'token' or a previous watch), so the change sets
+                              committed since are printed first. Default: from now.
           --in ID             Only the change sets that touch this collection.
           --media-type TYPE   Only assets of this type: image or video.
           --json              One JSON object per change set per line (the 'changes' notification's params).
@@ -142,6 +162,11 @@ let helps: [String: String] = [
           token 123  2026-11-29T16:00:00Z  assets +2 ~1 -0  collections +0 ~3 -0
             + a_3ocnwoznuaa7slhsdfeq
             ~ m_20261129
+
+        EXAMPLES:
+          # A snapshot, then every change after it: none missed, none from before it.
+          photoctl assets --json > snapshot.jsonl
+          photoctl watch --json --since "$(tail -n 1 snapshot.jsonl | tr -dc 0-9)"
         """,
     "favorite": """
         OVERVIEW: Mark assets as favorites (favorite) or unmark them (unfavorite).
@@ -179,7 +204,8 @@ let helps: [String: String] = [
 
         SUBCOMMANDS:
           list                The folders and albums as a tree, with asset counts
-                              (--json: one object per folder, then per album, with "kind").
+                              (--json: one object per folder, then per album, with "kind"; then
+                              {"token":N}).
           create              Create an album (in a folder, or at the top); prints its id.
           create-folder       Create a folder (in a folder, or at the top); prints its id.
           rename              Rename an album or a folder.

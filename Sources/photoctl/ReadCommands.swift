@@ -106,23 +106,38 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     out("  uptime      \(number(result["uptimeSeconds"])) s")
 }
 
-/// Pages through a paged method, calling `each` for every record.
+/// Pages through a paged method, calling `each` for every record; returns the first page's
+/// change token (the listing reflects every change up to it).
+@discardableResult
 func page(_ connection: PhotoConnection, _ method: String, key: String, limit: Int?, extra: JSONObject = [:],
-          _ each: (JSONValue) -> Void) throws(Failure) {
+          _ each: (JSONValue) -> Void) throws(Failure) -> JSONValue? {
     var offset = 0
     var remaining = limit ?? Int.max
-    while remaining > 0 {
-        let pageSize = min(remaining, WireLimits.maxPageSize)
+    var token: JSONValue?
+    // Even `--limit 0` asks for one page, for its token.
+    repeat {
+        let pageSize = max(1, min(remaining, WireLimits.maxPageSize))
         var params = extra
         params["limit"] = .int(Int64(pageSize))
         params["offset"] = .int(Int64(offset))
         let result = try call(connection, method, params)
-        let records = result[key]?.arrayValue ?? []
+        if token == nil { token = result["token"] }
+        let records = (result[key]?.arrayValue ?? []).prefix(remaining)
         records.forEach(each)
         remaining -= records.count
         guard let next = result["nextOffset"]?.intValue, !records.isEmpty else { break }
         offset = next
-    }
+    } while remaining > 0
+    return token
+}
+
+/// The last line of a list's `--json` output: `{"token":N}`, the change token the records
+/// reflect, so that `photoctl watch --since N` goes on from the listing with no change set
+/// missed and none it already shows. Of a paged listing, the first page's: a change committed
+/// while later pages were read comes after it, and the watch prints it.
+func printToken(_ token: JSONValue?) {
+    guard let token = token?.int64Value else { return }
+    out(JSONValue.object(["token": .int(token)]).jsonString)
 }
 
 func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
@@ -142,8 +157,9 @@ func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     if a.flags.contains("--include-hidden") { extra["includeHidden"] = .bool(true) }
     let connection = try connect(sockets)
     var header = false
+    let token: JSONValue?
     do {
-        try page(connection, method, key: "assets", limit: limit, extra: extra) { asset in
+        token = try page(connection, method, key: "assets", limit: limit, extra: extra) { asset in
             if json { return out(asset.jsonString) }
             if !header {
                 out("ID                      DATE                          TYPE   SIZE         PATH")
@@ -157,6 +173,7 @@ func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     } catch {
         throw queryFailure(error, options: ["predicate": a.values["--where"], "sort": a.values["--sort"]])
     }
+    if json { printToken(token) }
     if !json && !header { out("ID                      DATE                          TYPE   SIZE         PATH") }
 }
 
@@ -197,11 +214,12 @@ func moments(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let json = a.flags.contains("--json")
     let connection = try connect(sockets)
     if !json { out("ID           ASSETS PHOTOS VIDEOS  TITLE") }
-    try page(connection, "moments.fetch", key: "moments", limit: limit, extra: extra) { m in
+    let token = try page(connection, "moments.fetch", key: "moments", limit: limit, extra: extra) { m in
         if json { return out(m.jsonString) }
         out([pad(m["id"]?.stringValue ?? "", 12), lpad(number(m["assetCount"]), 6), lpad(number(m["photoCount"]), 6),
              lpad(number(m["videoCount"]), 6), " " + (m["title"]?.stringValue ?? "")].joined(separator: " "))
     }
+    if json { printToken(token) }
 }
 
 func albums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
@@ -211,11 +229,12 @@ func albums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let json = a.flags.contains("--json")
     let connection = try connect(sockets)
     if !json { out("ID                 ASSETS  TITLE                PATH") }
-    try page(connection, "albums.fetch", key: "albums", limit: limit) { album in
+    let token = try page(connection, "albums.fetch", key: "albums", limit: limit) { album in
         if json { return out(album.jsonString) }
         out([pad(album["id"]?.stringValue ?? "", 18), lpad(number(album["assetCount"]), 6), " " + pad(album["title"]?.stringValue ?? "", 20),
              album["path"]?.stringValue ?? ""].joined(separator: " "))
     }
+    if json { printToken(token) }
 }
 
 func smartAlbums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
@@ -228,15 +247,18 @@ func smartAlbums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out([pad(album["id"]?.stringValue ?? "", 19), lpad(number(album["assetCount"]), 6), " " + (album["title"]?.stringValue ?? "")]
             .joined(separator: " "))
     }
+    if a.flags.contains("--json") { printToken(result["token"]) }
 }
 
 func folders(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let a = try Arguments(args, flags: ["--json"], values: [], command: "folders")
     guard a.positional.isEmpty else { throw Failure(code: .usage, message: "folders takes no arguments") }
     let connection = try connect(sockets)
-    let lists = try call(connection, "collectionLists.fetch")["lists"]?.arrayValue ?? []
+    let result = try call(connection, "collectionLists.fetch")
+    let lists = result["lists"]?.arrayValue ?? []
     if a.flags.contains("--json") {
         lists.forEach { out($0.jsonString) }
+        printToken(result["token"])
         return
     }
     var albums: [String: JSONValue] = [:]

@@ -6,9 +6,10 @@ import PhotoWire
 
 // The parts every subcommand shares: exit codes, output, option parsing, calls to photod.
 
-/// photoctl's exit statuses (sysexits.h's for usage and an unreachable service).
+/// photoctl's exit statuses (sysexits.h's for usage, an unreachable service and a refused
+/// permission).
 enum Exit: Int32 {
-    case ok = 0, failure = 1, usage = 64, unavailable = 69
+    case ok = 0, failure = 1, usage = 64, unavailable = 69, noPermission = 77
 }
 
 /// Why a subcommand stopped: the exit status and the line for stderr (after `photoctl: `).
@@ -25,25 +26,87 @@ struct Failure: Error {
     }
 }
 
-/// Writes all of `text` to `fd` with write(2): nothing is buffered, so each line is out (in a
-/// pipe too) as soon as this returns.
-func write(_ text: String, to fd: Int32) {
-    var bytes = Array(text.utf8)
-    bytes.withUnsafeMutableBytes { raw in
+/// Writes all of `bytes` to `fd` with write(2), retrying an interrupted or partial write (and
+/// waiting out a non-blocking descriptor that is full); returns the errno of a failed write.
+@discardableResult
+func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32? {
+    bytes.withUnsafeBytes { raw -> Int32? in
         var off = 0
         while off < raw.count {
             let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            off += n
+            if n >= 0 {
+                off += n
+                continue
+            }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EAGAIN || e == EWOULDBLOCK {
+                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, -1)
+                continue
+            }
+            return e
         }
+        return nil
     }
 }
 
+/// photoctl's standard output: every line of data goes through here. Lines collect in a
+/// buffer written with write(2) when it fills, at `flush()` (a watch flushes each change set,
+/// so that a pipe sees it at once) and at `finish()`, photoctl's last act. Output that did not
+/// arrive is never a success, as in coreutils (`close_stdout`): a write that fails — a full
+/// disk, `/dev/full`, a closed pipe when SIGPIPE is ignored — ends photoctl at once with status
+/// 1 and `write error: …` on stderr, and `finish()` reports one in the final flush or close.
+final class StandardOutput: Sendable {
+    /// Bytes held before they are written.
+    static let bufferLimit = 64 << 10
+    private let buffer = Locked<[UInt8]>([])
+
+    /// Adds `text`; writes the buffer when it is full.
+    func write(_ text: String) {
+        let full = buffer.withLock { b -> Bool in
+            b.append(contentsOf: text.utf8)
+            return b.count >= Self.bufferLimit
+        }
+        if full { flush() }
+    }
+
+    /// Writes what is buffered now.
+    func flush() {
+        if let problem = writeBuffered() { fail(problem) }
+    }
+
+    /// The final flush, then close(2), whose error counts too (a file system that reports a
+    /// failed write only then); the message of the first failure, or nil when all arrived.
+    func finish() -> String? {
+        if let problem = writeBuffered() { return problem }
+        // EBADF: stdout was closed from the start and nothing was written to it.
+        if Glibc.close(1) != 0, errno != EBADF { return Self.message(errno) }
+        return nil
+    }
+
+    private func writeBuffered() -> String? {
+        let bytes = buffer.withLock { b -> [UInt8] in
+            defer { b = [] }
+            return b
+        }
+        return bytes.isEmpty ? nil : writeAll(bytes, to: 1).map(Self.message)
+    }
+
+    private static func message(_ e: Int32) -> String { "write error: \(String(cString: strerror(e)))" }
+
+    private func fail(_ problem: String) -> Never {
+        err("photoctl: \(problem)")
+        exit(Exit.failure.rawValue)
+    }
+}
+
+let standardOutput = StandardOutput()
+
 /// A line of data on stdout.
-func out(_ line: String) { write(line + "\n", to: 1) }
-/// A line of diagnostics on stderr.
-func err(_ line: String) { write(line + "\n", to: 2) }
+func out(_ line: String) { standardOutput.write(line + "\n") }
+/// A line of diagnostics on stderr, written at once (a failure to write it cannot be reported).
+func err(_ line: String) { writeAll(Array((line + "\n").utf8), to: 2) }
 
 /// Parsed options of one subcommand.
 struct Arguments {
@@ -111,7 +174,23 @@ func connect(_ sockets: [PathBytes], timeout: Duration = callTimeout) throws(Fai
     do {
         return try PhotoConnection.connect(anyOf: sockets, timeout: timeout)
     } catch {
-        throw Failure(code: .unavailable, message: "\(error) (is photod running? see 'photod --help')")
+        guard error.isPermissionDenied, case .unreachable(let socket, _) = error else {
+            throw Failure(code: .unavailable, message: "\(error) (is photod running? see 'photod --help')")
+        }
+        let group = owningGroup(of: socket).map { "ask to be added to group \($0) (the socket's group), then log in again" }
+        throw Failure(code: .noPermission, message: "cannot connect to photod at \(socket): permission denied: "
+                                                    + (group ?? "ask for access to it"))
+    }
+}
+
+/// The group that lets its members reach `socket`: the socket file's, or — when its directory
+/// may not even be searched — that of the nearest directory above it that can be looked at.
+func owningGroup(of socket: PathBytes) -> String? {
+    var path = socket
+    while true {
+        if let st = try? FileStat.of(path) { return Groups.name(of: st.gid) ?? String(st.gid) }
+        if path.bytes.count <= 1 { return nil }
+        path = path.parent
     }
 }
 

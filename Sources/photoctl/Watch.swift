@@ -50,7 +50,7 @@ struct Backoff {
 }
 
 /// SIGINT and SIGTERM end a watch with status 0: everything printed is already written
-/// (photoctl writes each line with write(2)), so exiting at once loses nothing. They are
+/// (each change set is flushed as it is printed), so exiting at once loses nothing. They are
 /// unblocked too: a parent may have started photoctl with them blocked (the mask is inherited).
 func exitOnStopSignals() {
     signal(SIGINT) { _ in _exit(0) }
@@ -155,6 +155,7 @@ private func follow(_ connection: PhotoConnection, json: Bool, cursor: inout Wat
             } else {
                 printChangeSet(change, token: token)
             }
+            standardOutput.flush()
         case "changes.expired":
             // photod pruned the journal under this subscriber and dropped the subscription.
             reportExpired(token: notification.params?["token"]?.int64Value ?? cursor.token, detail: nil,
@@ -191,6 +192,5 @@ func printChangeSet(_ change: JSONValue, token: Int64) {
             lines += ids(group, kind).map { "  \(mark) \($0)" }
         }
     }
-    // One write for the whole change set: a reader of the pipe never sees half of one.
-    write(lines.joined(separator: "\n") + "\n", to: 1)
+    standardOutput.write(lines.joined(separator: "\n") + "\n")
 }

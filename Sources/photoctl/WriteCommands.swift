@@ -32,7 +32,7 @@ func setFlag(_ command: String, _ args: [String], sockets: [PathBytes]) throws(F
 /// `album list|create|create-folder|rename|move|delete|add|remove`.
 func album(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let actions = "list, create, create-folder, rename, move, delete, add, remove"
-    guard let action = args.first else {
+    guard let action = args.first, !action.hasPrefix("-") else {
         throw Failure(code: .usage, message: "album needs a subcommand (\(actions)); see 'photoctl help album'")
     }
     let command = "album \(action)"
@@ -97,6 +97,7 @@ func listUserAlbums(_ result: JSONValue, json: Bool) throws(Failure) {
                 out(JSONValue.object(o).jsonString)
             }
         }
+        printToken(result["token"])
         return
     }
     let known = Set(folders.compactMap { $0["id"]?.stringValue })
@@ -129,7 +130,7 @@ func listUserAlbums(_ result: JSONValue, json: Bool) throws(Failure) {
 
 /// `keywords set|add|remove --source NAME ASSET_ID KEYWORD...`.
 func keywords(_ args: [String], sockets: [PathBytes]) throws(Failure) {
-    guard let action = args.first else {
+    guard let action = args.first, !action.hasPrefix("-") else {
         throw Failure(code: .usage, message: "keywords needs a subcommand (set, add, remove); see 'photoctl help keywords'")
     }
     let methods = ["set": "assets.setKeywords", "add": "assets.addKeywords", "remove": "assets.removeKeywords"]

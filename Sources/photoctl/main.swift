@@ -3,11 +3,13 @@ import PhotoSystem
 
 // photoctl: the command-line client of photod. Data goes to stdout (human tables, or one
 // JSON object per line with --json); diagnostics go to stderr.
-// Exit codes: 0 success, 1 failure, 64 usage error, 69 daemon unreachable.
+// Exit codes: 0 success, 1 failure (a failed write to stdout included), 64 usage error,
+// 69 daemon unreachable, 77 permission denied (not in the socket's group).
 
 func run(_ argv: [String]) throws(Failure) {
     var args: [String] = []
     var socketFlag: String?
+    var json = false
     // --socket is global: accepted before or after the subcommand (up to a '--').
     var i = 0
     while i < argv.count {
@@ -33,6 +35,9 @@ func run(_ argv: [String]) throws(Failure) {
         case "--version":
             out("photoctl 0.1.0")
             return
+        case "--json":
+            // Before the subcommand as after it: the subcommand's own flag.
+            json = true
         default:
             throw Failure(code: .usage, message: "unknown option '\(first)'")
         }
@@ -40,7 +45,8 @@ func run(_ argv: [String]) throws(Failure) {
     guard let command = args.first else {
         throw Failure(code: .usage, message: "missing subcommand (\(subcommands.joined(separator: ", "))); see 'photoctl --help'")
     }
-    let rest = Array(args.dropFirst())
+    var rest = Array(args.dropFirst())
+    if json { rest.insert("--json", at: rest.firstIndex(of: "--") ?? rest.endIndex) }
     if command == "help" {
         // `help album create` shows the album page, like `album create --help`.
         if let topic = rest.first {
@@ -82,8 +88,15 @@ func run(_ argv: [String]) throws(Failure) {
 
 do {
     try run(Array(CommandLine.arguments.dropFirst()))
+    if let problem = standardOutput.finish() {
+        err("photoctl: \(problem)")
+        exit(Exit.failure.rawValue)
+    }
     exit(Exit.ok.rawValue)
 } catch {
+    // What was printed before the failure goes out first; a failure to write it is said too.
+    let problem = standardOutput.finish()
     err("photoctl: \(error.message)")
+    if let problem { err("photoctl: \(problem)") }
     exit(error.code.rawValue)
 }

@@ -147,7 +147,7 @@ struct CLIEndToEndTests {
         func listed(_ arguments: String...) throws -> [String] {
             let r = try run("photoctl", sock + ["assets", "--json"] + arguments)
             #expect(r.status == 0, "\(arguments): \(r.stderr)")
-            return try jsonLines(r.stdout).compactMap { $0["id"]?.stringValue }
+            return try records(r.stdout).compactMap { $0["id"]?.stringValue }
         }
 
         // A predicate and a sort order.
@@ -211,7 +211,7 @@ struct CLIEndToEndTests {
         let albumID = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(albumID.hasPrefix("u_"), "\(created.stderr)")
         #expect(try ctl("album", "add", albumID, p1, p3).status == 0)
-        var list = try jsonLines(try ctl("album", "list", "--json").stdout)
+        var list = try records(try ctl("album", "list", "--json").stdout)
         #expect(list.map { $0["kind"]?.stringValue } == ["folder", "album"])
         #expect(list.last?["id"]?.stringValue == albumID)
         #expect(list.last?["folderID"]?.stringValue == folderID)
@@ -224,20 +224,20 @@ struct CLIEndToEndTests {
         #expect(try listed("--in", albumID, "--sort", "-pixelWidth") == [p3, p1])
         #expect(try ctl("album", "rename", albumID, "Italia").status == 0)
         #expect(try ctl("album", "move", albumID, "--top").status == 0)
-        list = try jsonLines(try ctl("album", "list", "--json").stdout)
+        list = try records(try ctl("album", "list", "--json").stdout)
         #expect(list.last?["title"]?.stringValue == "Italia")
         #expect(list.last?["folderID"]?.isNull == true)
         #expect(try ctl("album", "move", albumID, "--folder", folderID).status == 0)
         #expect(try ctl("album", "remove", albumID, p1).status == 0)
         #expect(try listed("--in", albumID) == [p3])
         #expect(try ctl("album", "delete", albumID).status == 0)
-        list = try jsonLines(try ctl("album", "list", "--json").stdout)
+        list = try records(try ctl("album", "list", "--json").stdout)
         #expect(list.map { $0["id"]?.stringValue } == [folderID])
         let gone = try ctl("album", "rename", albumID, "Nope")
         #expect(gone.status == 1)
         #expect(gone.stderr.contains("notFound"))
         #expect(try ctl("album", "delete", folderID).status == 0)
-        #expect(try ctl("album", "list", "--json").stdout.isEmpty)
+        #expect(try records(try ctl("album", "list", "--json").stdout).isEmpty)
 
         // A tagger's keywords.
         func keywords() throws -> [JSONValue] {

@@ -33,7 +33,7 @@ struct CollectionsEndToEndTests {
         try daemon.waitForIdle()
         let sock = ["--socket", daemon.socket.string]
 
-        let assets = try jsonLines(try run("photoctl", sock + ["assets", "--json"]).stdout)
+        let assets = try records(try run("photoctl", sock + ["assets", "--json"]).stdout)
         #expect(assets.count == 4)
         func asset(_ suffix: String) -> JSONValue? { assets.first { $0["path"]?.stringValue?.hasSuffix(suffix) == true } }
         let raw = try #require(asset("IMG_5.JPG"))
@@ -49,20 +49,20 @@ struct CollectionsEndToEndTests {
         #expect(scan["rating"]?.intValue == 5)
         #expect(scan["keywords"] == ["family", "old"])
 
-        let moments = try jsonLines(try run("photoctl", sock + ["moments", "--json"]).stdout)
+        let moments = try records(try run("photoctl", sock + ["moments", "--json"]).stdout)
         #expect(moments.map { $0["id"]?.stringValue } == ["m_20190504", "m_19870701"])
         #expect(moments.first?["assetCount"]?.intValue == 3)
         #expect(moments.first?["title"]?.stringValue == "Saturday, 4 May 2019")
-        let day = try jsonLines(try run("photoctl", sock + ["assets", "--in", "m_20190504", "--json"]).stdout)
+        let day = try records(try run("photoctl", sock + ["assets", "--in", "m_20190504", "--json"]).stdout)
         #expect(day.compactMap { $0["localDateTime"]?.stringValue } == ["2019-05-04T00:10:00", "2019-05-04T10:00:00", "2019-05-04T23:30:00"])
 
-        let albums = try jsonLines(try run("photoctl", sock + ["albums", "--json"]).stdout)
+        let albums = try records(try run("photoctl", sock + ["albums", "--json"]).stdout)
         #expect(albums.map { $0["title"]?.stringValue } == ["ny", "trip"])
         #expect(albums.map { $0["assetCount"]?.intValue } == [1, 3])
-        let inTrip = try jsonLines(try run("photoctl", sock + ["assets", "--in", albums[1]["id"]!.stringValue!, "--json"]).stdout)
+        let inTrip = try records(try run("photoctl", sock + ["assets", "--in", albums[1]["id"]!.stringValue!, "--json"]).stdout)
         #expect(inTrip.count == 3)
 
-        let smart = try jsonLines(try run("photoctl", sock + ["smart-albums", "--json"]).stdout)
+        let smart = try records(try run("photoctl", sock + ["smart-albums", "--json"]).stdout)
         func count(_ id: String) -> Int? { smart.first { $0["id"]?.stringValue == id }?["assetCount"]?.intValue }
         #expect(count("s_allPhotos") == 4)
         #expect(count("s_raw") == 1)
@@ -72,7 +72,7 @@ struct CollectionsEndToEndTests {
         let folders = try run("photoctl", sock + ["folders"])
         #expect(folders.status == 0)
         #expect(folders.stdout.contains("[trip]"))
-        let lists = try jsonLines(try run("photoctl", sock + ["folders", "--json"]).stdout)
+        let lists = try records(try run("photoctl", sock + ["folders", "--json"]).stdout)
         #expect(lists.count == 1)
         #expect(lists.first?["albumIDs"]?.arrayValue?.count == 2)
 

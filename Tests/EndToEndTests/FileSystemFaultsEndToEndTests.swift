@@ -121,7 +121,7 @@ struct FileSystemFaultsEndToEndTests {
         // photoctl prints it (the UTF-8 string with replacement characters) without failing.
         let listed = try run("photoctl", ["--socket", daemon.socket.string, "assets", "--json"])
         #expect(listed.status == 0)
-        #expect(try jsonLines(listed.stdout).count == 2)
+        #expect(try records(listed.stdout).count == 2)
 
         // Renamed live to another invalid name: same id; removed: gone.
         let renamed = dir.appending([0x79, 0xFE, 0xFF, 0x2E, 0x6A, 0x70, 0x67])

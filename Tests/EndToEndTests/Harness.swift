@@ -112,6 +112,25 @@ final class DaemonProcess {
     }
 }
 
+/// Runs `body` once photod, started with `arguments`, has indexed the library that `library`
+/// writes into a fresh directory (its state in another, which `prepare` may change first); then
+/// stops photod and removes both directories.
+@discardableResult
+func withDaemon<T>(_ label: String, arguments: [String] = [], library: (TemporaryDirectory) throws -> Void,
+                   prepare: (TemporaryDirectory) throws -> Void = { _ in },
+                   _ body: (_ lib: TemporaryDirectory, _ state: TemporaryDirectory, _ daemon: DaemonProcess) throws -> T) throws -> T {
+    let lib = try TemporaryDirectory(label + "-lib")
+    defer { lib.remove() }
+    let state = try TemporaryDirectory(label)
+    defer { state.remove() }
+    try library(lib)
+    try prepare(state)
+    let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+    defer { daemon.stop() }
+    try daemon.waitForIdle()
+    return try body(lib, state, daemon)
+}
+
 /// How much longer than on a plain build the tests wait for the daemon and its clients:
 /// `PHOTOD_TEST_TIME_SCALE` (`scripts/sanitize` sets it, sanitized code runs several times
 /// slower), else 1. Only deadlines scale; nothing sleeps longer.
@@ -128,17 +147,43 @@ struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// Runs a built command-line tool and returns its exit status and output.
-func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+/// - Parameters:
+///   - asUser: run it as this user and group (`setpriv`, no supplementary groups unless
+///     `groups` names some); the caller must be root.
+///   - stdout: where its standard output goes instead of the returned string (`/dev/full`).
+///   - timeout: how long it may run before it is killed (SIGKILL: the status is then 9).
+func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil, asUser: (user: String, group: String)? = nil,
+         groups: [String] = [], stdout: FileHandle? = nil, timeout: Duration? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let binary = TestPaths.products.appendingPathComponent(tool)
+    guard let asUser else { return try runProcess(binary, arguments, environment: environment, stdout: stdout, timeout: timeout) }
+    return try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                          ["--reuid=\(asUser.user)", "--regid=\(asUser.group)"]
+                              + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]) + [binary.path] + arguments,
+                          environment: environment, stdout: stdout, timeout: timeout)
+}
+
+/// Runs `executable` to its end and returns its exit status and output (see `run`); in
+/// `directory` when one is given, with exactly `environment` when one is given.
+func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, directory: PathBytes? = nil,
+                stdout: FileHandle? = nil, timeout: Duration? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let p = Process()
-    p.executableURL = TestPaths.products.appendingPathComponent(tool)
+    p.executableURL = executable
     p.arguments = arguments
     if let environment { p.environment = environment }
+    if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory.string) }
     let out = Pipe(), err = Pipe()
-    p.standardOutput = out
+    p.standardOutput = stdout ?? out
     p.standardError = err
     try p.run()
+    if let timeout {
+        let pid = p.processIdentifier, deadline = TestTime.deadline(timeout)
+        Thread.detachNewThread {
+            while p.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            if p.isRunning { Glibc.kill(pid, SIGKILL) }
+        }
+    }
     // Read before waiting: a full pipe would block the child.
-    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let o = stdout == nil ? out.fileHandleForReading.readDataToEndOfFile() : Data()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
@@ -147,6 +192,20 @@ func run(_ tool: String, _ arguments: [String], environment: [String: String]? =
 /// The JSON objects of `--json` output, one per line.
 func jsonLines(_ text: String) throws -> [JSONValue] {
     try text.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+}
+
+/// The records of a list command's `--json` output, without its last line, `{"token": N}`.
+func records(_ text: String) throws -> [JSONValue] {
+    try listing(text).records
+}
+
+/// A list command's `--json` output: the records, and the token of its last line (nil when
+/// that line is not `{"token": N}`).
+func listing(_ text: String) throws -> (records: [JSONValue], token: Int?) {
+    var lines = try jsonLines(text)
+    guard case .object(let last)? = lines.last, last.count == 1, let token = last["token"]?.intValue else { return (lines, nil) }
+    lines.removeLast()
+    return (lines, token)
 }
 
 /// Whether the daemon under test is built with AddressSanitizer (`scripts/sanitize address`):

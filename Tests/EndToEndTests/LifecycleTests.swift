@@ -73,18 +73,18 @@ struct LifecycleTests {
         // photoctl sees what the protocol says.
         let listed = try run("photoctl", ["--socket", daemon.socket.string, "assets", "--json"])
         #expect(listed.status == 0)
-        let records = try jsonLines(listed.stdout)
-        #expect(records.count == 4)
-        let a = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
+        let listedAssets = try records(listed.stdout)
+        #expect(listedAssets.count == 4)
+        let a = try #require(listedAssets.first { $0["path"]?.stringValue?.hasSuffix("2019/a.jpg") == true })
         #expect(a["localDateTime"]?.stringValue == "2019-05-04T23:30:00")
         #expect(a["utcOffset"]?.stringValue == "+09:00")
         #expect(a["latitude"]?.doubleValue == 35.5)
-        let byName = try #require(records.first { $0["path"]?.stringValue?.hasSuffix("IMG_20190504_132210.jpg") == true })
+        let byName = try #require(listedAssets.first { $0["path"]?.stringValue?.hasSuffix("IMG_20190504_132210.jpg") == true })
         #expect(byName["dateSource"]?.stringValue == "fileName")
-        let odd = try #require(records.first { $0["pathBytes"] != nil })
+        let odd = try #require(listedAssets.first { $0["pathBytes"] != nil })
         #expect(odd["pathBytes"]?.stringValue == Base64Check.encode(oddName.bytes))
         // Default order: capture time, then path.
-        let dates = records.compactMap { $0["localDateTime"]?.stringValue }
+        let dates = listedAssets.compactMap { $0["localDateTime"]?.stringValue }
         #expect(dates == dates.sorted())
         let errors = try jsonLines(try run("photoctl", ["--socket", daemon.socket.string, "errors", "--json"]).stdout)
         #expect(errors.map { $0["code"]?.stringValue } == ["emptyFile"])
@@ -164,6 +164,30 @@ struct LifecycleTests {
         #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
         #expect(Set(try daemon.allAssets().map { $0["id"] }) == Set(after.map { $0["id"] }))
         #expect(daemon.stop() == 0)
+    }
+
+    @Test("A fresh library with broken files in many chunks: lastScan.errors, counts.errors and library.errors agree")
+    func brokenFilesCountedOnce() throws {
+        // 600 photos in 12 folders: a dozen 50-file jobs, which pile up behind the writer; one
+        // broken file in each folder.
+        var broken = 0
+        try withDaemon("errors", library: { lib in
+            try Library.generate(lib, count: 600)
+            let folders = try FileManager.default.subpathsOfDirectory(atPath: lib.path.string)
+                .filter { URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("event-") }.sorted()
+            for (i, folder) in folders.enumerated() {
+                try lib.write("\(folder)/broken-\(i).jpg", i.isMultiple(of: 2) ? [] : Array("not a photo".utf8))
+                broken += 1
+            }
+        }) { _, _, daemon in
+            #expect(broken == 12)
+            let status = try daemon.call("library.status")
+            let listed = try daemon.call("library.errors", ["limit": 1000])
+            #expect(listed["total"]?.intValue == broken)
+            #expect(listed["errors"]?.arrayValue?.count == broken)
+            #expect(status["counts"]?["errors"]?.intValue == broken)
+            #expect(status["lastScan"]?["errors"]?.intValue == broken, "\(status["lastScan"] ?? .null), \(status["sortQueue"] ?? .null)")
+        }
     }
 
     @Test("kill -9 during the initial index, then restarts: the result equals an uninterrupted index")

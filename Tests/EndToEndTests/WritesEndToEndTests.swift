@@ -185,38 +185,62 @@ struct WritesEndToEndTests {
         daemon.stop()
     }
 
+    @Test("library.rescan normalises its path: '..' out of a root is refused even when nothing is there; a vanished directory inside one is learnt gone")
+    func rescanPaths() throws {
+        // One watch, the root's: deep/ is polled every 300 s, so only the rescan can tell photod
+        // soon that deep/y/ went away.
+        try withDaemon("writes-rescan", arguments: ["--max-watches", "1"], library: { lib in
+            try lib.write("x/a.jpg", Library.jpeg(date: "2021:03:01 10:00:00"))
+            try lib.write("deep/y/b.jpg", Library.jpeg(date: "2021:03:02 10:00:00"))
+        }) { lib, _, daemon in
+            let conn = try daemon.connect()
+
+            // Outside every root once normalised, whether or not it exists: refused, naming the path.
+            for text in [lib.path.string + "/../elsewhere", lib.path.string + "/x/../../nothing/here", lib.path.string + "/..",
+                         lib.path.string + "/./../" + URL(fileURLWithPath: lib.path.string).lastPathComponent + "-not"] {
+                let refused = Self.failure { try conn.call("library.rescan", ["path": .string(text)]) }
+                #expect(refused?.code == -32602, "\(text)")
+                #expect(refused?.data?["param"]?.stringValue == "path", "\(text)")
+                #expect(refused?.detail?.contains("'\(text)'") == true && refused?.detail?.contains("not inside a library root") == true,
+                        "\(text): \(String(describing: refused?.detail))")
+            }
+            #expect(Self.failure { try conn.call("library.rescan", ["path": "x"]) }?.code == -32602, "a relative path")
+
+            // Inside a root, spelled with dots and slashes: the tree it names.
+            let spelled = try conn.call("library.rescan", ["path": .string(lib.path.string + "//deep/../x/./")])
+            #expect(spelled["rescanned"] == [.string(lib("x").string)])
+
+            // A directory deleted behind photod's back, named with a trailing slash: still inside the
+            // root, so its rescan is done, and the index learns that it is gone.
+            try FileManager.default.removeItem(atPath: lib("deep/y").string)
+            #expect(try daemon.allAssets().count == 2, "nothing watches deep/: photod has not seen y/ go")
+            let vanished = try conn.call("library.rescan", ["path": .string(lib("deep/y").string + "/")])
+            #expect(vanished["rescanned"] == [.string(lib("deep/y").string)])
+            #expect(try daemon.allAssets().map { $0["path"]?.stringValue } == [lib("x/a.jpg").string])
+        }
+    }
+
     /// Runs a request line as another user (`setpriv`) with Python's standard library and returns
     /// the reply line.
     static func callAs(user: String, group: String, groups: [String], socket: PathBytes, _ request: String) throws -> JSONValue {
         guard let python = PythonSubscriber.python else { throw HarnessError("python3 is not installed") }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(user)", "--regid=\(group)"] + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"])
-            + [python.path, "-c", """
-            import socket, sys
-            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-            s.sendall(sys.argv[2].encode() + b"\\n")
-            print(s.makefile().readline().strip())
-            """, socket.string, request]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw HarnessError("client as \(user) failed: \(String(decoding: e, as: UTF8.self))")
-        }
-        return try JSONValue.parse(String(decoding: o, as: UTF8.self))
+        let r = try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                               ["--reuid=\(user)", "--regid=\(group)"]
+                                   + (groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"])
+                                   + [python.path, "-c", """
+                                   import socket, sys
+                                   s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                                   s.sendall(sys.argv[2].encode() + b"\\n")
+                                   print(s.makefile().readline().strip())
+                                   """, socket.string, request])
+        guard r.status == 0 else { throw HarnessError("client as \(user) failed: \(r.stderr)") }
+        return try JSONValue.parse(r.stdout)
     }
 
-    @Test("Reads for whoever may connect (socket 0660, --socket-group); writes only for root, photod's user and --write-group")
+    @Test("Reads for whoever may connect (socket 0660, --socket-group); writes only for root, photod's user and --write-group",
+          .enabled(if: CLIOperatorTests.canSwitchUser && PythonSubscriber.python != nil,
+                   "runs clients as another user, which needs root, setpriv and python3"))
     func access() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), PythonSubscriber.python != nil else {
-            print("skipped: the access test runs clients as another user, which needs root, setpriv and python3")
-            return
-        }
         let state = try TemporaryDirectory("writes-access")
         defer { state.remove() }
         let lib = try TemporaryDirectory("writes-access-lib")

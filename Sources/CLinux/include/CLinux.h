@@ -58,6 +58,7 @@ typedef struct {
     int64_t ctime_ns;
     uint32_t mode;
     uint32_t uid;
+    uint32_t gid;
 } photo_stat;
 
 /// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`; 0 on success, -1 and errno on failure.
