@@ -37,10 +37,6 @@ public protocol FileReading: Sendable {
     var rulesVersion: Int { get }
 }
 
-extension FileReading {
-    public var rulesVersion: Int { 1 }
-}
-
 /// File extensions that claim media content: a file with one of these whose content is not
 /// media is reported as an error ("not-an-image.jpg"); other non-media files are ignored.
 public enum MediaExtensions {

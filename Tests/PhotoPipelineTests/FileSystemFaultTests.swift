@@ -50,6 +50,7 @@ struct ChangingReader: FileReading {
     let victim: [UInt8]
     let change: FileChange
     let done = Once()
+    var rulesVersion: Int { inner.rulesVersion }
 
     func read(_ c: Candidate) -> FileOutcome {
         if c.name == victim, done.first() { change.apply(to: c.path) }

@@ -11,6 +11,7 @@ import Testing
 /// A reader that makes every file named `bad…` a per-file error and the rest assets, without
 /// opening them.
 struct BrokenFilesReader: FileReading {
+    let rulesVersion = 1
     func read(_ c: Candidate) -> FileOutcome {
         if c.name.starts(with: Array("bad".utf8)) {
             return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil,

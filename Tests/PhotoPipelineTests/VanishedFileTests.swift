@@ -14,6 +14,7 @@ final class RenamingReader: FileReading {
     let from: PathBytes
     let to: PathBytes
     let done = Atomic<Bool>(false)
+    var rulesVersion: Int { inner.rulesVersion }
 
     init(inner: MediaFileReader, from: PathBytes, to: PathBytes) {
         self.inner = inner
