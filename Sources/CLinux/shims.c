@@ -10,7 +10,9 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <string.h>
+#include <linux/msdos_fs.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -63,6 +65,13 @@ int photo_mount_id(int fd, uint64_t *out) {
         return -1;
     }
     *out = (uint64_t)stx.stx_mnt_id;
+    return 0;
+}
+
+int photo_fat_volume_id(int fd, uint32_t *out) {
+    uint32_t id = 0;
+    if (ioctl(fd, FAT_IOCTL_GET_VOLUME_ID, &id) != 0) return -1;
+    *out = id;
     return 0;
 }
 

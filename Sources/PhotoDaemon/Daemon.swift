@@ -52,7 +52,9 @@ public final class Daemon: Sendable {
         guard let zone = SystemZone.named(options.timeZone) else {
             throw StartupError(description: "unknown time zone '\(options.timeZone ?? "")': use an IANA name such as Europe/Berlin, UTC, or +HH:MM")
         }
-        let roots = options.libraries.map { DefaultPaths.canonical($0) ?? $0 }
+        // The path the kernel reaches: a root given through a link (or with '..', a trailing
+        // slash) is the same root whether or not its disk is mounted yet.
+        let roots = options.libraries.map { DefaultPaths.resolved($0) }
         let database: Database
         let recovery: DatabaseRecovery?
         do {

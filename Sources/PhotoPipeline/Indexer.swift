@@ -67,6 +67,14 @@ public final class Indexer: Sendable {
         Walk.markUnavailable(tree, reason: reason, isRoot: isRoot, status: statusBox, logger: logger)
     }
 
+    /// A directory moved (renamed, or found moved): the records and marks of the mount points
+    /// below it follow.
+    func directoriesMoved(_ moves: [DirectoryMove]) {
+        guard !moves.isEmpty else { return }
+        mounts.reloadRecords()
+        statusBox.withLock { s in for move in moves { s.rebaseMounts(from: move.from, to: move.to) } }
+    }
+
     /// Clears a tree's unavailability (an operator adopted what is there now).
     func clearUnavailable(within tree: PathBytes) {
         statusBox.withLock { s in

@@ -25,6 +25,14 @@ public struct IndexerStatus: Sendable, Hashable {
 
     /// Every tree nothing below which may be touched: the unavailable roots and mounts.
     public var unavailableTrees: Set<PathBytes> { Set(unavailableRoots.keys).union(unavailableMounts.keys) }
+
+    /// The unavailable mounts below a directory that moved, under their new paths.
+    public mutating func rebaseMounts(from: PathBytes, to: PathBytes) {
+        for (path, reason) in unavailableMounts where path.isWithin(from) {
+            unavailableMounts[path] = nil
+            unavailableMounts[PathBytes(to.bytes + path.bytes.dropFirst(from.bytes.count))] = reason
+        }
+    }
     /// Directories below the roots that the last walk of them could not open or list
     /// (permissions, a path longer than `PATH_MAX`), with the reason; at most
     /// `maxUnreadableDirectories` (`unreadableDirectoriesOmitted` counts the rest). Nothing

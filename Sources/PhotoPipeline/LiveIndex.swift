@@ -18,8 +18,11 @@ public final class LiveIndex: Sendable {
         /// beyond the watch budget) are compared with the index: a stat walk, no re-reads.
         public var pollInterval: Duration = .seconds(300)
         /// Whether changes of the mount table are watched (`MountWatcher`); off, unmounts are
-        /// found by the checks of each scan and batch, and returns by the recheck interval.
+        /// found by the checks of each scan and batch, returns by the recheck interval, and
+        /// every tree is rechecked every `mountRecheckInterval`.
         public var watchMountTable = true
+        /// How often every root and mount is rechecked when the mount table is not watched.
+        public var mountRecheckInterval: Duration = .seconds(30)
         /// How often an unavailable root or mount is checked for its return (besides at every
         /// change of the mount table).
         public var rootRecheckInterval: Duration = .seconds(2)
@@ -122,6 +125,8 @@ public final class LiveIndex: Sendable {
         /// The mount each available tree was on at the last recheck: another one means it was
         /// mounted again, and its watches are on the old one.
         var mountIDs: [PathBytes: UInt64] = [:]
+        /// The mount table at the last recheck: only trees a change concerns are looked at.
+        var table: MountTable?
     }
 
     /// How an adoption ended.
@@ -192,6 +197,7 @@ public final class LiveIndex: Sendable {
     /// A copy of the status, with the watcher's current counts.
     public var status: Status {
         var s = state.withLock { $0.status }
+        if let failure = mountWatcher?.failure { s.mountWatchError = failure }
         if let watcher {
             s.watches = watcher.watchedCount
             s.unwatchedTrees = watcher.unwatchedTrees
@@ -270,6 +276,10 @@ public final class LiveIndex: Sendable {
         wake.signal()
     }
 
+    static func rebase(_ path: PathBytes, _ move: DirectoryMove) -> PathBytes {
+        PathBytes(move.to.bytes + path.bytes.dropFirst(move.from.bytes.count))
+    }
+
     /// A batch from the watcher (on its queue: only queue it here).
     private func receive(_ changes: [WatchChange]) {
         guard !changes.isEmpty else { return }
@@ -314,6 +324,7 @@ public final class LiveIndex: Sendable {
         var nextPurge = clock.now
         var nextPoll = clock.now.advanced(by: options.pollInterval)
         var nextRecheck = clock.now.advanced(by: options.rootRecheckInterval)
+        var nextMountRecheck = clock.now.advanced(by: options.mountRecheckInterval)
         while !stopping {
             if nextPurge <= clock.now {
                 sortQueue.submitPurge(deletedBefore: now() - options.retentionMilliseconds)
@@ -325,9 +336,14 @@ public final class LiveIndex: Sendable {
                 })
                 nextPurge = clock.now.advanced(by: options.purgeInterval)
             }
-            let mountsChanged = state.withLock { s -> Bool in
+            var mountsChanged = state.withLock { s -> Bool in
                 defer { s.mountsChanged = false }
                 return s.mountsChanged
+            }
+            if !mountTableWatched, nextMountRecheck <= clock.now {
+                // Nothing tells photod of mounts: look at the table now and then.
+                mountsChanged = true
+                nextMountRecheck = clock.now.advanced(by: options.mountRecheckInterval)
             }
             if mountsChanged || (!offline.isEmpty && nextRecheck <= clock.now) {
                 recheck(everyTree: mountsChanged)
@@ -366,6 +382,7 @@ public final class LiveIndex: Sendable {
 
             var deadline = nextPurge
             if !offline.isEmpty { deadline = min(deadline, nextRecheck) }
+            if !mountTableWatched { deadline = min(deadline, nextMountRecheck) }
             if hasPolledTrees { deadline = min(deadline, nextPoll) } else { nextPoll = clock.now.advanced(by: options.pollInterval) }
             let wait = clock.now.duration(to: deadline)
             if wait > .zero {
@@ -375,6 +392,9 @@ public final class LiveIndex: Sendable {
             }
         }
     }
+
+    /// Whether mount-table changes reach this thread (a watcher that runs).
+    private var mountTableWatched: Bool { mountWatcher != nil && mountWatcher?.failure == nil }
 
     private var hasPolledTrees: Bool {
         guard let watcher else { return true }
@@ -419,17 +439,30 @@ public final class LiveIndex: Sendable {
     private func recheck(everyTree: Bool) {
         let offline = self.offline
         var candidates = offline
-        if everyTree {
-            // Mount points below the roots now, and those recorded: a disk mounted or unmounted.
-            indexer.mounts.refreshTable()
-            candidates.formUnion(roots)
-            for root in roots where !offline.contains(root) { candidates.formUnion(indexer.mounts.trees(below: root)) }
+        let table = everyTree ? indexer.mounts.refreshTable() : indexer.mounts.table
+        if everyTree, let table {
+            // The trees a change of the table concerns: a mount at, above or below them came,
+            // went or moved (a disk mounted or unmounted), and the mount points that are new.
+            let before = trees.withLock { t -> MountTable? in
+                defer { t.table = table }
+                return t.table
+            }
+            let changed = Self.changedMountPoints(before, table)
+            var all = Set(roots)
+            for root in roots where !offline.contains(root) { all.formUnion(indexer.mounts.trees(below: root)) }
+            candidates.formUnion(all.filter { tree in changed.contains { tree.isWithin($0) || $0.isWithin(tree) } })
         }
+        let polled = watcher.map { $0.networkOrFUSETrees + $0.unwatchedTrees } ?? roots
         // Roots before the mounts below them.
         for tree in candidates.sorted(by: { $0.bytes.count < $1.bytes.count }) {
             guard !stopping else { return }
             let isRoot = roots.contains(tree)
             if !isRoot, !availableRoots.contains(where: { tree.isWithin($0) }) { continue }  // its root is out
+            if table?.entry(covering: tree)?.fsType == "autofs" {
+                // An automount that expired: looking would mount it again (and keep the disk
+                // awake); the next poll or scan of it does that when it is due.
+                continue
+            }
             if let reason = indexer.mounts.check(tree).reason {
                 indexer.markUnavailable(tree, reason: reason, isRoot: isRoot)
                 continue
@@ -437,11 +470,24 @@ public final class LiveIndex: Sendable {
             let id = indexer.mounts.mountID(of: tree)
             let remounted = everyTree && trees.withLock { $0.mountIDs[tree] } != id
             trees.withLock { $0.mountIDs[tree] = id }
-            if offline.contains(tree) || (remounted && !offline.contains(where: { tree.isWithin($0) })) {
+            // A polled tree (a share) needs no new watches when it is mounted again: its polls go on.
+            let watched = !polled.contains { tree.isWithin($0) || $0.isWithin(tree) }
+            if offline.contains(tree) || (remounted && watched && !offline.contains(where: { tree.isWithin($0) })) {
                 reconcile(tree, isRoot: isRoot, why: offline.contains(tree) ? "is back" : "was mounted")
             }
         }
         syncWatches()
+    }
+
+    /// The mount points of mounts that are in one table and not the other (by id, place and
+    /// what is mounted); every mount point when there is no earlier table.
+    static func changedMountPoints(_ before: MountTable?, _ after: MountTable) -> Set<PathBytes> {
+        guard let before else { return Set(after.entries.map(\.mountPoint)) }
+        struct Key: Hashable { var id: UInt64, point: PathBytes, root: PathBytes, source: String }
+        func keys(_ t: MountTable) -> Set<Key> {
+            Set(t.entries.map { Key(id: $0.id, point: $0.mountPoint, root: $0.root, source: $0.source) })
+        }
+        return Set(keys(before).symmetricDifference(keys(after)).map(\.point))
     }
 
     /// Watches a tree that is back (or mounted anew) and compares it with the index.
@@ -493,6 +539,7 @@ public final class LiveIndex: Sendable {
 
     /// The mount each available tree is on, for `recheck` to tell a tree mounted again.
     private func rememberMounts() {
+        if let table = indexer.mounts.table { trees.withLock { $0.table = table } }
         let offline = self.offline
         let all = availableRoots.flatMap { [$0] + indexer.mounts.trees(below: $0) }.filter { !offline.contains($0) }
         let ids = all.map { ($0, indexer.mounts.mountID(of: $0)) }
@@ -544,6 +591,9 @@ public final class LiveIndex: Sendable {
     /// What `adopt` does, on the thread.
     private func adopt(tree: PathBytes) -> AdoptionResult {
         let isRoot = roots.contains(tree)
+        if !isRoot, let root = roots.first(where: { tree.isWithin($0) }), let reason = indexer.status.unavailableRoots[root] {
+            return .failed("its library root '\(root)' is unavailable (\(reason)): adopt the root, or bring it back first")
+        }
         submitted.wait()
         do {
             try indexer.mounts.beginAdoption(of: tree)
@@ -646,8 +696,9 @@ public final class LiveIndex: Sendable {
 
     private func apply(_ step: ChangePlan.Step, files: inout FileLookup, scans: inout [PathBytes]) {
         var batch = WriteBatch()
-        batch.removedDirectories = step.removedDirectories
-        batch.removedFiles = step.removedFiles.map { ($0.parent, $0.lastComponent) }
+        let spared = indexer.mounts.sparingTrees(step.removedDirectories, offline: offline)
+        batch.removedDirectories = spared.directories
+        batch.removedFiles = step.removedFiles.map { ($0.parent, $0.lastComponent) } + spared.files
         batch.movedDirectories = step.movedDirectories.map { DirectoryMove(from: $0.from, to: $0.to) }
         for (from, to) in step.movedFiles {
             guard let st = try? FileStat.of(to, followLinks: false) else {
@@ -670,7 +721,16 @@ public final class LiveIndex: Sendable {
         if batch.hasMoves {
             // Wait for it: a move the index cannot resolve (an unknown source) becomes a read.
             let summary = submitAndWait(batch)
-            if !batch.movedDirectories.isEmpty { indexer.mounts.reloadRecords() }
+            if !batch.movedDirectories.isEmpty {
+                indexer.directoriesMoved(batch.movedDirectories)
+                trees.withLock { t in
+                    for move in batch.movedDirectories {
+                        t.unwatched = Set(t.unwatched.map { $0.isWithin(move.from) ? Self.rebase($0, move) : $0 })
+                        t.mountIDs = Dictionary(t.mountIDs.map { ($0.key.isWithin(move.from) ? Self.rebase($0.key, move) : $0.key, $0.value) },
+                                                uniquingKeysWith: { a, _ in a })
+                    }
+                }
+            }
             if let summary {
                 var again = WriteBatch()
                 resolve(summary.unresolvedFiles, into: &again, candidates: &candidates, newFiles: &newFiles, files: &files,

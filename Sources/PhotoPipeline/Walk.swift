@@ -67,6 +67,12 @@ struct Walk {
 
     /// The directory the walk started from, whose trees were checked before it began.
     private var start: PathBytes?
+    /// Trees (by the mount they were found on) that went away during the walk: nothing more of
+    /// them is listed.
+    private var lostMounts = Set<UInt64>()
+    /// A tree an operator adopts: its files whose identity changed are matched to their assets
+    /// by content (removed, then read as new: the tombstones recognise them), not by path.
+    var adopting: PathBytes?
 
     init(database: Database, logger: Logger, status: Locked<IndexerStatus>, mounts: MountGuard, roots: [PathBytes],
          emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
@@ -94,7 +100,7 @@ struct Walk {
         forgetUnreadable(below: root)
         readingEverything = readEverything.contains(root)
         defer { readingEverything = false }
-        walkTree(root)
+        walkTree(root, on: mounts.probedMount(of: root))
     }
 
     /// Walks one directory tree below a root (a new directory, a rescan asked by the watcher or
@@ -120,14 +126,16 @@ struct Walk {
             return
         }
         forgetUnreadable(below: subtree)
-        walkTree(subtree)
+        walkTree(subtree, on: trees.last.flatMap { mounts.probedMount(of: $0) })
     }
 
-    private mutating func walkTree(_ top: PathBytes) {
+    /// Walks the directories at and below `top`, which lies on the mount `mount` (the one its
+    /// tree was checked on): each directory is listed only if it is still on its tree's mount.
+    private mutating func walkTree(_ top: PathBytes, on mount: UInt64?) {
         start = top
-        var stack: [PathBytes] = [top]
-        while !shouldStop(), let path = stack.popLast() {
-            visit(path, stack: &stack)
+        var stack: [(PathBytes, UInt64?)] = [(top, mount)]
+        while !shouldStop(), let (path, mount) = stack.popLast() {
+            visit(path, on: mount, stack: &stack)
         }
     }
 
@@ -159,13 +167,16 @@ struct Walk {
         previouslyUnreadable.formUnion(cleared)
     }
 
-    private mutating func visit(_ path: PathBytes, stack: inout [PathBytes]) {
+    private mutating func visit(_ path: PathBytes, on treeMount: UInt64?, stack: inout [(PathBytes, UInt64?)]) {
+        if let treeMount, lostMounts.contains(treeMount) { return }
+        var treeMount = treeMount
         if path != start, mounts.isTree(path) {
             // A mount point below the walk's start: its own file system must be there.
             if let reason = mounts.check(path).reason {
                 Self.markUnavailable(path, reason: reason, isRoot: false, status: status, logger: logger)
                 return
             }
+            treeMount = mounts.probedMount(of: path)
         }
         let dir: Directory
         let dirStat: FileStat
@@ -198,6 +209,10 @@ struct Walk {
             }
             return
         }
+        if let expected = treeMount, let now = mountID(of: dir.descriptor), now != expected,
+           !continueOnOtherMount(path, expected: expected, now: now, treeMount: &treeMount) {
+            return
+        }
         if !previouslyUnreadable.isEmpty, previouslyUnreadable.contains(path) {
             logger.notice("directory '\(path)' can be read again", [("path", path.string)])
         }
@@ -221,6 +236,7 @@ struct Walk {
                 flush()
                 emitAndWait(move)
                 mounts.reloadRecords()
+                status.withLock { $0.rebaseMounts(from: origin, to: path) }
                 movedDirectories += 1
                 logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
                 snapshot = try database.read { try $0.snapshot(of: path) }
@@ -285,6 +301,12 @@ struct Walk {
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
                 if let old, old.identity == identity, !readingEverything, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
+                if let known = old, known.identity != identity, let adopting, path.isWithin(adopting) {
+                    // Adopted from another disk: the same name is not the same photo; its content
+                    // says which asset it is (the removal leaves a tombstone that recognises it).
+                    removeFile(path, known.name)
+                    old = nil
+                }
                 if old == nil, lookForMoves {
                     let here = path.appending(entry.name)
                     if let origin = movedFileOrigin(identity, notAt: here) {
@@ -358,7 +380,34 @@ struct Walk {
             $0.current?.toRead = candidates
             $0.current?.directories += 1
         }
-        stack.append(contentsOf: subdirectories.reversed())
+        stack.append(contentsOf: subdirectories.reversed().map { ($0, treeMount) })
+    }
+
+    /// A directory listed on another mount than its tree's: a disk mounted there since the
+    /// table was read (a tree of its own: checked like one), or its tree went away during the
+    /// walk (unmounted: what was listed is the directory beneath, so nothing more of the tree is
+    /// compared). Returns whether to go on with the directory.
+    private mutating func continueOnOtherMount(_ path: PathBytes, expected: UInt64, now: UInt64,
+                                               treeMount: inout UInt64?) -> Bool {
+        mounts.refreshTable()
+        if path != start, mounts.isTree(path) {
+            if let reason = mounts.check(path).reason {
+                Self.markUnavailable(path, reason: reason, isRoot: false, status: status, logger: logger)
+                return false
+            }
+            treeMount = now
+            return true
+        }
+        let tree = mounts.trees(containing: path, roots: roots).last ?? path
+        if let reason = mounts.check(tree).reason {
+            lostMounts.insert(expected)
+            Self.markUnavailable(tree, reason: reason, isRoot: roots.contains(tree), status: status, logger: logger)
+            return false
+        }
+        // Mounted again (another mount id, the same file system): go on with the new one.
+        treeMount = mounts.probedMount(of: tree)
+        if treeMount != now { return false }  // still not the directory's: leave it to the next scan
+        return true
     }
 
     private mutating func removeFile(_ directory: PathBytes, _ name: [UInt8]) {
@@ -396,6 +445,9 @@ struct Walk {
     /// (a copy of a removed file is then recognised by its content and keeps the asset's id).
     mutating func finish() {
         flush()
+        let spared = mounts.sparingTrees(deferredDirectories, offline: status.withLock { $0.unavailableTrees })
+        deferredDirectories = spared.directories
+        deferredFiles += spared.files
         for chunk in stride(from: 0, to: deferredDirectories.count, by: Self.extrasPerJob) {
             pending.batch.removedDirectories = Array(deferredDirectories[chunk..<min(chunk + Self.extrasPerJob, deferredDirectories.count)])
             flush()

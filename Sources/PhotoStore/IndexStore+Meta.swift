@@ -15,28 +15,51 @@ extension IndexReader {
 
     /// Every recorded tree with its identity.
     public func mounts() throws -> [PathBytes: MountIdentity] {
-        let s = try db.statement("SELECT path, fsid, fs_type, fs_path FROM mounts")
+        let s = try db.statement("SELECT path, fsid, fs_type, fs_path, volume FROM mounts")
         var result: [PathBytes: MountIdentity] = [:]
         while try s.step() {
             result[PathBytes(s.bytes(0))] = MountIdentity(fsid: UInt64(bitPattern: s.int64(1)),
                                                           fsType: UInt32(truncatingIfNeeded: s.int64(2)),
-                                                          fsPath: PathBytes(s.bytes(3)))
+                                                          fsPath: PathBytes(s.bytes(3)), volume: s.isNull(4) ? nil : s.string(4))
         }
+        return result
+    }
+
+    /// What the index has of the directory at `path` for `TreeAvailability`: its entries and the
+    /// file system and inode it was scanned with.
+    public func indexedTree(_ path: PathBytes) throws -> TreeAvailability.Indexed {
+        let s = try db.statement("""
+            SELECT (SELECT count(*) FROM files WHERE directory_id = d.id)
+                 + (SELECT count(*) FROM directories WHERE parent_id = d.id), d.fsid, d.inode
+            FROM directories d WHERE d.path = ?1
+            """)
+        defer { s.reset() }
+        s.bind(path.bytes, at: 1)
+        guard try s.step() else { return TreeAvailability.Indexed(entries: 0) }
+        return TreeAvailability.Indexed(entries: s.int(0), fsid: s.isNull(1) ? nil : UInt64(bitPattern: s.int64(1)),
+                                        inode: s.isNull(2) ? nil : UInt64(bitPattern: s.int64(2)))
+    }
+
+    /// Up to `limit` media files the index has at or below `path` (path, size, mtime): what a
+    /// disk must hold to be the one indexed when its identity cannot tell.
+    public func sampleFiles(within path: PathBytes, limit: Int) throws -> [(path: PathBytes, size: Int64, mtimeNanoseconds: Int64)] {
+        let s = try db.statement("""
+            SELECT d.path, f.name, f.size, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE (d.path = ?1 OR (d.path >= ?2 AND d.path < ?3)) AND f.status = 'media' LIMIT ?4
+            """)
+        defer { s.reset() }
+        s.bind(path.bytes, at: 1)
+        s.bind(path.bytes + [UInt8(ascii: "/")], at: 2)
+        s.bind(path.bytes + [UInt8(ascii: "0")], at: 3)
+        s.bind(limit, at: 4)
+        var result: [(PathBytes, Int64, Int64)] = []
+        while try s.step() { result.append((PathBytes(s.bytes(0)).appending(s.bytes(1)), s.int64(2), s.int64(3))) }
         return result
     }
 
     /// How many files and directories the index holds directly in `path` (0 when it has never
     /// been scanned).
-    public func entryCount(of path: PathBytes) throws -> Int {
-        let s = try db.statement("""
-            SELECT (SELECT count(*) FROM files WHERE directory_id = d.id)
-                 + (SELECT count(*) FROM directories WHERE parent_id = d.id)
-            FROM directories d WHERE d.path = ?1
-            """)
-        defer { s.reset() }
-        s.bind(path.bytes, at: 1)
-        return try s.step() ? s.int(0) : 0
-    }
+    public func entryCount(of path: PathBytes) throws -> Int { try indexedTree(path).entries }
 }
 
 extension IndexWriter {
@@ -52,32 +75,25 @@ extension IndexWriter {
     /// Records (or replaces) the identity of the tree at `path`.
     public func recordMount(_ path: PathBytes, _ identity: MountIdentity, now: Int64) throws {
         let s = try db.statement("""
-            INSERT INTO mounts (path, fsid, fs_type, fs_path, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO mounts (path, fsid, fs_type, fs_path, volume, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT (path) DO UPDATE SET fsid = excluded.fsid, fs_type = excluded.fs_type,
-                fs_path = excluded.fs_path, recorded_at = excluded.recorded_at
+                fs_path = excluded.fs_path, volume = excluded.volume, recorded_at = excluded.recorded_at
             """)
         defer { s.reset() }
         s.bind(path.bytes, at: 1)
         s.bind(Int64(bitPattern: identity.fsid), at: 2)
         s.bind(Int64(identity.fsType), at: 3)
         s.bind(identity.fsPath.bytes, at: 4)
-        s.bind(now, at: 5)
+        s.bind(identity.volume, at: 5)
+        s.bind(now, at: 6)
         try s.run()
     }
 
-    /// Forgets the records at and below `path`.
-    public func forgetMounts(within path: PathBytes) throws {
-        let s = try db.statement("SELECT path FROM mounts")
-        var gone: [PathBytes] = []
-        while try s.step() {
-            let p = PathBytes(s.bytes(0))
-            if p.isWithin(path) { gone.append(p) }
-        }
-        s.reset()
+    /// Forgets the record of the tree at `path` (not those of mount points below it).
+    public func forgetMount(_ path: PathBytes) throws {
         let d = try db.statement("DELETE FROM mounts WHERE path = ?1")
-        for p in gone {
-            d.bind(p.bytes, at: 1)
-            try d.run()
-        }
+        defer { d.reset() }
+        d.bind(path.bytes, at: 1)
+        try d.run()
     }
 }

@@ -290,6 +290,9 @@ public enum Schema {
                 fsid INTEGER NOT NULL,
                 fs_type INTEGER NOT NULL,
                 fs_path BLOB NOT NULL,
+                -- A volume id where f_fsid cannot tell disks apart (FAT serial, udev's
+                -- ID_FS_UUID, a FUSE or network file system's source), or NULL.
+                volume TEXT,
                 recorded_at INTEGER NOT NULL
             ) STRICT, WITHOUT ROWID;
             """),

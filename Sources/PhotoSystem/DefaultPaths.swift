@@ -89,6 +89,40 @@ public struct DefaultPaths: Sendable {
         return PathBytes([UInt8(ascii: "/")] + parts.joined(separator: [UInt8(ascii: "/")]))
     }
 
+    /// The path the kernel would reach, as far as it can be told now: `canonical` when it
+    /// exists; else the longest part that exists made canonical, each symbolic link after it
+    /// followed (a link to a disk not mounted yet), and the rest taken lexically. Absolute
+    /// paths only (a relative one is taken from `/`).
+    public static func resolved(_ path: PathBytes) -> PathBytes {
+        var p = normalized(path)
+        for _ in 0..<40 {
+            if let real = canonical(p) { return real }
+            // The deepest ancestor that exists, and what follows it.
+            var base = p
+            var rest: [[UInt8]] = []
+            while base != PathBytes("/"), canonical(base) == nil {
+                rest.insert(base.lastComponent, at: 0)
+                base = base.parent
+            }
+            let top = canonical(base) ?? base
+            guard let first = rest.first else { return p }
+            let next = top.appending(first)
+            guard let target = readLink(next) else {
+                return normalized(PathBytes(top.bytes + rest.flatMap { [UInt8(ascii: "/")] + $0 }))
+            }
+            let joined = target.first == UInt8(ascii: "/") ? target : top.appending(target).bytes
+            p = normalized(PathBytes(joined + rest.dropFirst().flatMap { [UInt8(ascii: "/")] + $0 }))
+        }
+        return p
+    }
+
+    /// The target of a symbolic link, or nil when `path` is not one.
+    static func readLink(_ path: PathBytes) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = path.withCString { p in buffer.withUnsafeMutableBytes { readlink(p, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) } }
+        return n > 0 ? Array(buffer[..<n]) : nil
+    }
+
     /// `realpath(3)`: the canonical absolute path (links resolved), or `nil` when it does not exist.
     public static func canonical(_ path: PathBytes) -> PathBytes? {
         path.withCString { p -> PathBytes? in

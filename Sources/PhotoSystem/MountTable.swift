@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import Foundation
 import PhotoModel
 
 /// One line of `/proc/self/mountinfo` (proc(5)): a mount in this process's mount namespace.
@@ -9,6 +10,9 @@ public struct MountEntry: Sendable, Hashable {
     /// The mount's id (unique while it is mounted; the kernel reuses freed ids).
     public var id: UInt64
     public var parentID: UInt64
+    /// The device's major and minor numbers (`st_dev` of the file system's files).
+    public var major: UInt32
+    public var minor: UInt32
     /// The directory of the file system that is the mount's top (`/` for a whole disk; the
     /// source directory for a bind mount).
     public var root: PathBytes
@@ -19,9 +23,12 @@ public struct MountEntry: Sendable, Hashable {
     /// The device or share (`/dev/sdb1`, `server:/export`), or what the file system says.
     public var source: String
 
-    public init(id: UInt64, parentID: UInt64, root: PathBytes, mountPoint: PathBytes, fsType: String, source: String) {
+    public init(id: UInt64, parentID: UInt64, major: UInt32 = 0, minor: UInt32 = 0, root: PathBytes, mountPoint: PathBytes,
+                fsType: String, source: String) {
         self.id = id
         self.parentID = parentID
+        self.major = major
+        self.minor = minor
         self.root = root
         self.mountPoint = mountPoint
         self.fsType = fsType
@@ -62,7 +69,9 @@ public struct MountTable: Sendable, Hashable {
     public static func read(from fd: FileDescriptor) throws(SystemError) -> MountTable {
         _ = try syscall("lseek", context: path.string) { lseek(fd.rawValue, 0, SEEK_SET) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        // Large reads: the kernel formats whole lines into each, and a table read in few of them
+        // is less likely to mix two states of a table that changes meanwhile.
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = try syscall("read", context: path.string) {
                 chunk.withUnsafeMutableBytes { Glibc.read(fd.rawValue, $0.baseAddress, $0.count) }
@@ -83,7 +92,9 @@ public struct MountTable: Sendable, Hashable {
                   separator + 2 < fields.count,
                   let id = UInt64(String(decoding: fields[0], as: UTF8.self)),
                   let parent = UInt64(String(decoding: fields[1], as: UTF8.self)) else { continue }
-            entries.append(MountEntry(id: id, parentID: parent, root: PathBytes(unescape(fields[3])),
+            let device = fields[2].split(separator: UInt8(ascii: ":")).map { UInt32(String(decoding: $0, as: UTF8.self)) ?? 0 }
+            entries.append(MountEntry(id: id, parentID: parent, major: device.first ?? 0, minor: device.count > 1 ? device[1] : 0,
+                                      root: PathBytes(unescape(fields[3])),
                                       mountPoint: PathBytes(unescape(fields[4])),
                                       fsType: String(decoding: unescape(fields[separator + 1]), as: UTF8.self),
                                       source: String(decoding: unescape(fields[separator + 2]), as: UTF8.self)))
@@ -145,6 +156,31 @@ public struct MountTable: Sendable, Hashable {
         guard let id = mountID(of: directory) else { return entry(covering: path) }
         return entry(id: id).flatMap { path.isWithin($0.mountPoint) ? $0 : nil }
     }
+}
+
+/// A volume id for the file system `entry` is, where its `f_fsid` cannot tell one disk from
+/// another: udev's `ID_FS_UUID` for the device (`/run/udev/data/b<major>:<minor>`), else a FAT
+/// volume's serial number (`FAT_IOCTL_GET_VOLUME_ID` on `directory`), else the mount's source
+/// for a file system without a device (FUSE, a share). Nil when none is known.
+public func volumeID(of entry: MountEntry, directory: FileDescriptor) -> String? {
+    if entry.major != 0, let data = try? FileDescriptor.open(PathBytes("/run/udev/data/b\(entry.major):\(entry.minor)"),
+                                                               flags: O_RDONLY | O_CLOEXEC) {
+        defer { data.close() }
+        var bytes = [UInt8](repeating: 0, count: 16 << 10)
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(data.rawValue, $0.baseAddress, $0.count) }
+        if n > 0 {
+            for line in bytes[..<n].split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("E:ID_FS_UUID=".utf8)) {
+                let uuid = String(decoding: line.dropFirst(13), as: UTF8.self)
+                if !uuid.isEmpty { return uuid }
+            }
+        }
+    }
+    var serial: UInt32 = 0
+    if photo_fat_volume_id(directory.rawValue, &serial) == 0 {
+        return String(format: "%04X-%04X", serial >> 16, serial & 0xFFFF)
+    }
+    if entry.major == 0 { return entry.source }
+    return nil
 }
 
 /// The mount id of an open file or directory (`statx`'s `STX_MNT_ID`), or nil when the

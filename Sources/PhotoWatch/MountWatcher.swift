@@ -20,6 +20,7 @@ public final class MountWatcher: Sendable {
     private let logger: Logger
     private let table: Locked<MountTable>
     private let lifecycle = Locked((started: false, stopped: false))
+    private let failed = Locked<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Opens `/proc/self/mountinfo` and reads the table; `start` begins watching.
@@ -53,6 +54,9 @@ public final class MountWatcher: Sendable {
 
     /// The table as last read.
     public var current: MountTable { table.withLock { $0 } }
+
+    /// Why the watcher stopped watching (a failed `poll` or read), if it did.
+    public var failure: String? { failed.withLock { $0 } }
 
     /// Starts the thread (once).
     public func start() {
@@ -96,7 +100,7 @@ public final class MountWatcher: Sendable {
                     photo_poll_priority(descriptor.rawValue, wakeRead.rawValue, -1)
                 }
             } catch {
-                logger.error("cannot watch the mount table (\(error)): mounts are checked only every few seconds")
+                fail("cannot watch the mount table (\(error))")
                 return
             }
             guard fired == 1 else { return }  // the stop byte
@@ -106,9 +110,14 @@ public final class MountWatcher: Sendable {
                 logger.debug("the mount table changed (\(now.entries.count) mounts)")
                 onChange(now)
             } catch {
-                logger.error("cannot read the mount table (\(error)): mounts are checked only every few seconds")
+                fail("cannot read the mount table (\(error))")
                 return
             }
         }
+    }
+
+    private func fail(_ reason: String) {
+        failed.withLock { $0 = reason }
+        logger.error("\(reason): mounts are rechecked at intervals instead")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PhotoClient
 import PhotoModel
+import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import PhotoWire
@@ -9,8 +10,8 @@ import Testing
 import Glibc
 #endif
 
-/// Real mounts for the tests: bind mounts and ext4 images on loop devices. Both need root with
-/// `CAP_SYS_ADMIN` (CI has it); without, the tests that use them are skipped.
+/// Real mounts for the tests: bind mounts, and ext4, FAT and exFAT images on loop devices. They
+/// need root with `CAP_SYS_ADMIN` (CI has it); without, the tests that use them are skipped.
 enum Mounts {
     /// Whether a bind mount can be made here (tried once).
     static let canBind: Bool = {
@@ -21,15 +22,28 @@ enum Mounts {
         return (try? unmount(dir("b"))) != nil
     }()
 
-    /// Whether an ext4 image can be made and mounted on a loop device (tried once).
-    static let canLoop: Bool = {
+    /// Whether an image of this kind can be made and mounted on a loop device (tried once each).
+    static let canLoop = canMount(.disk)
+    static let canFAT = canMount(.fat("1234ABCD"))
+    static let canExFAT = canMount(.exfat)
+    /// Whether a FUSE mount (bindfs) can be made (tried once).
+    static let canFUSE: Bool = {
+        guard canBind, FileManager.default.fileExists(atPath: "/usr/bin/bindfs"),
+              let dir = try? TemporaryDirectory("fuse-probe") else { return false }
+        defer { dir.remove() }
+        guard (try? dir.makeDirectory("a")) != nil, (try? dir.makeDirectory("b")) != nil,
+              (try? runDetached("bindfs", [dir("a").string, dir("b").string])) != nil else { return false }
+        return (try? unmount(dir("b"))) != nil
+    }()
+
+    private static func canMount(_ kind: MountKind) -> Bool {
         guard canBind, FileManager.default.fileExists(atPath: "/dev/loop-control"),
               let dir = try? TemporaryDirectory("loop-probe") else { return false }
         defer { dir.remove() }
-        guard (try? makeDisk(dir("disk.img"))) != nil, (try? dir.makeDirectory("m")) != nil,
-              (try? mountDisk(dir("disk.img"), at: dir("m"))) != nil else { return false }
+        guard (try? makeImage(dir("disk.img"), kind)) != nil, (try? dir.makeDirectory("m")) != nil,
+              (try? mountImage(dir("disk.img"), at: dir("m"))) != nil else { return false }
         return (try? unmount(dir("m"))) != nil
-    }()
+    }
 
     static func run(_ tool: String, _ arguments: [String]) throws {
         let p = Process()
@@ -42,17 +56,29 @@ enum Mounts {
         if p.terminationStatus != 0 { throw HarnessError("\(tool) \(arguments.joined(separator: " ")) failed: \(p.terminationStatus)") }
     }
 
-    static func bind(_ source: PathBytes, at target: PathBytes) throws { try run("mount", ["--bind", source.string, target.string]) }
-
-    /// A fresh 16 MB ext4 image.
-    static func makeDisk(_ image: PathBytes) throws {
-        try run("truncate", ["-s", "16M", image.string])
-        try run("mkfs.ext4", ["-q", "-F", image.string])
+    /// Runs a tool that leaves a daemon behind (a FUSE file system): through Python, which
+    /// closes every other descriptor in the child, so that the daemon does not hold the one by
+    /// which `Process` learns that its child has ended.
+    static func runDetached(_ tool: String, _ arguments: [String]) throws {
+        try run("python3", ["-c", "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:], close_fds=True))", tool] + arguments)
     }
 
-    static func mountDisk(_ image: PathBytes, at target: PathBytes) throws { try run("mount", ["-o", "loop", image.string, target.string]) }
+    static func bind(_ source: PathBytes, at target: PathBytes) throws { try run("mount", ["--bind", source.string, target.string]) }
 
-    static func unmount(_ target: PathBytes) throws { try run("umount", [target.string]) }
+    /// A fresh 16 MB image of the kind's file system.
+    static func makeImage(_ image: PathBytes, _ kind: MountKind) throws {
+        try run("truncate", ["-s", "16M", image.string])
+        switch kind {
+        case .bind, .fuse: break
+        case .disk: try run("mkfs.ext4", ["-q", "-F", image.string])
+        case .fat(let serial): try run("mkfs.vfat", ["-i", serial, image.string])
+        case .exfat: try run("mkfs.exfat", [image.string])
+        }
+    }
+
+    static func mountImage(_ image: PathBytes, at target: PathBytes) throws { try run("mount", ["-o", "loop", image.string, target.string]) }
+
+    static func unmount(_ target: PathBytes, lazily: Bool = false) throws { try run("umount", (lazily ? ["-l"] : []) + [target.string]) }
 
     /// Unmounts whatever is still mounted at or below `path` (a failed test's leftovers).
     static func unmountAll(below path: PathBytes) {
@@ -62,16 +88,30 @@ enum Mounts {
 }
 
 /// How the library's file system goes away and comes back in a test.
-enum MountKind: String, CustomTestStringConvertible, Sendable {
+enum MountKind: CustomTestStringConvertible, Sendable, Equatable {
     /// `mount --bind` of a directory: an unmount no inotify event reports.
     case bind
     /// An ext4 image on a loop device: the kernel sends `IN_UNMOUNT`.
     case disk
+    /// A FAT image with this volume serial (8 hex digits): its `f_fsid` is the loop device's number.
+    case fat(String)
+    /// An exFAT image: the same, and no serial photod can read here (no udev).
+    case exfat
+    /// A FUSE mount of `source` (bindfs): `f_fsid` 0, told apart by its source; polled.
+    case fuse
 
-    var testDescription: String { rawValue }
+    var testDescription: String {
+        switch self {
+        case .bind: "bind"
+        case .disk: "ext4"
+        case .fat(let serial): "vfat \(serial)"
+        case .exfat: "exfat"
+        case .fuse: "fuse"
+        }
+    }
 }
 
-/// A directory tree that lives on its own mount: a bind mount of `source`, or an ext4 image.
+/// A directory tree that lives on its own mount: a bind mount of `source`, or an image.
 struct MountedTree {
     let kind: MountKind
     let work: TemporaryDirectory
@@ -79,24 +119,30 @@ struct MountedTree {
     var source: PathBytes { work("source") }
     var image: PathBytes { work("disk.img") }
 
-    /// Fills the tree with `files` (relative path → bytes) and mounts it at `target`.
-    init(_ kind: MountKind, at target: PathBytes, files: [(String, [UInt8])]) throws {
+    /// Writes `beneath` into `target` itself (what shows when nothing is mounted there), then
+    /// mounts the tree at `target` and fills it with `files` (relative path → bytes).
+    init(_ kind: MountKind, at target: PathBytes, files: [(String, [UInt8])], beneath: [(String, [UInt8])] = []) throws {
         self.kind = kind
         self.target = target
-        work = try TemporaryDirectory("mounted-\(kind.rawValue)")
+        work = try TemporaryDirectory("mounted")
         try work.makeDirectory("source")
-        if kind == .disk { try Mounts.makeDisk(image) }
+        if kind != .bind && kind != .fuse { try Mounts.makeImage(image, kind) }
         try Directory.makePath(target)
+        for (path, bytes) in beneath { _ = try TemporaryDirectory(existing: target).write(path, bytes) }
         try mount()
         let top = TemporaryDirectory(existing: target)
         for (path, bytes) in files { _ = try top.write(path, bytes) }
     }
 
     func mount() throws {
-        if kind == .bind { try Mounts.bind(source, at: target) } else { try Mounts.mountDisk(image, at: target) }
+        switch kind {
+        case .bind: try Mounts.bind(source, at: target)
+        case .fuse: try Mounts.runDetached("bindfs", ["-o", "nonempty", source.string, target.string])
+        default: try Mounts.mountImage(image, at: target)
+        }
     }
 
-    func unmount() throws { try Mounts.unmount(target) }
+    func unmount(lazily: Bool = false) throws { try Mounts.unmount(target, lazily: lazily) }
 
     func remove() {
         Mounts.unmountAll(below: target)
@@ -153,7 +199,10 @@ struct MountsEndToEndTests {
         let place = try TemporaryDirectory("mounts-root")
         defer { place.remove() }
         let root = place("lib")
-        let tree = try MountedTree(kind, at: root, files: Self.photos("", count: 6))
+        // What the mount point shows when nothing is mounted: a stale copy with a stranger's photo
+        // (the old rule, "empty while the index holds files", would have taken it for the library).
+        let tree = try MountedTree(kind, at: root, files: Self.photos("", count: 6),
+                                   beneath: [("trip/stale.jpg", Library.jpeg(date: "2001:01:01 10:00:00"))])
         defer { tree.remove() }
         let state = try TemporaryDirectory("mounts-root-state")
         defer { state.remove() }
@@ -185,7 +234,7 @@ struct MountsEndToEndTests {
         #expect(try daemon.rescan(nil) == nil)
         status = try daemon.call("library.status")
         #expect(status["roots"]?[0]?["state"]?.stringValue == "unavailable", "\(status)")
-        #expect(try daemon.allAssets().count == 6)
+        #expect(try daemon.allAssets().count == 6, "the stale photo is not indexed")
         #expect(try daemon.allAssets().allSatisfy { $0["isAvailable"]?.boolValue == false })
         try daemon.expectNothingDeleted(since: token, "unmounted")
 
@@ -423,6 +472,278 @@ struct MountsEndToEndTests {
         #expect(after["counts"]?["assets"]?.intValue == 2)
         #expect(after["counts"]?["recentlyDeleted"]?.intValue == 2)
         #expect(after["roots"]?[0]?["unavailableMounts"]?.arrayValue?.count == 0)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A disk mounted over an indexed folder that holds photos: unavailable, its photos kept; unmounted, they are back as they were",
+          .enabled(if: Mounts.canLoop))
+    func mountedOverIndexedFolder() throws {
+        let lib = try TemporaryDirectory("mounts-over")
+        defer { lib.remove() }
+        for (path, bytes) in Self.photos("2019/", count: 4) { try lib.write(path, bytes) }
+        let state = try TemporaryDirectory("mounts-over-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+        let token = try daemon.currentToken()
+        let disk = try MountedTree(.disk, at: lib("2019/trip"), files: [("x.jpg", Library.jpeg(date: "2020:01:01 10:00:00"))])
+        defer { disk.remove() }
+        let status = try daemon.waitFor("the folder unavailable") {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).contains {
+                $0["reason"]?.stringValue?.contains("mounted over the indexed folder") == true
+            }
+        }
+        #expect(status["counts"]?["assets"]?.intValue == 4)
+        #expect(try daemon.rescan(lib.path) == nil)
+        try daemon.expectNothingDeleted(since: token, "mounted over")
+        try disk.unmount()
+        _ = try daemon.waitFor("the folder back", timeout: .seconds(15)) {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).isEmpty && $0["state"]?.stringValue == "idle"
+        }
+        #expect(try daemon.idsByPath() == ids)
+        try daemon.expectNothingDeleted(since: token, "unmounted again")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("Another FAT card in the same reader (same device, another serial) is not the one indexed; the first one back is",
+          .enabled(if: Mounts.canFAT))
+    func anotherFATCard() throws { try anotherCard(.fat("1111AAAA"), .fat("2222BBBB")) }
+
+    @Test("Another exFAT card (no serial to read): told apart by its files", .enabled(if: Mounts.canExFAT))
+    func anotherExFATCard() throws { try anotherCard(.exfat, .exfat) }
+
+    func anotherCard(_ first: MountKind, _ second: MountKind) throws {
+        let lib = try TemporaryDirectory("mounts-card")
+        defer { lib.remove() }
+        for (path, bytes) in Self.photos("main/", count: 2) { try lib.write(path, bytes) }
+        let card = lib("card")
+        // The same names on both cards, other photos (as two cameras' DCIM folders).
+        let a = try MountedTree(first, at: card, files: Self.photos("DCIM/", count: 3))
+        defer { a.remove() }
+        let state = try TemporaryDirectory("mounts-card-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+        let token = try daemon.currentToken()
+        try a.unmount()
+        let b = try MountedTree(second, at: card, files: (0..<3).map { i in
+            ("DCIM/\(i % 2 == 0 ? "trip" : "home")/IMG_\(i).jpg", Library.jpeg(date: "2024:02:0\(1 + i) 10:00:00", width: 900 + i))
+        })
+        defer { b.remove() }
+        #expect(try daemon.rescan(card)?.errorCode == .unavailable)
+        let status = try daemon.waitFor("the other card unavailable") {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).contains { $0["path"]?.stringValue == card.string }
+        }
+        #expect(status["counts"]?["assets"]?.intValue == 5)
+        try daemon.expectNothingDeleted(since: token, "another card")
+        try b.unmount()
+        try a.mount()
+        _ = try daemon.waitFor("the first card back", timeout: .seconds(15)) {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).isEmpty && $0["state"]?.stringValue == "idle"
+        }
+        #expect(try daemon.idsByPath() == ids)
+        try daemon.expectNothingDeleted(since: token, "back")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A disk mounted below a dot-folder is not the library; gone again, it leaves nothing behind", .enabled(if: Mounts.canLoop))
+    func mountBelowDotFolder() throws {
+        let lib = try TemporaryDirectory("mounts-dot")
+        defer { lib.remove() }
+        for (path, bytes) in Self.photos("main/", count: 2) { try lib.write(path, bytes) }
+        let state = try TemporaryDirectory("mounts-dot-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let snap = try MountedTree(.disk, at: lib(".snap"), files: [("x.jpg", Library.jpeg(date: "2020:01:01 10:00:00"))])
+        defer { snap.remove() }
+        #expect(try daemon.rescan(nil) == nil)
+        try snap.unmount()
+        #expect(rmdir(lib(".snap").string) == 0)
+        #expect(try daemon.rescan(nil) == nil)
+        let status = try daemon.waitForIdle()
+        #expect(status["counts"]?["assets"]?.intValue == 2)
+        #expect(status["roots"]?[0]?["unavailableMounts"]?.arrayValue?.count == 0, "\(status)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A folder above an unmounted mount point renamed, then deleted: the mount's assets follow the rename and are kept",
+          .enabled(if: Mounts.canBind))
+    func folderAboveUnmountedMount() throws {
+        let lib = try TemporaryDirectory("mounts-above")
+        defer { lib.remove() }
+        for (path, bytes) in Self.photos("main/", count: 2) { try lib.write(path, bytes) }
+        try lib.write("disks/readme.jpg", Library.jpeg(date: "2018:01:01 10:00:00"))
+        let tree = try MountedTree(.bind, at: lib("disks/usb"), files: Self.photos("", count: 2))
+        defer { tree.remove() }
+        let state = try TemporaryDirectory("mounts-above-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let token = try daemon.currentToken()
+        try tree.unmount()
+        _ = try daemon.waitFor("the mount unavailable") { ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).count == 1 }
+        #expect(rename(lib("disks").string, lib("drives").string) == 0)
+        var status = try daemon.waitFor("the rename") {
+            ($0["roots"]?[0]?["unavailableMounts"]?.arrayValue ?? []).map { $0["path"]?.stringValue } == [lib("drives/usb").string]
+                && $0["state"]?.stringValue == "idle"
+        }
+        let offline = try daemon.allAssets().filter { $0["isAvailable"]?.boolValue == false }.compactMap { $0["path"]?.stringValue }
+        #expect(offline.count == 2 && offline.allSatisfy { PathBytes($0).isWithin(lib("drives/usb")) }, "\(offline)")
+        try shell("rm", ["-r", lib("drives").string])
+        status = try daemon.waitFor("the folder's photo gone") { $0["counts"]?["recentlyDeleted"]?.intValue == 1 }
+        #expect(status["counts"]?["assets"]?.intValue == 4, "the mount's two kept")
+        let sets = try #require(try daemon.call("changes.since", ["since": .int(Int64(token))])["changes"]?.arrayValue)
+        let removed = sets.flatMap { $0["assets"]?["updated"]?.arrayValue ?? [] }.count
+        #expect(removed >= 1)
+        #expect(try daemon.allAssets().filter { PathBytes($0["path"]?.stringValue ?? "").isWithin(lib("drives/usb")) }.count == 2)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A root given as a link to a disk that is mounted later: unavailable, then indexed when the disk comes",
+          .enabled(if: Mounts.canLoop))
+    func rootThroughLinkMountedLater() throws {
+        let place = try TemporaryDirectory("mounts-link")
+        defer { place.remove() }
+        try place.makeDirectory("mnt")
+        #expect(symlink(place("mnt/photos").string, place("link").string) == 0)
+        let state = try TemporaryDirectory("mounts-link-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [place("link")], state: state)
+        var status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "unavailable", "\(status)")
+        #expect(status["roots"]?[0]?["path"]?.stringValue == place("mnt/photos").string, "the root is where the link leads")
+        let disk = try MountedTree(.disk, at: place("mnt/photos"), files: Self.photos("", count: 2))
+        defer { disk.remove() }
+        status = try daemon.waitFor("the root indexed", timeout: .seconds(15)) {
+            $0["counts"]?["assets"]?.intValue == 2 && $0["roots"]?[0]?["state"]?.stringValue == "available"
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A root adopted on a new disk keeps the unmounted disk below it: its assets stay, unavailable",
+          .enabled(if: Mounts.canLoop))
+    func adoptKeepsMountsBelow() throws {
+        let place = try TemporaryDirectory("mounts-adopt-below")
+        defer { place.remove() }
+        let root = place("lib")
+        let old = try MountedTree(.disk, at: root, files: Self.photos("", count: 2))
+        defer { old.remove() }
+        let usb = try MountedTree(.bind, at: root.appending("usb"), files: Self.photos("", count: 2))
+        defer { usb.remove() }
+        let state = try TemporaryDirectory("mounts-adopt-below-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [root], state: state)
+        try daemon.waitForIdle()
+        try usb.unmount()
+        try old.unmount()
+        // The new disk has the library's own photos, and an empty mount point for the second disk.
+        let new = try MountedTree(.disk, at: root, files: Self.photos("", count: 2))
+        defer { new.remove() }
+        try Directory.makePath(root.appending("usb"))
+        _ = try daemon.waitFor("another file system") { $0["roots"]?[0]?["state"]?.stringValue == "unavailable" }
+        _ = try daemon.call("library.adopt", ["path": .string(root.string)])
+        let status = try daemon.waitForIdle()
+        #expect(status["counts"]?["assets"]?.intValue == 4, "\(status)")
+        #expect(status["roots"]?[0]?["unavailableMounts"]?.arrayValue?.count == 1, "\(status)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A lazy unmount of a busy bind mount, with nothing watching the mount table: a rescan finds it gone, removes nothing",
+          .enabled(if: Mounts.canBind))
+    func lazyUnmount() throws {
+        let place = try TemporaryDirectory("mounts-lazy")
+        defer { place.remove() }
+        let root = place("lib")
+        let tree = try MountedTree(.bind, at: root, files: Self.photos("", count: 3), beneath: [("x/stale.jpg", Library.jpeg(date: "2001:01:01 10:00:00"))])
+        defer { tree.remove() }
+        let state = try TemporaryDirectory("mounts-lazy-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [root], state: state,
+                                       environment: ["PHOTOD_TEST_HOOKS": "1", "PHOTOD_TEST_MOUNT_TABLE": "unwatched"])
+        try daemon.waitForIdle()
+        let token = try daemon.currentToken()
+        let busy = open(root.appending("trip/IMG_0.jpg").string, O_RDONLY)
+        #expect(busy >= 0)
+        defer { close(busy) }
+        try tree.unmount(lazily: true)
+        #expect(try daemon.rescan(root)?.errorCode == .unavailable)
+        #expect(try daemon.rescan(nil) == nil)
+        try daemon.expectNothingDeleted(since: token)
+        #expect(try daemon.allAssets().count == 3)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("An index from before mounts were recorded, another disk at the root when it starts: unavailable, nothing removed",
+          .enabled(if: Mounts.canLoop))
+    func upgradedIndexAnotherDisk() throws {
+        let place = try TemporaryDirectory("mounts-upgrade")
+        defer { place.remove() }
+        let root = place("lib")
+        let a = try MountedTree(.disk, at: root, files: Self.photos("", count: 3))
+        defer { a.remove() }
+        let state = try TemporaryDirectory("mounts-upgrade-state")
+        defer { state.remove() }
+        var daemon = try DaemonProcess(libraries: [root], state: state)
+        try daemon.waitForIdle()
+        let ids = try daemon.idsByPath()
+        #expect(daemon.stop() == 0)
+        // What an older photod left: no record of the file system.
+        do {
+            let db = try Database(path: daemon.database.string)
+            _ = try db.write { try $0.connection.execute("DELETE FROM mounts") }
+        }
+        try a.unmount()
+        let b = try MountedTree(.disk, at: root, files: [("other/x.jpg", Library.jpeg(date: "2022:02:02 10:00:00"))])
+        defer { b.remove() }
+        daemon = try DaemonProcess(libraries: [root], state: state)
+        var status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["state"]?.stringValue == "unavailable", "\(status)")
+        #expect(status["counts"]?["recentlyDeleted"]?.intValue == 0)
+        #expect(status["counts"]?["assets"]?.intValue == 3)
+        // The right disk back: recorded at last, nothing read again.
+        try b.unmount()
+        try a.mount()
+        status = try daemon.waitFor("the root back", timeout: .seconds(15)) {
+            $0["roots"]?[0]?["state"]?.stringValue == "available" && $0["state"]?.stringValue == "idle"
+        }
+        #expect(try daemon.idsByPath() == ids)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test("A root on a FUSE mount (polled): unmounted, unavailable and kept; another FUSE source there is another file system; back, the same ids",
+          .enabled(if: Mounts.canFUSE))
+    func rootOnFUSE() throws {
+        let place = try TemporaryDirectory("mounts-fuse")
+        defer { place.remove() }
+        let root = place("lib")
+        let tree = try MountedTree(.fuse, at: root, files: Self.photos("", count: 3))
+        defer { tree.remove() }
+        let state = try TemporaryDirectory("mounts-fuse-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [root], state: state, arguments: ["--poll-interval", "1"])
+        var status = try daemon.waitForIdle()
+        #expect(status["roots"]?[0]?["mode"]?.stringValue == "polled", "\(status)")
+        let ids = try daemon.idsByPath()
+        let token = try daemon.currentToken()
+        try tree.unmount()
+        try place.write("lib/stale/x.jpg", Library.jpeg(date: "2001:01:01 10:00:00"))
+        _ = try daemon.waitFor("the root unavailable") { $0["roots"]?[0]?["state"]?.stringValue == "unavailable" }
+        let other = try MountedTree(.fuse, at: root, files: Self.photos("", count: 1))
+        defer { other.remove() }
+        #expect(try daemon.rescan(root)?.errorCode == .unavailable)
+        status = try daemon.call("library.status")
+        #expect(status["roots"]?[0]?["reason"]?.stringValue?.contains("another file system") == true, "\(status)")
+        try daemon.expectNothingDeleted(since: token)
+        try other.unmount()
+        try tree.mount()
+        _ = try daemon.waitFor("the root back", timeout: .seconds(15)) {
+            $0["roots"]?[0]?["state"]?.stringValue == "available" && $0["state"]?.stringValue == "idle"
+        }
+        #expect(try daemon.idsByPath() == ids)
+        try daemon.expectNothingDeleted(since: token)
         #expect(daemon.stop() == 0)
     }
 }

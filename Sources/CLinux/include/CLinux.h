@@ -35,6 +35,10 @@ int photo_fstatfs(int fd, photo_fsinfo *out);
 /// when the kernel does not report mount ids (before Linux 5.8).
 int photo_mount_id(int fd, uint64_t *out);
 
+/// A FAT volume's serial number (`FAT_IOCTL_GET_VOLUME_ID` on any descriptor of the file
+/// system). 0 on success; -1 and errno (ENOTTY on other file systems).
+int photo_fat_volume_id(int fd, uint32_t *out);
+
 /// Waits up to `timeout_ms` (-1: for ever) for `POLLPRI` or `POLLERR` on `watched` (what
 /// /proc/self/mountinfo reports on every change of the mount table) or `POLLIN` on `wake`.
 /// Returns 1 when `watched` fired, 2 when only `wake` did, 0 on timeout, -1 and errno on failure.
