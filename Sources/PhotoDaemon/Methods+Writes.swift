@@ -243,12 +243,15 @@ extension Methods {
             throw .invalidParams("'\(text)' is neither a library root nor a mount point below one "
                                  + "(roots: \(info.roots.map(\.string).joined(separator: ", ")))", param: "path")
         }
+        let before = try query { try $0.counts() }
         switch live.adopt(path) {
         case .failed(let reason):
             throw .unavailable("'\(path)' was not adopted: \(reason)")
         case .adopted(let report):
             let bounds = try feed.journalBounds()
-            return .object(["token": .int(bounds.current), "adopted": .string(path.string), "scan": WireMapping.scanReport(report)])
+            let after = try query { try $0.counts() }
+            return .object(["token": .int(bounds.current), "adopted": .string(path.string), "scan": WireMapping.scanReport(report),
+                            "recentlyDeleted": .int(Int64(max(0, after.recentlyDeleted - before.recentlyDeleted)))])
         }
     }
 }

@@ -59,7 +59,7 @@ struct Methods: Sendable {
 
     /// Runs a store query, mapping its failure to `internalError` (the store is ours; a
     /// failure there is not the client's fault).
-    private func query<R: Sendable>(_ body: (IndexReader) throws -> R) throws(RPCError) -> R {
+    func query<R: Sendable>(_ body: (IndexReader) throws -> R) throws(RPCError) -> R {
         do {
             return try database.read(body)
         } catch {

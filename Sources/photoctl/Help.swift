@@ -256,11 +256,12 @@ let helps: [String: String] = [
         another disk or file system. photod keeps every tree on the file system it was indexed on:
         an unmounted disk, an unmounted bind mount or a share gone away is "unavailable", and nothing
         in it is removed. When the library was copied to a new disk, photod reports the tree
-        unavailable ("another file system is here") until it is adopted. Adopting scans the tree:
-        files are matched to their assets by path, then by content (size and fingerprint), so ids,
-        favorites and albums carry over; files of the old disk found nowhere go to Recently
-        Deleted (kept 30 days). A mount point that is gone for good can be adopted too: what it
-        held goes to Recently Deleted. Returns when done.
+        unavailable ("another file system is mounted here") until it is adopted. Adopting scans the
+        tree: files are matched to their assets by content (size and fingerprint), so ids, favorites
+        and albums carry over; a different photo under an old name is a new asset; files of the old
+        disk found nowhere go to Recently Deleted (kept 30 days). Mount points below keep their own
+        records. A mount point that is gone for good can be adopted too: what it held goes to
+        Recently Deleted. Returns when done.
 
         USAGE: photoctl adopt PATH [--json]
 
@@ -268,7 +269,7 @@ let helps: [String: String] = [
           PATH                A library root, or a mount point below one ('photoctl status' lists
                               the unavailable ones).
           --json              Print photod's answer as one JSON object:
-                              {"token", "adopted": path, "scan": {files, readFiles, movedFiles, ...}}.
+                              {"token", "adopted": path, "scan": {files, readFiles, ...}, "recentlyDeleted": N}.
         """,
     "image": """
         OVERVIEW: Render an asset at a size (from photod's image cache when it is there) and print the

@@ -181,7 +181,7 @@ func adopt(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     connection.setTimeout(nil)
     let result = try call(connection, "library.adopt", ["path": .string(DefaultPaths.absolute(path).string)])
     let scan = result["scan"]
-    let kept = (scan?["readFiles"]?.intValue ?? 0) + (scan?["movedFiles"]?.intValue ?? 0) + (scan?["restoredFiles"]?.intValue ?? 0)
     report(result, json: a.json, "adopted \(result["adopted"]?.stringValue ?? path): \(scan?["files"]?.intValue ?? 0) files, "
-           + "\(kept) matched or read, \(scan?["removedFiles"]?.intValue ?? 0) not found (in Recently Deleted)")
+           + "\(scan?["readFiles"]?.intValue ?? 0) read; \(result["recentlyDeleted"]?.intValue ?? 0) assets not found there "
+           + "went to Recently Deleted")
 }

@@ -426,7 +426,7 @@ struct MountsEndToEndTests {
 
         let cli = try run("photoctl", ["--socket", daemon.socket.string, "adopt", root.string])
         #expect(cli.status == 0, "\(cli)")
-        #expect(cli.stdout.contains("adopted \(root)"), "\(cli.stdout)")
+        #expect(cli.stdout.contains("adopted \(root)") && cli.stdout.contains("1 assets not found there"), "\(cli.stdout)")
         let after = try daemon.waitForIdle()
         #expect(after["roots"]?[0]?["state"]?.stringValue == "available")
         let now = try daemon.idsByPath()
