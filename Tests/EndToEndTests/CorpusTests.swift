@@ -8,17 +8,12 @@ import Testing
 /// oracle says. (Field-by-field agreement is tested on the reader in PhotoMetadataTests.)
 @Suite("Shared corpus, end to end", .serialized)
 struct CorpusTests {
-    static func corpusOrSkip() -> URL? {
-        guard let corpus = TestPaths.corpus else {
-            print("skipping corpus test: ../shared/corpus (or $PHOTOD_CORPUS) is absent")
-            return nil
-        }
-        return corpus
-    }
+    /// Why the corpus tests are skipped, when they are.
+    static let absent = "../shared/corpus (or $PHOTOD_CORPUS) is absent"
 
-    @Test("Every image and video the oracle names is an asset, and nothing else")
+    @Test("Every image and video the oracle names is an asset, and nothing else", .enabled(if: TestPaths.corpus != nil, Comment(rawValue: absent)))
     func realCorpus() throws {
-        guard let corpus = Self.corpusOrSkip() else { return }
+        let corpus = try #require(TestPaths.corpus)
         let real = corpus.appendingPathComponent("real")
         let oracle = try JSONValue.parse(Array(try Data(contentsOf: real.appendingPathComponent("oracle.json"))))
         var expected = Set<String>()
@@ -124,9 +119,9 @@ struct CorpusTests {
         #expect(again.stop() == 0)
     }
 
-    @Test("Broken files behave as broken/expected.json says")
+    @Test("Broken files behave as broken/expected.json says", .enabled(if: TestPaths.corpus != nil, Comment(rawValue: absent)))
     func brokenCorpus() throws {
-        guard let corpus = Self.corpusOrSkip() else { return }
+        let corpus = try #require(TestPaths.corpus)
         let broken = corpus.appendingPathComponent("broken")
         let expected = try JSONValue.parse(Array(try Data(contentsOf: broken.appendingPathComponent("expected.json"))))
         let state = try TemporaryDirectory("broken")

@@ -472,9 +472,10 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test("Every image of the real corpus gets an image or a clear error over the socket")
+    @Test("Every image of the real corpus gets an image or a clear error over the socket",
+          .enabled(if: TestPaths.corpus != nil, Comment(rawValue: CorpusTests.absent)))
     func realCorpus() throws {
-        guard let corpus = CorpusTests.corpusOrSkip() else { return }
+        let corpus = try #require(TestPaths.corpus)
         let state = try TemporaryDirectory("img-corpus")
         defer { state.remove() }
         let daemon = try DaemonProcess(libraries: [PathBytes(corpus.appendingPathComponent("real").path)], state: state)

@@ -46,14 +46,14 @@ import Testing
         return out.sorted { $0.file < $1.file }
     }()
 
-    @Test func corpusIsPresent() {
-        if Reference.corpus == nil { print("skipping: the shared corpus was not found (set PHOTOD_CORPUS)"); return }
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found (set PHOTOD_CORPUS)"))
+    func corpusIsPresent() {
         #expect(Self.entries.count >= 100)
     }
 
-    @Test(arguments: entries)
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found"), arguments: entries)
     func rendersAtTheRequestedSize(_ entry: Entry) throws {
-        guard let corpus = Reference.corpus else { return }
+        let corpus = try #require(Reference.corpus)
         let path = PathBytes(corpus.appendingPathComponent("real").appendingPathComponent(entry.file).path)
         let renderer = ImageRenderer()
         let target = PixelSize(width: 512, height: 512)
@@ -85,7 +85,8 @@ import Testing
     /// Ours against `convert FILE -auto-orient -thumbnail 256x256` (all eight orientations, a
     /// portrait, an alpha PNG, a WebP and a HEIC turned by `irot`), by mean absolute pixel
     /// difference.
-    @Test(arguments: [
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found"),
+          .enabled(if: Reference.tool("convert") != nil, "ImageMagick's convert is not installed"), arguments: [
         "ianare-exif-samples/jpg/orientation/landscape_1.jpg", "ianare-exif-samples/jpg/orientation/landscape_2.jpg",
         "ianare-exif-samples/jpg/orientation/landscape_3.jpg", "ianare-exif-samples/jpg/orientation/landscape_4.jpg",
         "ianare-exif-samples/jpg/orientation/landscape_5.jpg", "ianare-exif-samples/jpg/orientation/landscape_6.jpg",
@@ -95,8 +96,8 @@ import Testing
         "ianare-exif-samples/heic/mobile/iphone_13_pro_max.HEIC",
     ])
     func matchesImageMagick(_ file: String) throws {
-        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
-        guard let convert = Reference.tool("convert") else { print("skipping: ImageMagick's convert is not installed"); return }
+        let corpus = try #require(Reference.corpus)
+        let convert = try #require(Reference.tool("convert"))
         let source = corpus.appendingPathComponent("real").appendingPathComponent(file).path
         let reference = FileManager.default.temporaryDirectory.appendingPathComponent("photod-ref-\(getpid())-\(abs(file.hashValue)).png").path
         defer { try? FileManager.default.removeItem(atPath: reference) }
@@ -112,8 +113,9 @@ import Testing
     }
 
     /// `broken/`: every file gives an error or a valid image; the huge claim is refused.
-    @Test func brokenFilesNeverCrash() throws {
-        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found"))
+    func brokenFilesNeverCrash() throws {
+        let corpus = try #require(Reference.corpus)
         let dir = corpus.appendingPathComponent("broken")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasSuffix(".json") && !$0.hasSuffix(".md") }.sorted()
         #expect(files.count >= 10)

@@ -55,8 +55,9 @@ import Testing
 
     /// Camera files of the corpus that carry a thumbnail: each decodes, landscape or portrait
     /// like the photo.
-    @Test func corpusThumbnails() throws {
-        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found"))
+    func corpusThumbnails() throws {
+        let corpus = try #require(Reference.corpus)
         let root = corpus.appendingPathComponent("real")
         let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
             .filter { $0.lowercased().hasSuffix(".jpg") }.sorted() ?? []
@@ -77,8 +78,9 @@ import Testing
 
     /// HEIF files of the corpus: their thumbnail items decode, and each looks like the full
     /// image rendered at its size (the same way up: libheif applies the item's own rotation).
-    @Test func corpusHEIFThumbnails() throws {
-        guard let corpus = Reference.corpus else { print("skipping: the shared corpus was not found"); return }
+    @Test(.enabled(if: Reference.corpus != nil, "the shared corpus was not found"))
+    func corpusHEIFThumbnails() throws {
+        let corpus = try #require(Reference.corpus)
         let root = corpus.appendingPathComponent("real")
         let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }
             .filter { ["heic", "heif", "avif"].contains(($0 as NSString).pathExtension.lowercased()) }.sorted() ?? []

@@ -48,14 +48,14 @@ import Testing
         return array.map(Entry.init).filter { $0.string("File:MIMEType") != "image/svg+xml" }
     }()
 
-    @Test func corpusIsPresent() {
-        if Corpus.root == nil { print(Corpus.skipReason); return }
+    @Test(.enabled(if: Corpus.root != nil, Comment(rawValue: Corpus.skipReason)))
+    func corpusIsPresent() {
         #expect(Self.entries.count > 150)
     }
 
-    @Test(arguments: entries)
+    @Test(.enabled(if: Corpus.root != nil, Comment(rawValue: Corpus.skipReason)), arguments: entries)
     func agreesWithExiftool(_ e: Entry) throws {
-        guard let root = Corpus.root else { print(Corpus.skipReason); return }
+        let root = try #require(Corpus.root)
         let url = root.appendingPathComponent("real").appendingPathComponent(e.path)
         let mime = e.string("File:MIMEType") ?? ""
         let isMedia = mime.hasPrefix("image/") || mime.hasPrefix("video/")

@@ -9,13 +9,12 @@ import Testing
 /// `DIR.manifest.tsv` exists (made by `shared/bench/make-corpus.py`), every file is also
 /// checked against it.
 @Suite struct ReaderBenchmark {
-    @Test func throughput() throws {
-        guard var dir = ProcessInfo.processInfo.environment["PHOTOD_BENCH"] else {
-            print("skipping: set PHOTOD_BENCH=DIR (or =corpus) to measure reader throughput")
-            return
-        }
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["PHOTOD_BENCH"] != nil,
+                   "set PHOTOD_BENCH=DIR (or =corpus) to measure reader throughput"))
+    func throughput() throws {
+        var dir = try #require(ProcessInfo.processInfo.environment["PHOTOD_BENCH"])
         if dir == "corpus" {
-            guard let root = Corpus.root else { print(Corpus.skipReason); return }
+            let root = try #require(Corpus.root, "\(Corpus.skipReason)")
             dir = root.appendingPathComponent("real").path
         }
         var files: [(name: String, bytes: [UInt8])] = []

@@ -250,23 +250,18 @@ struct InotifyWatcherTests {
         #expect(await rig.collector.wait(timeout: .seconds(5)) { _ in rig.watcher.watchedCount == 1 })
     }
 
-    @Test("IN_Q_OVERFLOW on the kernel is reported as overflow; the watches stay")
+    @Test("IN_Q_OVERFLOW on the kernel is reported as overflow; the watches stay",
+          .enabled(if: InotifyQueueKnob.canLower && WatchLimits.systemMaxQueuedEvents() != nil,
+                   "lowering fs.inotify.max_queued_events needs root and a writable /proc/sys"))
     func kernelOverflow() async throws {
-        let knob: PathBytes = "/proc/sys/fs/inotify/max_queued_events"
-        guard getuid() == 0, let saved = WatchLimits.systemMaxQueuedEvents(), access("/proc/sys/fs/inotify/max_queued_events", W_OK) == 0
-        else {
-            print("skipping the kernel overflow test: lowering fs.inotify.max_queued_events needs root and a writable /proc/sys")
-            return
-        }
         // The queue length is fixed when the inotify instance is created: lower it just for that.
         let collector = Collector()
-        let watcher: InotifyWatcher
-        do {
-            try writeProc(knob, "16")
-            defer { try? writeProc(knob, String(saved)) }
-            watcher = try InotifyWatcher(limits: WatchLimits(maxWatches: 1_000), logger: .silent) { collector.append($0) }
+        let (watcher, saved) = try InotifyQueueKnob.lowered(to: 16) {
+            (try InotifyWatcher(limits: WatchLimits(maxWatches: 1_000), logger: .silent) { collector.append($0) },
+             WatchLimits.systemMaxQueuedEvents())
         }
-        #expect(WatchLimits.systemMaxQueuedEvents() == saved, "restored")
+        #expect(saved == 16, "lowered for the watcher")
+        #expect(WatchLimits.systemMaxQueuedEvents() != 16, "restored")
         let dir = try TemporaryDirectory("watch-overflow")
         defer { watcher.stop(); dir.remove() }
         try Directory.makePath(dir.path.appending("old/inner"))
@@ -354,11 +349,4 @@ struct InotifyWatcherTests {
         rig.watcher.flush()
         #expect(rig.collector.changes == [.added(file)])
     }
-}
-
-private func writeProc(_ path: PathBytes, _ value: String) throws {
-    let fd = try path.withCString { p throws(SystemError) in try syscall("open", context: path.string) { open(p, O_WRONLY | O_CLOEXEC) } }
-    defer { close(fd) }
-    let bytes = Array((value + "\n").utf8)
-    _ = try bytes.withUnsafeBytes { b throws(SystemError) in try syscall("write", context: path.string) { write(fd, b.baseAddress, b.count) } }
 }
