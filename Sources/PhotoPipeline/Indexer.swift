@@ -197,6 +197,7 @@ public final class Indexer: Sendable {
                           lookForMoves: lookForMoves)
         walker.deferNewFiles = deferNewFiles
         walker.readEverything = reread
+        walker.adopting = mounts.adoptions
         if let subtrees {
             for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
         } else {

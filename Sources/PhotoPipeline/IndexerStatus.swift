@@ -1,4 +1,5 @@
 import PhotoModel
+import PhotoWatch
 
 /// The pipeline's progress, as `library.status` and `STATUS=` report it.
 public struct IndexerStatus: Sendable, Hashable {
@@ -30,7 +31,7 @@ public struct IndexerStatus: Sendable, Hashable {
     public mutating func rebaseMounts(from: PathBytes, to: PathBytes) {
         for (path, reason) in unavailableMounts where path.isWithin(from) {
             unavailableMounts[path] = nil
-            unavailableMounts[PathBytes(to.bytes + path.bytes.dropFirst(from.bytes.count))] = reason
+            unavailableMounts[Coalescer.rebase(path, from: from, to: to)] = reason
         }
     }
     /// Directories below the roots that the last walk of them could not open or list

@@ -245,9 +245,9 @@ public final class LiveIndex: Sendable {
     /// Accepts what is at `tree` now — a root, or a mount point below one, on another file
     /// system than the one indexed (the library moved to a new disk) — as the library's: the
     /// record of the old file system is dropped, and the tree is scanned, its files matched to
-    /// their assets by path and then by content, so ids, favorites and albums carry over.
-    /// Files of the old disk found nowhere go to Recently Deleted. Returns when that is
-    /// committed.
+    /// their assets by content, so ids, favorites and albums carry over (a different photo under
+    /// an old name is a new asset). Files of the old disk found nowhere go to Recently Deleted.
+    /// Returns when that is committed.
     public func adopt(_ tree: PathBytes) -> AdoptionResult {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<AdoptionResult>(.failed("photod is stopping"))
@@ -274,10 +274,6 @@ public final class LiveIndex: Sendable {
             $0.status.mountChanges += 1
         }
         wake.signal()
-    }
-
-    static func rebase(_ path: PathBytes, _ move: DirectoryMove) -> PathBytes {
-        PathBytes(move.to.bytes + path.bytes.dropFirst(move.from.bytes.count))
     }
 
     /// A batch from the watcher (on its queue: only queue it here).
@@ -467,7 +463,7 @@ public final class LiveIndex: Sendable {
                 indexer.markUnavailable(tree, reason: reason, isRoot: isRoot)
                 continue
             }
-            let id = indexer.mounts.mountID(of: tree)
+            let id = indexer.mounts.probedMount(of: tree)
             let remounted = everyTree && trees.withLock { $0.mountIDs[tree] } != id
             trees.withLock { $0.mountIDs[tree] = id }
             // A polled tree (a share) needs no new watches when it is mounted again: its polls go on.
@@ -725,9 +721,11 @@ public final class LiveIndex: Sendable {
                 indexer.directoriesMoved(batch.movedDirectories)
                 trees.withLock { t in
                     for move in batch.movedDirectories {
-                        t.unwatched = Set(t.unwatched.map { $0.isWithin(move.from) ? Self.rebase($0, move) : $0 })
-                        t.mountIDs = Dictionary(t.mountIDs.map { ($0.key.isWithin(move.from) ? Self.rebase($0.key, move) : $0.key, $0.value) },
-                                                uniquingKeysWith: { a, _ in a })
+                        func rebased(_ p: PathBytes) -> PathBytes {
+                            p.isWithin(move.from) ? Coalescer.rebase(p, from: move.from, to: move.to) : p
+                        }
+                        t.unwatched = Set(t.unwatched.map(rebased))
+                        t.mountIDs = Dictionary(t.mountIDs.map { (rebased($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
                     }
                 }
             }

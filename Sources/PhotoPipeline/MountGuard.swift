@@ -109,9 +109,6 @@ public final class MountGuard: Sendable {
     /// Whether the index recorded `path` as a tree.
     public func isRecorded(_ path: PathBytes) -> Bool { records[path] != nil }
 
-    /// The recorded trees at or below `path`.
-    public func recorded(within path: PathBytes) -> [PathBytes] { records.keys.filter { $0.isWithin(path) }.sorted() }
-
     /// The trees at or above `path`: its root first, then each mount point between them.
     public func trees(containing path: PathBytes, roots: [PathBytes]) -> [PathBytes] {
         guard let root = roots.filter({ path.isWithin($0) }).max(by: { $0.bytes.count < $1.bytes.count }) else { return [] }
@@ -310,6 +307,9 @@ public final class MountGuard: Sendable {
         reloadRecords()
         state.withLock { _ = $0.adopting.insert(path) }
     }
+
+    /// The trees being adopted now.
+    var adoptions: Set<PathBytes> { state.withLock { $0.adopting } }
 
     func endAdoption(of path: PathBytes) {
         state.withLock { _ = $0.adopting.remove(path) }

@@ -70,9 +70,9 @@ struct Walk {
     /// Trees (by the mount they were found on) that went away during the walk: nothing more of
     /// them is listed.
     private var lostMounts = Set<UInt64>()
-    /// A tree an operator adopts: its files whose identity changed are matched to their assets
+    /// Trees an operator adopts: their files whose identity changed are matched to their assets
     /// by content (removed, then read as new: the tombstones recognise them), not by path.
-    var adopting: PathBytes?
+    var adopting = Set<PathBytes>()
 
     init(database: Database, logger: Logger, status: Locked<IndexerStatus>, mounts: MountGuard, roots: [PathBytes],
          emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
@@ -301,7 +301,7 @@ struct Walk {
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
                 if let old, old.identity == identity, !readingEverything, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
-                if let known = old, known.identity != identity, let adopting, path.isWithin(adopting) {
+                if let known = old, known.identity != identity, adopting.contains(where: { path.isWithin($0) }) {
                     // Adopted from another disk: the same name is not the same photo; its content
                     // says which asset it is (the removal leaves a tombstone that recognises it).
                     removeFile(path, known.name)

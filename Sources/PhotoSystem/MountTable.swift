@@ -144,11 +144,6 @@ public struct MountTable: Sendable, Hashable {
         return best
     }
 
-    /// The mount points at or below `path`.
-    public func mountPoints(within path: PathBytes) -> Set<PathBytes> {
-        Set(entries.map(\.mountPoint).filter { $0.isWithin(path) })
-    }
-
     /// The mount the open directory at `path` (a canonical path) lies on: by the mount id
     /// `statx` gives, else by mount points. Nil when the table does not have it — it is older
     /// than the mount (or the id was reused: the entry's mount point is not above `path`).

@@ -662,7 +662,8 @@ public struct Coalescer: Sendable {
     }
 
     /// `path` (at or below `from`) moved below `to`.
-    static func rebase(_ path: PathBytes, from: PathBytes, to: PathBytes) -> PathBytes {
+    /// `path`, which lies at or below `from`, under `to` instead (a directory moved).
+    public static func rebase(_ path: PathBytes, from: PathBytes, to: PathBytes) -> PathBytes {
         if path == from { return to }
         let prefixCount = from.bytes.last == UInt8(ascii: "/") ? from.bytes.count - 1 : from.bytes.count
         return PathBytes(to.bytes + path.bytes[prefixCount...])

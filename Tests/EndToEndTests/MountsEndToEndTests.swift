@@ -384,7 +384,7 @@ struct MountsEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test("The library copied to a new disk: unavailable until adopted; adopted, ids, favorites and albums carry over, a file moved on the new disk is matched by content",
+    @Test("The library copied to a new disk: unavailable until adopted; adopted, ids, favorites and albums carry over, a file moved on the new disk is matched by content, another photo under an old name is new",
           .enabled(if: Mounts.canLoop))
     func adoptNewDisk() throws {
         let place = try TemporaryDirectory("mounts-adopt")
@@ -412,6 +412,8 @@ struct MountsEndToEndTests {
         try shell("mkdir", [copy("elsewhere").string])
         try shell("mv", [copy("home/IMG_1.jpg").string, copy("elsewhere/IMG_1.jpg").string])
         try shell("rm", ["-r", copy("gone").string])
+        // Another photo under an old name: not the indexed one.
+        try copy.write("trip/IMG_2.jpg", Library.jpeg(date: "2023:03:03 10:00:00", width: 777))
         try old.unmount()
         let new = try MountedTree(.disk, at: root, files: [])
         defer { new.remove() }
@@ -426,11 +428,15 @@ struct MountsEndToEndTests {
 
         let cli = try run("photoctl", ["--socket", daemon.socket.string, "adopt", root.string])
         #expect(cli.status == 0, "\(cli)")
-        #expect(cli.stdout.contains("adopted \(root)") && cli.stdout.contains("1 assets not found there"), "\(cli.stdout)")
+        #expect(cli.stdout.contains("adopted \(root)") && cli.stdout.contains("2 assets not found there"), "\(cli.stdout)")
         let after = try daemon.waitForIdle()
         #expect(after["roots"]?[0]?["state"]?.stringValue == "available")
         let now = try daemon.idsByPath()
-        for (path, id) in ids where !path.contains("/gone/") && !path.hasSuffix("home/IMG_1.jpg") { #expect(now[path] == id, "\(path)") }
+        for (path, id) in ids where !path.contains("/gone/") && !path.hasSuffix("home/IMG_1.jpg") && !path.hasSuffix("trip/IMG_2.jpg") {
+            #expect(now[path] == id, "\(path)")
+        }
+        let replaced = try #require(now[root.appending("trip/IMG_2.jpg").string])
+        #expect(replaced != ids[root.appending("trip/IMG_2.jpg").string], "another photo under an old name is a new asset")
         #expect(now[root.appending("elsewhere/IMG_1.jpg").string] == favorite, "matched by content")
         let asset = try daemon.allAssets().first { $0["id"]?.stringValue == favorite }
         #expect(asset?["isFavorite"]?.boolValue == true)
@@ -438,8 +444,8 @@ struct MountsEndToEndTests {
         #expect(members.compactMap { $0["id"]?.stringValue } == [favorite])
         let tripNow = try daemon.call("albums.fetch")["albums"]?.arrayValue?.first { $0["title"]?.stringValue == "trip" }
         #expect(tripNow?["id"]?.stringValue == trip)
-        // The one file the new disk lacks is in Recently Deleted, with its id.
-        #expect(after["counts"]?["recentlyDeleted"]?.intValue == 1)
+        // The file the new disk lacks and the one it has another photo for are in Recently Deleted.
+        #expect(after["counts"]?["recentlyDeleted"]?.intValue == 2)
         // Watched on the new disk.
         _ = try TemporaryDirectory(existing: root).write("home/new.jpg", Library.jpeg(date: "2019:07:01 10:00:00"))
         try daemon.waitForAssets(7, timeout: .seconds(15))

@@ -38,7 +38,6 @@ import Testing
         #expect(table.entry(covering: "/srv/photos/usb disk/x")?.id == 46)
         #expect(table.entry(covering: "/srv/photosx")?.id == 27)
         #expect(table.entry(covering: "/mnt/nas/a")?.id == 48)
-        #expect(table.mountPoints(within: "/srv/photos") == ["/srv/photos", "/srv/photos/usb disk"])
     }
 
     @Test("The path inside the file system: the mount's root and what is below the mount point")
