@@ -145,6 +145,15 @@ public struct MediaFileReader: FileReading {
                     isSoleNewMember: c.isSoleNewMember)
     }
 
+    /// The content fingerprint of the file `name` below `directory`, read now; nil when it
+    /// cannot be read.
+    static func fingerprint(of name: [UInt8], in directory: FileDescriptor, size: Int64) -> UInt64? {
+        guard let fd = try? FileDescriptor.open(name, in: directory, flags: O_RDONLY | O_CLOEXEC | O_NOFOLLOW) else { return nil }
+        defer { fd.close() }
+        var source = FileSource(descriptor: fd, size: size)
+        return fingerprint(&source, size: size)
+    }
+
     static func fingerprint(_ source: inout FileSource, size: Int64) -> UInt64? {
         guard let head = try? source.head() else { return nil }
         let tailRange = ContentFingerprint.tailRange(size: size)

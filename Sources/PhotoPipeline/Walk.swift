@@ -301,7 +301,8 @@ struct Walk {
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
                 if let old, old.identity == identity, !readingEverything, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
-                if let known = old, known.identity != identity, adopting.contains(where: { path.isWithin($0) }) {
+                if let known = old, known.identity != identity, adopting.contains(where: { path.isWithin($0) }),
+                   !Self.sameContent(known, at: path, in: dir.descriptor, size: s.size, database: database) {
                     // Adopted from another disk: the same name is not the same photo; its content
                     // says which asset it is (the removal leaves a tombstone that recognises it).
                     removeFile(path, known.name)
@@ -421,6 +422,15 @@ struct Walk {
     static func mayReadAgain(_ known: IndexedFile, in dir: FileDescriptor, name: [UInt8]? = nil) -> Bool {
         known.status == .error && known.errorCode == MetadataError.Code.permissionDenied.rawValue
             && FileStat.isReadable(dir, name ?? known.name)
+    }
+
+    /// Whether the file `known.name` in `directory` has the content the index has for it (its
+    /// fingerprint), though not its identity: the same photo on another disk keeps its row.
+    static func sameContent(_ known: IndexedFile, at directory: PathBytes, in descriptor: FileDescriptor, size: Int64,
+                            database: Database) -> Bool {
+        guard let indexed = (try? database.read({ try $0.contentKeys(files: [directory.appending(known.name)], directories: []) }))?.first,
+              indexed.size == size else { return false }
+        return MediaFileReader.fingerprint(of: known.name, in: descriptor, size: size) == indexed.fingerprint
     }
 
     /// Byte order of names (what SQLite's BLOB comparison and the sorted listing use).
