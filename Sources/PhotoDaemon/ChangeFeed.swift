@@ -127,14 +127,15 @@ final class ChangeFeed: Sendable {
     /// Called on the sort queue's thread after a commit: hands the change set to the live
     /// subscribers (encoding it once for those without a filter).
     func publish(_ change: ChangeSet) {
+        guard let token = change.token else { return }  // nothing recorded: nothing to send
         var unfiltered: [UInt8]?
         let deliveries = state.withLock { s -> [(Int, Filter, Bool)] in
-            s.published = max(s.published, change.token)
+            s.published = max(s.published, token)
             var out: [(Int, Filter, Bool)] = []
             for (id, var sub) in s.subscribers where sub.live {
-                if change.token <= sub.sent { continue }
-                if change.token == sub.sent + 1 {
-                    sub.sent = change.token
+                if token <= sub.sent { continue }
+                if token == sub.sent + 1 {
+                    sub.sent = token
                     out.append((id, sub.filter, true))
                 } else {
                     sub.live = false  // a gap: read it from the journal
@@ -163,7 +164,7 @@ final class ChangeFeed: Sendable {
                     } catch {
                         // Never a silent gap: the client loses its connection and resumes with
                         // its last token, which the journal still has.
-                        logger.error("cannot filter change set \(change.token) for a subscriber; disconnecting it: \(error)",
+                        logger.error("cannot filter change set \(token) for a subscriber; disconnecting it: \(error)",
                                      [("client.id", String(id))])
                         unsubscribe(client: id)
                         conn.close()
@@ -225,7 +226,7 @@ final class ChangeFeed: Sendable {
                 return
             }
             for change in kept { conn.enqueue(Self.notification(change)) }
-            let last = rows.last!.token
+            let last = rows.last!.token ?? 0
             state.withLock { $0.subscribers[client]?.sent = last }
             if conn.isClosed {
                 unsubscribe(client: client)
@@ -241,11 +242,11 @@ final class ChangeFeed: Sendable {
     private func filtered(_ change: ChangeSet, _ filter: Filter) throws -> ChangeSet? {
         if let collection = filter.collection, !change.collections.contains(collection) { return nil }
         guard let type = filter.mediaType else { return change }
-        let ofType = try database.read { try $0.assetIDs(change.assetsInserted + change.assetsUpdated, mediaType: type) }
+        let ofType = try database.read { try $0.assetIDs((change.inserted + change.updated).map(\.rawValue), mediaType: type) }
         var kept = change
-        kept.assetsInserted = change.assetsInserted.filter { ofType.contains($0) }
-        kept.assetsUpdated = change.assetsUpdated.filter { ofType.contains($0) }
-        if kept.assetsInserted.isEmpty && kept.assetsUpdated.isEmpty && kept.assetsDeleted.isEmpty { return nil }
+        kept.inserted = change.inserted.filter { ofType.contains($0.rawValue) }
+        kept.updated = change.updated.filter { ofType.contains($0.rawValue) }
+        if kept.inserted.isEmpty && kept.updated.isEmpty && kept.deleted.isEmpty { return nil }
         return kept
     }
 

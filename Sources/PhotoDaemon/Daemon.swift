@@ -139,11 +139,11 @@ public final class Daemon: Sendable {
         let images = ImageService(database: database, options: imageOptions, logger: logger.facility("images"))
         // Subscribers hear of each change set as soon as it is committed.
         let backup = UserStateBackupService(database: database, logger: logger.facility("store"))
-        sortQueue.onCommit { summary, time in
-            if let change = ChangeSet(summary, time: time) {
+        sortQueue.onCommit { change, _ in
+            if change.token != nil {
                 feed.publish(change)
-                if !change.assetsDeleted.isEmpty || !change.assetsUpdated.isEmpty {
-                    images.assetsChanged(updated: change.assetsUpdated, deleted: change.assetsDeleted)
+                if !change.deleted.isEmpty || !change.updated.isEmpty {
+                    images.assetsChanged(updated: change.updated.map(\.rawValue), deleted: change.deleted.map(\.rawValue))
                 }
             }
             backup.noteChange()

@@ -62,9 +62,9 @@ extension Methods {
                              "albums.delete", "albums.addAssets", "albums.removeAssets", "library.rescan", "library.adopt"]
 
     /// Runs a write on the sort queue and waits for its commit.
-    func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> BatchSummary {
+    func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> ChangeSet {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<BatchSummary, StoreError>?>(nil)
+        let outcome = Locked<Result<ChangeSet, StoreError>?>(nil)
         sortQueue.submit(operation: operation) { result in
             outcome.withLock { $0 = result }
             done.signal()
@@ -87,7 +87,7 @@ extension Methods {
         }
     }
 
-    static func written(_ summary: BatchSummary, _ extra: JSONObject = [:]) -> JSONValue {
+    static func written(_ summary: ChangeSet, _ extra: JSONObject = [:]) -> JSONValue {
         var o = extra
         o["token"] = summary.token.map { .int($0) } ?? .null
         o["updated"] = .array(summary.updated.map { .string($0.rawValue) })

@@ -41,7 +41,7 @@ struct TestHooks: Sendable {
         let seconds = try p.double("seconds", in: 0.1...60)
         sortQueue.submit(operation: { _, _ in
             Thread.sleep(forTimeInterval: seconds)
-            return BatchSummary()
+            return ChangeSet()
         })
         return .object(["wedged": .double(seconds)])
     }

@@ -1,30 +1,15 @@
-/// One photo or video (PhotoKit's `PHAsset`): what the index knows about it.
+/// One photo or video (PhotoKit's `PHAsset`): what the index knows about it. Its metadata is
+/// its primary file's `MediaFields` (with a sidecar's date, rating and keywords), read as the
+/// asset's own fields: `asset.lensModel` is `asset.media.lensModel`.
+@dynamicMemberLookup
 public struct Asset: Sendable, Hashable {
     /// Stable and opaque; survives renames, moves and restarts.
     public var id: AssetID
     /// The primary resource's absolute path.
     public var path: PathBytes
-    public var mediaType: MediaType
-    /// The container or codec (`jpeg`, `heic`, `mp4`, ...), from the content.
-    public var format: String
+    /// What the files say (the composer's choice: see `AssetComposer`).
+    public var media: MediaFields
     public var subtypes: Set<AssetSubtype>
-    public var captureDate: CaptureDate
-    public var pixelWidth: Int?
-    public var pixelHeight: Int?
-    /// EXIF orientation 1–8 (1 when absent or out of range).
-    public var orientation: Int
-    public var latitude: Double?
-    public var longitude: Double?
-    public var altitude: Double?
-    public var make: String?
-    public var model: String?
-    public var lensModel: String?
-    /// Seconds, for videos.
-    public var duration: Double?
-    /// XMP rating 0–5 (a sidecar's, else the file's own), when present.
-    public var rating: Int?
-    /// XMP `dc:subject` keywords (a sidecar's, else the file's own).
-    public var keywords: [String]
     /// User state (never derived from files).
     public var isFavorite: Bool
     public var isHidden: Bool
@@ -35,35 +20,24 @@ public struct Asset: Sendable, Hashable {
     /// The files behind the asset, the primary first.
     public var resources: [Resource]
 
-    public init(id: AssetID, path: PathBytes, mediaType: MediaType, format: String, subtypes: Set<AssetSubtype> = [],
-                captureDate: CaptureDate, pixelWidth: Int? = nil, pixelHeight: Int? = nil, orientation: Int = 1,
-                latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil, make: String? = nil,
-                model: String? = nil, lensModel: String? = nil, duration: Double? = nil, rating: Int? = nil,
-                keywords: [String] = [], isFavorite: Bool = false, isHidden: Bool = false, fileSize: Int64,
-                addedAt: Int64, resources: [Resource] = []) {
+    public init(id: AssetID, path: PathBytes, media: MediaFields, subtypes: Set<AssetSubtype> = [],
+                isFavorite: Bool = false, isHidden: Bool = false, fileSize: Int64, addedAt: Int64,
+                resources: [Resource] = []) {
         self.id = id
         self.path = path
-        self.mediaType = mediaType
-        self.format = format
+        self.media = media
         self.subtypes = subtypes
-        self.captureDate = captureDate
-        self.pixelWidth = pixelWidth
-        self.pixelHeight = pixelHeight
-        self.orientation = orientation
-        self.latitude = latitude
-        self.longitude = longitude
-        self.altitude = altitude
-        self.make = make
-        self.model = model
-        self.lensModel = lensModel
-        self.duration = duration
-        self.rating = rating
-        self.keywords = keywords
         self.isFavorite = isFavorite
         self.isHidden = isHidden
         self.fileSize = fileSize
         self.addedAt = addedAt
         self.resources = resources
+    }
+
+    /// A field of `media`, as the asset's own.
+    public subscript<T>(dynamicMember field: WritableKeyPath<MediaFields, T>) -> T {
+        get { media[keyPath: field] }
+        set { media[keyPath: field] = newValue }
     }
 }
 

@@ -143,44 +143,25 @@ public enum SmartAlbums {
     }
 }
 
-/// What the subtype rules read from an asset's primary file and its pairing.
+/// What the subtype rules read: the primary file's fields (`i.lensModel` is
+/// `i.media.lensModel`), its name, and whether pairing gave it a motion video.
+@dynamicMemberLookup
 public struct SubtypeInputs: Sendable, Hashable {
-    /// Photo or video: only images have subtypes.
-    public var mediaType: MediaType
-    /// `Asset.format` (`png`, `heic`, `jpeg`, ...), from the content.
-    public var format: String
-    /// EXIF Make, as read.
-    public var make: String?
-    /// EXIF LensModel, as read.
-    public var lensModel: String?
-    /// Pixel size as stored (before orientation); the rules accept either orientation.
-    public var pixelWidth: Int?
-    /// See `pixelWidth`.
-    public var pixelHeight: Int?
-    /// EXIF UserComment, decoded to text without its 8-byte character-code prefix.
-    public var userComment: String?
+    /// The primary file's fields.
+    public var media: MediaFields
     /// The primary file's name (a full path works too: only the last component is read).
     public var fileName: [UInt8]
-    /// Whether a resource is camera RAW (from pairing).
-    public var isRaw: Bool
     /// Whether a motion video is paired (from pairing).
     public var hasPairedVideo: Bool
 
-    /// Inputs from their fields.
-    public init(mediaType: MediaType, format: String, make: String? = nil, lensModel: String? = nil,
-                pixelWidth: Int? = nil, pixelHeight: Int? = nil, userComment: String? = nil, fileName: [UInt8] = [],
-                isRaw: Bool = false, hasPairedVideo: Bool = false) {
-        self.mediaType = mediaType
-        self.format = format
-        self.make = make
-        self.lensModel = lensModel
-        self.pixelWidth = pixelWidth
-        self.pixelHeight = pixelHeight
-        self.userComment = userComment
+    public init(media: MediaFields, fileName: [UInt8] = [], hasPairedVideo: Bool = false) {
+        self.media = media
         self.fileName = fileName
-        self.isRaw = isRaw
         self.hasPairedVideo = hasPairedVideo
     }
+
+    /// A field of the primary file.
+    public subscript<T>(dynamicMember field: KeyPath<MediaFields, T>) -> T { media[keyPath: field] }
 }
 
 /// The rules that give an asset its subtypes (PhotoKit's `PHAssetMediaSubtype`). Videos

@@ -328,7 +328,7 @@ public final class LiveIndex: Sendable {
                 sortQueue.submit(operation: { writer, now in
                     let dropped = try writer.pruneJournal(keep: keep, before: now - age)
                     if dropped > 0 { logger.info("pruned \(dropped) change sets from the journal") }
-                    return BatchSummary()
+                    return ChangeSet()
                 })
                 nextPurge = clock.now.advanced(by: options.purgeInterval)
             }
@@ -731,10 +731,10 @@ public final class LiveIndex: Sendable {
             }
             if let summary {
                 var again = WriteBatch()
-                resolve(summary.unresolvedFiles, into: &again, candidates: &candidates, newFiles: &newFiles, files: &files,
+                resolve(summary.report.unresolvedFiles, into: &again, candidates: &candidates, newFiles: &newFiles, files: &files,
                         scans: &scans)
                 if !again.isEmpty { _ = submitAndWait(again) }
-                scans.append(contentsOf: summary.unresolvedDirectories)
+                scans.append(contentsOf: summary.report.unresolvedDirectories)
             }
         } else if !batch.isEmpty {
             sortQueue.submit(batch)
@@ -871,9 +871,9 @@ public final class LiveIndex: Sendable {
         }
     }
 
-    private func submitAndWait(_ batch: WriteBatch) -> BatchSummary? {
+    private func submitAndWait(_ batch: WriteBatch) -> ChangeSet? {
         let done = DispatchSemaphore(value: 0)
-        let result = Locked<BatchSummary?>(nil)
+        let result = Locked<ChangeSet?>(nil)
         sortQueue.submit(batch) { outcome in
             if case .success(let summary) = outcome { result.withLock { $0 = summary } }
             done.signal()

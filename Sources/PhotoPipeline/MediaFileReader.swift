@@ -117,7 +117,7 @@ public struct MediaFileReader: FileReading {
             do {
                 let x = try reader.readSidecar(&source)
                 return outcome(c, identity: identity, fingerprint: fingerprint,
-                               .sidecar(SidecarRecord(date: x.date, rating: x.rating, keywords: x.keywords)))
+                               .sidecar(SidecarFields(date: x.date, rating: x.rating, keywords: x.keywords)))
             } catch {
                 return outcome(c, identity: identity, fingerprint: fingerprint,
                                .error(code: error.code.rawValue, message: "XMP sidecar: \(error.message)"))
@@ -163,10 +163,10 @@ public struct MediaFileReader: FileReading {
 
     /// The file's own record from what the reader found, with the capture-date rules applied
     /// in the daemon's zone.
-    static func record(_ meta: MediaMetadata, name: [UInt8], identity: FileIdentity, zone: any ZoneRules) -> FileMetadata {
+    static func record(_ meta: MediaMetadata, name: [UInt8], identity: FileIdentity, zone: any ZoneRules) -> MediaFields {
         let date = CaptureDate.resolve(meta.dates, fileName: name, mtimeNanoseconds: identity.mtimeNanoseconds, zone: zone)
         let orientation = meta.orientation.flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
-        return FileMetadata(mediaType: meta.mediaType, format: meta.format.rawValue, isRaw: meta.format.isRaw,
+        return MediaFields(mediaType: meta.mediaType, format: meta.format.rawValue, isRaw: meta.format.isRaw,
                             captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
                             orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
                             altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,

@@ -34,11 +34,11 @@ public final class SortQueue: Sendable {
     /// How a job ended: the summary is that of the transaction that carried the job, the same
     /// for every job merged into it (a per-job tally must count the job's own batch, not add
     /// this up once per job).
-    public typealias Completion = @Sendable (Result<BatchSummary, StoreError>) -> Void
+    public typealias Completion = @Sendable (Result<ChangeSet, StoreError>) -> Void
 
     /// Work for the writer other than a batch (a purge, a user-state write): runs alone, in
     /// its own transaction, and returns its change set.
-    public typealias Operation = @Sendable (IndexWriter, _ now: Int64) throws -> BatchSummary
+    public typealias Operation = @Sendable (IndexWriter, _ now: Int64) throws -> ChangeSet
 
     struct Entry: Sendable {
         var batch: WriteBatch
@@ -60,7 +60,7 @@ public final class SortQueue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let idle = Locked<[DispatchSemaphore]>([])
-    private let commitHandler = Locked<Callback<(BatchSummary, Int64), Void>?>(nil)
+    private let commitHandler = Locked<Callback<(ChangeSet, Int64), Void>?>(nil)
 
     public init(database: Database, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
@@ -97,7 +97,7 @@ public final class SortQueue: Sendable {
 
     /// Called on the queue's thread after each commit that recorded a change set, before the
     /// jobs' completions (subscribers hear of a change no later than its writer does).
-    public func onCommit(_ handler: @escaping @Sendable (BatchSummary, _ time: Int64) -> Void) {
+    public func onCommit(_ handler: @escaping @Sendable (ChangeSet, _ time: Int64) -> Void) {
         commitHandler.withLock { $0 = Callback { handler($0.0, $0.1) } }
     }
 
@@ -166,9 +166,9 @@ public final class SortQueue: Sendable {
     /// Merges the pending jobs into the newest and commits them as one.
     private func runJob(_ entries: [Entry]) {
         let merged = WriteBatch.merged(entries.map(\.batch))
-        let result: Result<BatchSummary, StoreError>
+        let result: Result<ChangeSet, StoreError>
         do {
-            let summary: BatchSummary
+            let summary: ChangeSet
             let time = now()
             if entries.count == 1, let operation = entries[0].operation {
                 summary = try database.write { try operation($0, time) }

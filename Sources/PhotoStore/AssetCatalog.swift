@@ -474,12 +474,10 @@ final class CatalogSnapshot: Sendable {
             let page = try reader.changes(after: after, limit: 500)
             guard let last = page.last else { break }
             for c in page {
-                changed.formUnion(c.assetsInserted)
-                changed.formUnion(c.assetsUpdated)
-                changed.formUnion(c.assetsDeleted)
+                for id in c.inserted + c.updated + c.deleted { changed.insert(id.rawValue) }
             }
             if changed.count > max(1_000, held.count / 5) { return nil }
-            after = last.token
+            after = last.token ?? after
         }
         var interner = Interner(strings: held.strings, index: held.stringIndex)
         var fresh: [CatalogRow] = []

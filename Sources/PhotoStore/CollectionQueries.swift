@@ -53,19 +53,6 @@ public enum CollectionRef: Sendable, Hashable {
     }
 }
 
-/// One change set read back from the journal.
-public struct JournalEntry: Sendable, Hashable {
-    public var token: Int64
-    /// Unix milliseconds of the commit.
-    public var time: Int64
-    public var assetsInserted: [String]
-    public var assetsUpdated: [String]
-    public var assetsDeleted: [String]
-    public var collectionsInserted: [String]
-    public var collectionsUpdated: [String]
-    public var collectionsDeleted: [String]
-}
-
 extension IndexReader {
     static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
 
@@ -222,29 +209,5 @@ extension IndexReader {
         if case .integer(let v) = binding { count.bind(v, at: 3) }
         _ = try count.step()
         return (try attachResources(rows), count.int(0))
-    }
-
-    /// Change sets after `token`, oldest first.
-    public func changes(since token: Int64, limit: Int) throws -> [JournalEntry] {
-        let s = try db.statement("""
-            SELECT token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
-                   collections_updated, collections_deleted
-            FROM changes WHERE token > ?1 ORDER BY token LIMIT ?2
-            """)
-        s.bind(token, at: 1)
-        s.bind(limit, at: 2)
-        func ids(_ col: Int32) -> [String] { s.string(col).split(separator: ",").map(String.init) }
-        var result: [JournalEntry] = []
-        while try s.step() {
-            result.append(JournalEntry(token: s.int64(0), time: s.int64(1), assetsInserted: ids(2), assetsUpdated: ids(3),
-                                       assetsDeleted: ids(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),
-                                       collectionsDeleted: ids(7)))
-        }
-        return result
-    }
-
-    /// The newest change token (0 before the first change).
-    public func currentToken() throws -> Int64 {
-        try db.scalar("SELECT coalesce(max(token), 0) FROM changes").int64 ?? 0
     }
 }

@@ -100,7 +100,7 @@ public final class Database: Sendable {
             let keptByRoot = try reader.rootCounters()
             let rootsAgree = Set(byRoot.keys).union(keptByRoot.keys).allSatisfy { (keptByRoot[$0] ?? 0) == (byRoot[$0] ?? 0) }
             guard kept != actual || !rootsAgree else { return false }
-            try w.connection.transaction {
+            try w.connection.transaction { () throws(StoreError) in
                 try w.connection.execute("DELETE FROM counters WHERE name LIKE 'root.%'")
                 let r = try w.connection.statement("INSERT INTO counters (name, value) VALUES (?1, ?2)")
                 for (root, n) in byRoot {

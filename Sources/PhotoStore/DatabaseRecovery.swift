@@ -130,7 +130,7 @@ extension Database {
         }
         do {
             try write { w in
-                try w.connection.transaction {
+                try w.connection.transaction { () throws(StoreError) in
                     let s = try w.connection.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
                     for (key, value) in values {
                         s.reset()

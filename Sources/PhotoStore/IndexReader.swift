@@ -49,7 +49,15 @@ public struct IndexReader {
     /// Nested calls join the outer snapshot.
     public func consistent<R>(_ body: () throws -> R) throws -> R {
         if db.isInTransaction { return try body() }
-        return try db.transaction(immediate: false, body)
+        try db.execute("BEGIN")
+        do {
+            let result = try body()
+            try db.execute("COMMIT")
+            return result
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// Counts for `library.status`, from the trigger-maintained counters: O(1).

@@ -1,43 +1,5 @@
 import PhotoModel
 
-/// One change set of the journal: what one sort job changed, by id, with its token.
-public struct ChangeSet: Sendable, Hashable {
-    public var token: Int64
-    /// When it was committed (Unix milliseconds, UTC).
-    public var time: Int64
-    public var assetsInserted: [String]
-    public var assetsUpdated: [String]
-    public var assetsDeleted: [String]
-    public var collectionsInserted: [String]
-    public var collectionsUpdated: [String]
-    public var collectionsDeleted: [String]
-
-    public init(token: Int64, time: Int64, assetsInserted: [String] = [], assetsUpdated: [String] = [],
-                assetsDeleted: [String] = [], collectionsInserted: [String] = [], collectionsUpdated: [String] = [],
-                collectionsDeleted: [String] = []) {
-        self.token = token
-        self.time = time
-        self.assetsInserted = assetsInserted
-        self.assetsUpdated = assetsUpdated
-        self.assetsDeleted = assetsDeleted
-        self.collectionsInserted = collectionsInserted
-        self.collectionsUpdated = collectionsUpdated
-        self.collectionsDeleted = collectionsDeleted
-    }
-
-    /// The change set a committed batch recorded (nil when it recorded none).
-    public init?(_ summary: BatchSummary, time: Int64) {
-        guard let token = summary.token else { return nil }
-        self.init(token: token, time: time, assetsInserted: summary.inserted.map(\.rawValue),
-                  assetsUpdated: summary.updated.map(\.rawValue), assetsDeleted: summary.deleted.map(\.rawValue),
-                  collectionsInserted: summary.collectionsInserted, collectionsUpdated: summary.collectionsUpdated,
-                  collectionsDeleted: summary.collectionsDeleted)
-    }
-
-    /// Every collection id it names.
-    public var collections: [String] { collectionsInserted + collectionsUpdated + collectionsDeleted }
-}
-
 /// Where the journal stands: the newest token, and the oldest token a client may still resume
 /// from (change sets up to `floor` were pruned).
 public struct JournalBounds: Sendable, Hashable {
@@ -78,8 +40,15 @@ extension IndexReader {
         }
         var result: [ChangeSet] = []
         while try s.step() {
-            result.append(ChangeSet(token: s.int64(0), time: s.int64(1), assetsInserted: ids(2), assetsUpdated: ids(3),
-                                    assetsDeleted: ids(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),
+            let token = s.int64(0)
+            func assets(_ column: Int32) throws(StoreError) -> [AssetID] {
+                try ids(column).map { text throws(StoreError) in
+                    guard let id = AssetID(rawValue: text) else { throw StoreError.undecodable(table: "changes", key: String(token)) }
+                    return id
+                }
+            }
+            result.append(ChangeSet(token: token, time: s.int64(1), inserted: try assets(2), updated: try assets(3),
+                                    deleted: try assets(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),
                                     collectionsDeleted: ids(7)))
         }
         return result
@@ -107,7 +76,7 @@ extension IndexWriter {
     /// older token is told `tokenExpired` and refetches.
     @discardableResult
     public func pruneJournal(keep: Int, before: Int64) throws -> Int {
-        try db.transaction {
+        try db.transaction { () throws(StoreError) in
             // Always a prefix of the tokens (a clock that went back must not punch holes in
             // the middle: `floor` assumes the kept tokens are contiguous).
             let s = try db.statement("""

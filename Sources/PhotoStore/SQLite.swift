@@ -1,4 +1,5 @@
 import CSQLite
+import PhotoModel
 
 /// `SQLITE_TRANSIENT` is a cast macro Swift cannot import.
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -60,7 +61,15 @@ public final class Connection {
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes); commits when it returns,
     /// rolls back when it throws.
-    public func transaction<R>(immediate: Bool = true, _ body: () throws -> R) throws -> R {
+    ///
+    /// A `durable` transaction commits with `PRAGMA synchronous=FULL`: in WAL mode the WAL is
+    /// synced at that commit, so a power cut after it returns cannot undo it. Others commit
+    /// with the connection's `NORMAL` (a power cut may undo the last commits; `kill -9` cannot):
+    /// index batches are re-derived from the disk, what a user did is not.
+    public func transaction<R>(immediate: Bool = true, durable: Bool = false,
+                               _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        if durable { try execute("PRAGMA synchronous=FULL") }
+        defer { if durable { try? execute("PRAGMA synchronous=NORMAL") } }
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
@@ -133,6 +142,8 @@ public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
     let sql: String
+    /// Parameter indexes of the column lists bound to this statement (see `ColumnList`).
+    private var listIndexes: [ObjectIdentifier: [Int32]] = [:]
 
     init(handle: OpaquePointer, connection: Connection, sql: String) {
         self.handle = handle
@@ -181,6 +192,26 @@ public final class Statement {
         v.withUnsafeBytes { _ = sqlite3_bind_blob(handle, i, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), sqliteTransient) }
     }
 
+    /// Binds `value` to the named parameter `name` (`":lensModel"`). A name the statement
+    /// does not have is a bug in the SQL next to the call: it traps.
+    @inline(__always) public func bind(_ name: String, to value: some SQLBindable) {
+        let index = sqlite3_bind_parameter_index(handle, name)
+        precondition(index > 0, "no parameter \(name) in: \(sql)")
+        value.bind(to: self, at: index)
+    }
+
+    /// The parameter index of each of `names`, looked up once per statement and list.
+    func parameterIndexes(_ list: ObjectIdentifier, _ names: [String]) -> [Int32] {
+        if let known = listIndexes[list] { return known }
+        let indexes = names.map { name in
+            let index = sqlite3_bind_parameter_index(handle, name)
+            precondition(index > 0, "no parameter \(name) in: \(sql)")
+            return index
+        }
+        listIndexes[list] = indexes
+        return indexes
+    }
+
     /// Steps once: `true` when a row is available, `false` when done.
     @discardableResult
     public func step() throws(StoreError) -> Bool {
@@ -225,5 +256,54 @@ public final class Statement {
         case SQLITE_BLOB: return .blob(bytes(col))
         default: return .null
         }
+    }
+}
+
+/// A Swift value that binds to an SQL parameter.
+public protocol SQLBindable {
+    /// Binds the value to parameter `index` of `statement`.
+    func bind(to statement: Statement, at index: Int32)
+}
+
+extension Int64: SQLBindable {
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { sqlite3_bind_int64(s.handle, i, self) }
+}
+
+extension Int: SQLBindable {
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { sqlite3_bind_int64(s.handle, i, Int64(self)) }
+}
+
+extension Bool: SQLBindable {
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { sqlite3_bind_int64(s.handle, i, self ? 1 : 0) }
+}
+
+extension Double: SQLBindable {
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { sqlite3_bind_double(s.handle, i, self) }
+}
+
+extension String: SQLBindable {
+    @inline(__always) public func bind(to s: Statement, at i: Int32) {
+        sqlite3_bind_text(s.handle, i, self, -1, sqliteTransient)
+    }
+}
+
+extension Array: SQLBindable where Element == UInt8 {
+    /// A blob (a path or a name as bytes).
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { s.bind(self, at: i) }
+}
+
+extension PathBytes: SQLBindable {
+    /// A path is stored as its bytes (a blob).
+    @inline(__always) public func bind(to s: Statement, at i: Int32) { s.bind(bytes, at: i) }
+}
+
+extension SQLValue: SQLBindable {
+    public func bind(to s: Statement, at i: Int32) { try? s.bind(self, at: i) }
+}
+
+extension Optional: SQLBindable where Wrapped: SQLBindable {
+    /// NULL when absent.
+    @inline(__always) public func bind(to s: Statement, at i: Int32) {
+        if let self { self.bind(to: s, at: i) } else { sqlite3_bind_null(s.handle, i) }
     }
 }

@@ -353,14 +353,11 @@ extension IndexWriter {
     /// inode, size, mtime), else its content fingerprint (with the size), else its path.
     /// Albums and folders keep their ids; what is already there is left as it is, so that a
     /// restore interrupted by a crash can simply run again.
-    public func restoreUserState(_ backup: UserStateBackup, now: Int64) throws -> (summary: BatchSummary, report: UserStateRestoreReport) {
-        try db.transaction {
-            var report = UserStateRestoreReport()
+    public func restoreUserState(_ backup: UserStateBackup, now: Int64) throws(StoreError) -> (summary: ChangeSet, report: UserStateRestoreReport) {
+        var report = UserStateRestoreReport()
+        let changes = try commit(now: now, durable: true) { job throws(StoreError) in
             let found = try matchBackupAssets(backup.assets, &report)  // old id -> (pk, new id)
-            var job = JobChanges()
-            for pk in Set(found.values.map(\.pk)).sorted() {
-                try job.recordBefore(pk) { try self.assetState(pk: $0) }
-            }
+            for pk in Set(found.values.map(\.pk)).sorted() { try job.recordBefore(pk) }
             // Flags, on the asset row and in user_state (as `set` keeps them).
             let flags = try db.statement("""
                 UPDATE assets SET is_favorite = max(is_favorite, ?2), is_hidden = max(is_hidden, ?3) WHERE pk = ?1
@@ -396,7 +393,7 @@ extension IndexWriter {
                 }
             }
             // Folders, parents first; one whose parent is missing goes to the top.
-            var extra = BatchSummary()
+            var extra = ChangeSet()
             let folderIDs = Set(backup.folders.map(\.id))
             var placed = Set<String>()
             var remaining = backup.folders
@@ -456,18 +453,15 @@ extension IndexWriter {
                     report.albumMembers += db.changes
                 }
             }
-            var summary = try finishUserJob(&job, now: now, extra: extra)
-            // A collection made here is inserted, not also updated.
-            let inserted = Set(summary.collectionsInserted)
-            summary.collectionsUpdated.removeAll { inserted.contains($0) }
-            return (summary, report)
+            return extra
         }
+        return (changes, report)
     }
 
     /// Finds each backup asset in the index: by file identity, else by (size, fingerprint),
     /// else by path. Returns old id -> (pk, current id).
     private func matchBackupAssets(_ assets: [UserStateBackup.Asset],
-                                   _ report: inout UserStateRestoreReport) throws -> [String: (pk: Int64, id: String)] {
+                                   _ report: inout UserStateRestoreReport) throws(StoreError) -> [String: (pk: Int64, id: String)] {
         var found: [String: (pk: Int64, id: String)] = [:]
         let byIdentity = try db.statement("""
             SELECT f.asset_pk, a.id FROM files f JOIN assets a ON a.pk = f.asset_pk

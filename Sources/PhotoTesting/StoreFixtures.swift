@@ -7,8 +7,8 @@ public enum Make {
                       format: String = "jpeg", raw: Bool = false, source: DateSource = .exifOriginal,
                       width: Int? = 640, height: Int? = 480, make: String? = "Canon", lens: String? = nil,
                       latitude: Double? = -33.5, longitude: Double? = 151.25, contentID: String? = nil,
-                      comment: String? = nil) -> FileMetadata {
-        FileMetadata(mediaType: type, format: format, isRaw: raw,
+                      comment: String? = nil) -> MediaFields {
+        MediaFields(mediaType: type, format: format, isRaw: raw,
                      captureDate: CaptureDate(local: LocalDateTime(iso: date)!, offset: offset.flatMap { UTCOffset(seconds: $0) },
                                               source: source),
                      pixelWidth: width, pixelHeight: height, orientation: 6, latitude: latitude, longitude: longitude,

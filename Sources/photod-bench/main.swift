@@ -28,7 +28,7 @@ func job(_ index: Int) -> WriteBatch {
         let day = n / 100
         let (y, m, d) = CivilTime.civilFromDays(CivilTime.daysFromCivil(year: 2021, month: 1, day: 1) + day % 1100)
         let local = LocalDateTime(year: y, month: m, day: d, hour: 8 + n % 12, minute: n % 60, second: (n * 7) % 60)!
-        let media = FileMetadata(mediaType: n % 20 == 0 ? .video : .image, format: n % 20 == 0 ? "mp4" : "jpeg",
+        let media = MediaFields(mediaType: n % 20 == 0 ? .video : .image, format: n % 20 == 0 ? "mp4" : "jpeg",
                                  captureDate: CaptureDate(local: local, offset: UTCOffset(seconds: 3600), source: .exifOriginal),
                                  pixelWidth: 4000, pixelHeight: 3000, orientation: 1,
                                  latitude: n % 3 == 0 ? 48.1 + Double(n % 100) / 1000 : nil,

@@ -31,8 +31,9 @@ struct MomentsTests {
     ] as [(String, String?, String)])
     func dayBoundaries(exif: String, offset: String?, day: String) throws {
         let t = try #require(Timestamp.exif(Array(exif.utf8), offset: offset.map { Array($0.utf8) }))
-        let asset = Asset(id: F.id(1), path: "/lib/a.jpg", mediaType: .image, format: "jpeg",
-                          captureDate: CaptureDate(local: t.local, offset: t.offset, source: .exifOriginal),
+        let asset = Asset(id: F.id(1), path: "/lib/a.jpg",
+                          media: MediaFields(mediaType: .image, format: "jpeg",
+                                             captureDate: CaptureDate(local: t.local, offset: t.offset, source: .exifOriginal)),
                           fileSize: 1, addedAt: 0)
         let moments = MomentGrouping.group([MomentMember(asset)])
         #expect(moments.count == 1)

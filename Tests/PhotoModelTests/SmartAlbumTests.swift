@@ -50,8 +50,11 @@ struct SmartAlbumTests {
     static func inputs(_ format: String, _ w: Int?, _ h: Int?, make: String? = nil, lens: String? = nil,
                        comment: String? = nil, name: String = "IMG_0001.PNG", video: Bool = false,
                        raw: Bool = false, live: Bool = false) -> SubtypeInputs {
-        SubtypeInputs(mediaType: video ? .video : .image, format: format, make: make, lensModel: lens, pixelWidth: w,
-                      pixelHeight: h, userComment: comment, fileName: Array(name.utf8), isRaw: raw, hasPairedVideo: live)
+        SubtypeInputs(media: MediaFields(mediaType: video ? .video : .image, format: format, isRaw: raw,
+                                         captureDate: CaptureDate(local: LocalDateTime(iso: "2024-05-01T12:00:00")!,
+                                                                  offset: nil, source: .exifOriginal),
+                                         pixelWidth: w, pixelHeight: h, make: make, lensModel: lens, userComment: comment),
+                      fileName: Array(name.utf8), hasPairedVideo: live)
     }
 
     @Test("Subtype rules on real-world values", arguments: [

@@ -23,7 +23,7 @@ struct MomentsPropertyTests {
         let queue = SortQueue(database: db, logger: .silent)
 
         // The model: path → (date, type, gps) of every file that exists.
-        var library: [String: FileMetadata] = [:]
+        var library: [String: MediaFields] = [:]
         var inode: UInt64 = 0
         var operations: [(files: [FileOutcome], removed: [String])] = []
         for _ in 0..<Int.random(in: 20...60, using: &g) {
@@ -94,11 +94,11 @@ struct MomentsPropertyTests {
         #expect(Dictionary(uniqueKeysWithValues: albums.map { ($0.path, $0.assetCount) }) == byDirectory, "seed \(seed)")
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }), "seed \(seed)")
         // Tokens have no gap.
-        let tokens = try db.read { try $0.changes(since: 0, limit: 100_000) }.map(\.token)
+        let tokens = try db.read { try $0.changes(after: 0, limit: 100_000) }.map(\.token)
         #expect(tokens == Array(1...Int64(tokens.count)), "seed \(seed)")
     }
 
-    static func randomMedia(_ g: inout SplitMix64) -> FileMetadata {
+    static func randomMedia(_ g: inout SplitMix64) -> MediaFields {
         let day = Int.random(in: 1...6, using: &g)
         let hour = [0, 1, 12, 22, 23].randomElement(using: &g)!
         let date = "2020-03-0\(day)T\(hour < 10 ? "0" : "")\(hour):\(Int.random(in: 10...59, using: &g)):00"

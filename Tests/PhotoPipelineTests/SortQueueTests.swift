@@ -10,7 +10,7 @@ import Testing
 @Suite("Sort queue")
 struct SortQueueTests {
     static func outcome(_ dir: PathBytes, _ name: String, inode: UInt64) -> FileOutcome {
-        let media = FileMetadata(mediaType: .image, format: "jpeg",
+        let media = MediaFields(mediaType: .image, format: "jpeg",
                                  captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil,
                                                           source: .fileName))
         return FileOutcome(directory: dir, name: Array(name.utf8),

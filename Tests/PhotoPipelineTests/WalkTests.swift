@@ -12,7 +12,7 @@ struct FakeReader: FileReading {
     var rulesVersion = 1
     func read(_ c: Candidate) -> FileOutcome {
         reads.increment()
-        let media = FileMetadata(mediaType: .image, format: "jpeg",
+        let media = MediaFields(mediaType: .image, format: "jpeg",
                                  captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil,
                                                           source: .fileModified))
         return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil, kind: .media(media))

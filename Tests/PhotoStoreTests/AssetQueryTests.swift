@@ -217,7 +217,7 @@ struct QueryFixture {
             let directory = Self.directories.randomElement(using: &g)!
             let date = Self.dates.randomElement(using: &g)! + Self.milliseconds.randomElement(using: &g)!
             let keywords = Self.fileKeywords.filter { _ in Int.random(in: 0..<4, using: &g) == 0 }
-            let meta = FileMetadata(
+            let meta = MediaFields(
                 mediaType: type, format: type == .video ? "mp4" : "jpeg",
                 captureDate: CaptureDate(local: LocalDateTime(iso: date)!, offset: nil, source: .exifOriginal),
                 pixelWidth: Self.sizes.randomElement(using: &g)!, pixelHeight: Self.sizes.randomElement(using: &g)!,

@@ -49,7 +49,7 @@ struct CatalogTests {
             var live: [String: UInt64] = [:]  // path → inode
             var now: Int64 = 1_000
 
-            func media(_ g: inout SplitMix64) -> FileMetadata {
+            func media(_ g: inout SplitMix64) -> MediaFields {
                 let month = 1 + Int(g.next() % 9)
                 let millis = g.next() % 3 == 0 ? ".\(100 + g.next() % 900)" : ""
                 let date = "2020-0\(month)-0\(1 + g.next() % 9)T1\(g.next() % 10):0\(g.next() % 10):1\(g.next() % 10)\(millis)"

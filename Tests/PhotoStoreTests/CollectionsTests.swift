@@ -13,7 +13,7 @@ struct CollectionsTests {
         _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
     }
 
-    func apply(_ files: [FileOutcome], removed: [String] = [], now: Int64 = 1_000) throws -> BatchSummary {
+    func apply(_ files: [FileOutcome], removed: [String] = [], now: Int64 = 1_000) throws -> ChangeSet {
         var b = Make.batch(files)
         b.removedFiles = removed.map { (PathBytes($0).parent, PathBytes($0).lastComponent) }
         return try db.write { try $0.apply(b, now: now) }
@@ -77,7 +77,7 @@ struct CollectionsTests {
     @Test("A sidecar's XMP date is a capture date: it wins over the file's DateTime, XMP and IPTC dates, not over DateTimeOriginal or DateTimeDigitized")
     func sidecarDateRank() throws {
         defer { dir.remove() }
-        let xmp = SidecarRecord(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: nil, keywords: [])
+        let xmp = SidecarFields(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: nil, keywords: [])
         let sources: [(String, DateSource)] = [("M", .exifModified), ("X", .xmp), ("I", DateSource(rawValue: "iptc") ?? .xmp),
                                                 ("D", .exifDigitized), ("O", .exifOriginal)]
         var files: [FileOutcome] = []
@@ -97,7 +97,7 @@ struct CollectionsTests {
     @Test("An XMP sidecar attaches to its photo and gives a date when EXIF has none, plus rating and keywords")
     func sidecar() throws {
         defer { dir.remove() }
-        let xmp = SidecarRecord(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: 4, keywords: ["beach", "sea"])
+        let xmp = SidecarFields(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: 4, keywords: ["beach", "sea"])
         _ = try apply([
             Make.outcome("/lib/d/E.jpg", inode: 1, .media(Make.media(offset: nil, source: .fileModified))),
             Make.outcome("/lib/d/E.jpg.xmp", inode: 2, .sidecar(xmp)),
@@ -151,8 +151,8 @@ struct CollectionsTests {
         #expect(s2.token == s1.token! + 1)
         #expect(s2.collectionsDeleted == ["m_20190505"])
         #expect(s2.collectionsUpdated.contains("m_20190504"))
-        let entries = try db.read { try $0.changes(since: s1.token!, limit: 10) }
-        #expect(entries.map(\.token) == [s2.token!])
+        let entries = try db.read { try $0.changes(after: s1.token!, limit: 10) }
+        #expect(entries.map(\.token) == [s2.token])
         #expect(entries.first?.collectionsDeleted == ["m_20190505"])
 
         // A full rebuild from the same files gives the same moment and album ids.

@@ -13,7 +13,7 @@ struct LifecycleStoreTests {
         _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
     }
 
-    func apply(_ b: WriteBatch, now: Int64 = 1_000) throws -> BatchSummary { try db.write { try $0.apply(b, now: now) } }
+    func apply(_ b: WriteBatch, now: Int64 = 1_000) throws -> ChangeSet { try db.write { try $0.apply(b, now: now) } }
     func assets() throws -> [Asset] { try db.read { try $0.assets(limit: 1000, offset: 0) } }
     func favorite(_ path: String) throws {
         _ = try db.write { w in
@@ -43,7 +43,7 @@ struct LifecycleStoreTests {
         // A move the index cannot resolve is reported for reading.
         var unknown = WriteBatch()
         unknown.movedFiles = [FileMove(from: "/lib/nowhere/x.jpg", to: "/lib/b/x.jpg")]
-        #expect(try apply(unknown).unresolvedFiles == ["/lib/b/x.jpg"])
+        #expect(try apply(unknown).report.unresolvedFiles == ["/lib/b/x.jpg"])
     }
 
     @Test("A moved folder keeps every id, the favorites and its album id; the album takes the new path and title")

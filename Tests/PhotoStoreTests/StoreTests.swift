@@ -69,7 +69,7 @@ struct StoreTests {
             ]), now: 1000)
         }
         #expect(s1.inserted.count == 2)
-        #expect(s1.errors == 1)
+        #expect(s1.report.errors == 1)
         #expect(s1.token == 1)
         #expect(s1.collectionsInserted.contains("m_20200102"))
         #expect(s1.collectionsInserted.contains("m_20190101"))
@@ -134,7 +134,7 @@ struct StoreTests {
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 0)
         // Every change set is in the journal, in order.
-        #expect(try db.read { try $0.changes(since: 0, limit: 100) }.map(\.token) == [1, 2, 3, 4, 5])
+        #expect(try db.read { try $0.changes(after: 0, limit: 100) }.map(\.token) == [1, 2, 3, 4, 5])
     }
 
     @Test("Subtree removal does not touch siblings that share a name prefix")
@@ -190,7 +190,7 @@ struct StoreFailureTests {
         let snapA = try #require(try db.read { try $0.snapshot(of: PathBytes("/lib/A")) })
         #expect(snapA.files.map(\.name) == [Array("w.jpg".utf8)])
         // The failed transaction left no journal row: tokens have no gap.
-        #expect(try db.read { try $0.changes(since: 0, limit: 10) }.map(\.token) == [1, 2])
+        #expect(try db.read { try $0.changes(after: 0, limit: 10) }.map(\.token) == [1, 2])
     }
 }
 

@@ -22,10 +22,9 @@ extension IndexWriter {
 
     /// Sets `favorite` or `hidden` on assets (those in Recently Deleted included). The assets
     /// are updated in the change set, with the smart albums, moments and albums they change.
-    public func set(_ flag: UserFlag, _ value: Bool, ids: [AssetID], now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func set(_ flag: UserFlag, _ value: Bool, ids: [AssetID], now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { job throws(StoreError) in
             let pks = try assetPKs(ids.map(\.rawValue))
-            var job = JobChanges()
             let column = flag == .favorite ? "is_favorite" : "is_hidden"
             let current = try db.statement("SELECT \(column) FROM assets WHERE pk = ?1")
             let update = try db.statement("UPDATE assets SET \(column) = ?2 WHERE pk = ?1")
@@ -34,7 +33,7 @@ extension IndexWriter {
                 let already = try current.step() && (current.int(0) != 0) == value
                 current.reset()
                 if already { continue }  // nothing changes: not in the change set
-                try job.recordBefore(pk) { try self.assetState(pk: $0) }
+                try job.recordBefore(pk)
                 update.bind(pk, at: 1)
                 update.bind(value ? 1 : 0, at: 2)
                 try update.run()
@@ -50,30 +49,31 @@ extension IndexWriter {
                 state.bind(now, at: 2)
                 try state.run()
             }
-            return try finishUserJob(&job, now: now)
+            return ChangeSet()
         }
     }
 
     // MARK: Albums and folders
 
     /// Creates a user album (in a folder, or at the top); returns its id with the change set.
-    public func createUserAlbum(title: String, folder: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
+    public func createUserAlbum(title: String, folder: String?, now: Int64) throws(StoreError) -> (id: String, summary: ChangeSet) {
         try createUserCollection(table: "user_albums", parentColumn: "folder_id", prefix: "u_", title: title, in: folder, now: now)
     }
 
     /// Creates a user folder (PhotoKit's collection list), nested in `parent` or at the top.
-    public func createUserFolder(title: String, parent: String?, now: Int64) throws -> (id: String, summary: BatchSummary) {
+    public func createUserFolder(title: String, parent: String?, now: Int64) throws(StoreError) -> (id: String, summary: ChangeSet) {
         try createUserCollection(table: "user_folders", parentColumn: "parent_id", prefix: "uf_", title: title, in: parent, now: now)
     }
 
     /// An album or a folder: a new row in `table` (a constant of this file) below the folder
     /// `parent`; the change set inserts it and updates the folder.
     private func createUserCollection(table: String, parentColumn: String, prefix: String, title: String, in parent: String?,
-                                      now: Int64) throws -> (id: String, summary: BatchSummary) {
-        try db.transaction {
+                                      now: Int64) throws(StoreError) -> (id: String, summary: ChangeSet) {
+        var id = ""
+        let changes = try commit(now: now, durable: true) { _ throws(StoreError) in
             let title = try Self.checkedTitle(title)
             if let parent { try requireFolder(parent) }
-            let id = Self.newCollectionID(prefix: prefix, now: now)
+            id = Self.newCollectionID(prefix: prefix, now: now)
             let s = try db.statement(
                 "INSERT INTO \(table) (id, title, \(parentColumn), created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
             s.bind(id, at: 1)
@@ -81,16 +81,17 @@ extension IndexWriter {
             s.bind(parent, at: 3)
             s.bind(now, at: 4)
             try s.run()
-            var summary = BatchSummary()
+            var summary = ChangeSet()
             summary.collectionsInserted = [id]
             if let parent { summary.collectionsUpdated = [parent] }
-            return (id, try journaled(summary, now: now))
+            return summary
         }
+        return (id, changes)
     }
 
     /// Renames a user album or folder (by its id's prefix).
-    public func renameUserCollection(_ id: String, title: String, now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func renameUserCollection(_ id: String, title: String, now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { _ throws(StoreError) in
             let title = try Self.checkedTitle(title)
             let table = try Self.userTable(id)
             let s = try db.statement("UPDATE \(table) SET title = ?2, updated_at = ?3 WHERE id = ?1")
@@ -99,16 +100,16 @@ extension IndexWriter {
             s.bind(now, at: 3)
             try s.run()
             guard db.changes == 1 else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
-            var summary = BatchSummary()
+            var summary = ChangeSet()
             summary.collectionsUpdated = [id]
-            return try journaled(summary, now: now)
+            return summary
         }
     }
 
     /// Moves a user album or folder into `folder` (nil: the top). A folder cannot move into
     /// itself or below itself.
-    public func moveUserCollection(_ id: String, to folder: String?, now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func moveUserCollection(_ id: String, to folder: String?, now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { _ throws(StoreError) in
             let table = try Self.userTable(id)
             let parentColumn = table == "user_albums" ? "folder_id" : "parent_id"
             let old = try parent(of: id, table: table, column: parentColumn)
@@ -123,16 +124,16 @@ extension IndexWriter {
             s.bind(folder, at: 2)
             s.bind(now, at: 3)
             try s.run()
-            var summary = BatchSummary()
+            var summary = ChangeSet()
             summary.collectionsUpdated = Array(Set([id] + [old, folder].compactMap { $0 })).sorted()
-            return try journaled(summary, now: now)
+            return summary
         }
     }
 
     /// Deletes a user album, or a folder with everything in it. The assets stay in the library
     /// (they are updated: their album membership changed).
-    public func deleteUserCollection(_ id: String, now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func deleteUserCollection(_ id: String, now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { job throws(StoreError) in
             let table = try Self.userTable(id)
             var albums: [String] = []
             var folders: [String] = []
@@ -147,22 +148,21 @@ extension IndexWriter {
             let parentColumn = table == "user_albums" ? "folder_id" : "parent_id"
             let parent = try parent(of: id, table: table, column: parentColumn)
             let members = try albumMembers(albums)
-            var job = JobChanges()
-            for pk in try assetPKs(members, requireAll: false).map(\.pk) { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+            for pk in try assetPKs(members, requireAll: false).map(\.pk) { try job.recordBefore(pk) }
             let delete = try db.statement("DELETE FROM \(table) WHERE id = ?1")  // cascades to albums and members
             delete.bind(id, at: 1)
             try delete.run()
-            var extra = BatchSummary()
+            var extra = ChangeSet()
             extra.collectionsDeleted = (albums + folders).sorted()
             if let parent { extra.collectionsUpdated = [parent] }
-            return try finishUserJob(&job, now: now, extra: extra)
+            return extra
         }
     }
 
     /// Adds assets to a user album, after its last member, in the order given (ids already in
     /// it keep their place).
-    public func addToUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func addToUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { job throws(StoreError) in
             try requireAlbum(album)
             let pks = try assetPKs(ids.map(\.rawValue))
             var next = try db.scalar("SELECT coalesce(max(position), 0) FROM user_album_assets WHERE album_id = ?1", .text(album)).int64 ?? 0
@@ -170,7 +170,6 @@ extension IndexWriter {
                 INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (?1, ?2, ?3, ?4)
                 ON CONFLICT DO NOTHING
                 """)
-            var job = JobChanges()
             for (pk, id) in pks {
                 next += 1
                 insert.bind(album, at: 1)
@@ -178,15 +177,15 @@ extension IndexWriter {
                 insert.bind(next, at: 3)
                 insert.bind(now, at: 4)
                 try insert.run()
-                if db.changes == 1 { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+                if db.changes == 1 { try job.recordBefore(pk) }
             }
-            return try finishUserJob(&job, now: now, extra: try touchAlbum(album, now: now, changed: !job.touched.isEmpty))
+            return try touchAlbum(album, now: now, changed: !job.touched.isEmpty)
         }
     }
 
     /// Removes assets from a user album (ids not in it are ignored; unknown ids fail).
-    public func removeFromUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func removeFromUserAlbum(_ album: String, ids: [AssetID], now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { job throws(StoreError) in
             try requireAlbum(album)
             let known = try assetPKs(ids.map(\.rawValue), requireAll: false)
             let missing = Set(ids.map(\.rawValue)).subtracting(known.map(\.id))
@@ -195,7 +194,6 @@ extension IndexWriter {
             let unknown = missing.subtracting(members)
             if !unknown.isEmpty { throw StoreError.notFound("asset", unknown.sorted()) }
             let delete = try db.statement("DELETE FROM user_album_assets WHERE album_id = ?1 AND asset_id = ?2")
-            var job = JobChanges()
             var removed = 0
             for id in ids.map(\.rawValue) {
                 delete.bind(album, at: 1)
@@ -203,9 +201,9 @@ extension IndexWriter {
                 try delete.run()
                 guard db.changes == 1 else { continue }
                 removed += 1
-                if let pk = known.first(where: { $0.id == id })?.pk { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+                if let pk = known.first(where: { $0.id == id })?.pk { try job.recordBefore(pk) }
             }
-            return try finishUserJob(&job, now: now, extra: try touchAlbum(album, now: now, changed: removed > 0))
+            return try touchAlbum(album, now: now, changed: removed > 0)
         }
     }
 
@@ -213,8 +211,8 @@ extension IndexWriter {
 
     /// Edits the keywords a tagger (`source`) set on assets. Keywords are trimmed; empty ones
     /// and line breaks are refused.
-    public func editKeywords(_ edit: KeywordEdit, source: String, ids: [AssetID], now: Int64) throws -> BatchSummary {
-        try db.transaction {
+    public func editKeywords(_ edit: KeywordEdit, source: String, ids: [AssetID], now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: true) { job throws(StoreError) in
             guard !source.isEmpty, source.count <= 100 else {
                 throw StoreError(code: .invalid, message: "a keyword source is a name of 1 to 100 characters")
             }
@@ -223,7 +221,6 @@ extension IndexWriter {
             case .replace(let w), .add(let w), .remove(let w): words = try Self.checkedKeywords(w)
             }
             let pks = try assetPKs(ids.map(\.rawValue))
-            var job = JobChanges()
             let insert = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
             let remove = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2 AND keyword = ?3")
             let clear = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
@@ -255,13 +252,13 @@ extension IndexWriter {
                         changed += db.changes
                     }
                 }
-                if changed > 0 { try job.recordBefore(pk) { try self.assetState(pk: $0) } }
+                if changed > 0 { try job.recordBefore(pk) }
             }
-            return try finishUserJob(&job, now: now)
+            return ChangeSet()
         }
     }
 
-    func keywords(of asset: String, source: String) throws -> [String] {
+    func keywords(of asset: String, source: String) throws(StoreError) -> [String] {
         let s = try db.statement("SELECT keyword FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
         defer { s.reset() }
         s.bind(asset, at: 1)
@@ -273,31 +270,9 @@ extension IndexWriter {
 
     // MARK: Helpers
 
-    /// Ends a job that changed asset state, not files: the change set with the moments,
-    /// albums and smart albums it changes, plus `extra` collections, in the journal.
-    func finishUserJob(_ job: inout JobChanges, now: Int64, extra: BatchSummary = BatchSummary()) throws -> BatchSummary {
-        try job.loadAfterStates { try self.assetState(pk: $0) }
-        try applyCounters(job.counters)
-        var summary = BatchSummary()
-        job.assetEvents(into: &summary)
-        try updateMoments(job, &summary)
-        try updateAlbums(job, &summary)
-        updateSmartAlbums(job, now: now, &summary)
-        summary.collectionsInserted += extra.collectionsInserted.filter { !summary.collectionsInserted.contains($0) }
-        summary.collectionsUpdated += extra.collectionsUpdated.filter { !summary.collectionsUpdated.contains($0) }
-        summary.collectionsDeleted += extra.collectionsDeleted.filter { !summary.collectionsDeleted.contains($0) }
-        return try journaled(summary, now: now)
-    }
-
-    func journaled(_ summary: BatchSummary, now: Int64) throws -> BatchSummary {
-        var summary = summary
-        if !summary.isEmpty { summary.token = try journal(summary, now: now) }
-        return summary
-    }
-
     /// The pks of assets by id, in the order given (repeats dropped); unknown ids throw
     /// `notFound` unless `requireAll` is false.
-    func assetPKs(_ ids: [String], requireAll: Bool = true) throws -> [(pk: Int64, id: String)] {
+    func assetPKs(_ ids: [String], requireAll: Bool = true) throws(StoreError) -> [(pk: Int64, id: String)] {
         guard ids.count <= Self.maxIDsPerWrite else {
             throw StoreError(code: .invalid, message: "at most \(Self.maxIDsPerWrite) ids per write (got \(ids.count))")
         }
@@ -318,7 +293,7 @@ extension IndexWriter {
     /// Ids a write may name at most.
     public static let maxIDsPerWrite = 10_000
 
-    func albumMembers(_ albums: [String]) throws -> [String] {
+    func albumMembers(_ albums: [String]) throws(StoreError) -> [String] {
         guard !albums.isEmpty else { return [] }
         let s = try db.statement("SELECT DISTINCT asset_id FROM user_album_assets WHERE album_id IN (SELECT value FROM json_each(?1))")
         s.bind(Self.jsonArray(albums), at: 1)
@@ -328,8 +303,8 @@ extension IndexWriter {
     }
 
     /// The album's `updated_at` and its place in the change set (and its folder's).
-    func touchAlbum(_ album: String, now: Int64, changed: Bool) throws -> BatchSummary {
-        var summary = BatchSummary()
+    func touchAlbum(_ album: String, now: Int64, changed: Bool) throws(StoreError) -> ChangeSet {
+        var summary = ChangeSet()
         guard changed else { return summary }
         let s = try db.statement("UPDATE user_albums SET updated_at = ?2 WHERE id = ?1")
         s.bind(album, at: 1)
@@ -339,20 +314,20 @@ extension IndexWriter {
         return summary
     }
 
-    func requireAlbum(_ id: String) throws {
+    func requireAlbum(_ id: String) throws(StoreError) {
         guard try db.scalar("SELECT 1 FROM user_albums WHERE id = ?1", .text(id)).int64 != nil else {
             throw StoreError.notFound("album", [id])
         }
     }
 
-    func requireFolder(_ id: String) throws {
+    func requireFolder(_ id: String) throws(StoreError) {
         guard try db.scalar("SELECT 1 FROM user_folders WHERE id = ?1", .text(id)).int64 != nil else {
             throw StoreError.notFound("folder", [id])
         }
     }
 
     /// The folder and every folder below it.
-    func folderSubtree(_ id: String) throws -> [String] {
+    func folderSubtree(_ id: String) throws(StoreError) -> [String] {
         let s = try db.statement("""
             WITH RECURSIVE below(id) AS (SELECT ?1 UNION SELECT f.id FROM user_folders f JOIN below b ON f.parent_id = b.id)
             SELECT id FROM below
@@ -364,7 +339,7 @@ extension IndexWriter {
     }
 
     /// The folders above `id` (its parent first).
-    func folderAncestors(of id: String) throws -> [String] {
+    func folderAncestors(of id: String) throws(StoreError) -> [String] {
         let s = try db.statement("""
             WITH RECURSIVE above(id, depth) AS (
                 SELECT parent_id, 1 FROM user_folders WHERE id = ?1
@@ -378,13 +353,13 @@ extension IndexWriter {
         return ids
     }
 
-    static func userTable(_ id: String) throws -> String {
+    static func userTable(_ id: String) throws(StoreError) -> String {
         if id.hasPrefix("u_") { return "user_albums" }
         if id.hasPrefix("uf_") { return "user_folders" }
         throw StoreError.notFound("album", [id])
     }
 
-    static func checkedTitle(_ title: String) throws -> String {
+    static func checkedTitle(_ title: String) throws(StoreError) -> String {
         let trimmed = title.trimmingWhitespace()
         guard !trimmed.isEmpty, trimmed.count <= 500, !trimmed.contains("\n") else {
             throw StoreError(code: .invalid, message: "a title is 1 to 500 characters on one line")
@@ -392,7 +367,7 @@ extension IndexWriter {
         return trimmed
     }
 
-    static func checkedKeywords(_ words: [String]) throws -> [String] {
+    static func checkedKeywords(_ words: [String]) throws(StoreError) -> [String] {
         guard words.count <= 1_000 else { throw StoreError(code: .invalid, message: "at most 1000 keywords per write") }
         var result: [String] = []
         for w in words {
@@ -427,11 +402,47 @@ extension IndexWriter {
     }
 
     /// The parent folder of a user album or folder (nil at the top); `notFound` if it does not exist.
-    func parent(of id: String, table: String, column: String) throws -> String? {
+    func parent(of id: String, table: String, column: String) throws(StoreError) -> String? {
         let s = try db.statement("SELECT \(column) FROM \(table) WHERE id = ?1")
         defer { s.reset() }
         s.bind(id, at: 1)
         guard try s.step() else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
         return s.isNull(0) ? nil : s.string(0)
+    }
+}
+
+extension IndexWriter {
+    /// Deletes the user state of purged assets; returns the user albums that lost members.
+    func forgetUserState(of ids: [String], now: Int64) throws(StoreError) -> [String] {
+        guard !ids.isEmpty else { return [] }
+        let list = Self.jsonArray(ids)
+        let albums = try db.statement("""
+            SELECT DISTINCT album_id FROM user_album_assets WHERE asset_id IN (SELECT value FROM json_each(:ids)) ORDER BY album_id
+            """)
+        albums.bind(":ids", to: list)
+        var touched: [String] = []
+        while try albums.step() { touched.append(albums.string(0)) }
+        for table in ["user_album_assets", "asset_keywords", "user_state"] {
+            let d = try db.statement("DELETE FROM \(table) WHERE asset_id IN (SELECT value FROM json_each(:ids))")
+            d.bind(":ids", to: list)
+            try d.run()
+        }
+        let stamp = try db.statement("UPDATE user_albums SET updated_at = :now WHERE id = :album")
+        for album in touched {
+            stamp.bind(":album", to: album)
+            stamp.bind(":now", to: now)
+            try stamp.run()
+        }
+        return touched
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and newlines.
+    func trimmingWhitespace() -> String {
+        var s = self[...]
+        while let c = s.first, c == " " || c == "\n" { s = s.dropFirst() }
+        while let c = s.last, c == " " || c == "\n" { s = s.dropLast() }
+        return String(s)
     }
 }

@@ -2,11 +2,10 @@ import PhotoModel
 
 /// The mapping between `Asset` and the `assets` table, in one place.
 enum AssetColumns {
-    /// The columns `decode` reads, in order (the table is aliased `a`).
+    /// The columns `decode` reads, in order (the table is aliased `a`): the asset's own, then
+    /// the media fields (`MediaColumns`).
     static let select = """
-        a.pk, a.id, a.media_type, a.format, a.subtypes, a.local_datetime, a.utc_offset, a.date_source,
-        a.pixel_width, a.pixel_height, a.orientation, a.latitude, a.longitude, a.altitude, a.make, a.model,
-        a.lens_model, a.duration, a.file_size, a.path, a.added_at, a.rating, a.keywords, a.is_favorite, a.is_hidden
+        a.pk, a.id, a.subtypes, a.file_size, a.path, a.added_at, a.is_favorite, a.is_hidden, \(MediaColumns.list.names(prefix: "a"))
         """
 
     /// Bit positions of `AssetSubtype` in the `subtypes` column (stable: stored on disk).
@@ -41,20 +40,10 @@ enum AssetColumns {
 
     /// Decodes a row selected with `select`; returns the row's pk with the asset.
     static func decode(_ s: Statement) -> (pk: Int64, asset: Asset)? {
-        guard let id = AssetID(rawValue: s.string(1)),
-              let mediaType = MediaType(rawValue: s.string(2)),
-              let local = LocalDateTime(iso: s.string(5)),
-              let source = DateSource(rawValue: s.string(7))
-        else { return nil }
-        let offset = s.optionalInt(6).flatMap { UTCOffset(seconds: $0) }
-        let asset = Asset(
-            id: id, path: PathBytes(s.bytes(19)), mediaType: mediaType, format: s.string(3),
-            subtypes: subtypes(s.int64(4)), captureDate: CaptureDate(local: local, offset: offset, source: source),
-            pixelWidth: s.optionalInt(8), pixelHeight: s.optionalInt(9), orientation: s.int(10),
-            latitude: s.optionalDouble(11), longitude: s.optionalDouble(12), altitude: s.optionalDouble(13),
-            make: s.optionalString(14), model: s.optionalString(15), lensModel: s.optionalString(16),
-            duration: s.optionalDouble(17), rating: s.optionalInt(21), keywords: Keywords.decode(s.optionalString(22)),
-            isFavorite: s.int(23) != 0, isHidden: s.int(24) != 0, fileSize: s.int64(18), addedAt: s.int64(20))
+        var media = MediaColumns.blank
+        guard let id = AssetID(rawValue: s.string(1)), MediaColumns.list.read(into: &media, from: s, at: 8) else { return nil }
+        let asset = Asset(id: id, path: PathBytes(s.bytes(4)), media: media, subtypes: subtypes(s.int64(2)),
+                          isFavorite: s.int(6) != 0, isHidden: s.int(7) != 0, fileSize: s.int64(3), addedAt: s.int64(5))
         return (s.int64(0), asset)
     }
 }

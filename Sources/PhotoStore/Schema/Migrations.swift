@@ -296,6 +296,16 @@ public enum Schema {
                 recorded_at INTEGER NOT NULL
             ) STRICT, WITHOUT ROWID;
             """),
+        Migration(name: "004_asset_media_fields", sql: """
+            -- An asset carries all of its primary file's media fields (`MediaFields`), so that
+            -- `files`, `tombstones` and `assets` share one column list. Filled from the primary
+            -- files of the assets there are.
+            ALTER TABLE assets ADD COLUMN is_raw INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE assets ADD COLUMN user_comment TEXT;
+            ALTER TABLE assets ADD COLUMN content_identifier TEXT;
+            UPDATE assets SET is_raw = f.is_raw, user_comment = f.user_comment, content_identifier = f.content_identifier
+            FROM files f WHERE f.asset_pk = assets.pk AND f.role = 'primary';
+            """),
     ]
 
     /// The `user_version` this build writes.
@@ -319,16 +329,14 @@ public enum Schema {
     static func migrate(_ db: Connection) throws(StoreError) {
         let version = try checkVersion(db)
         for (index, migration) in migrations.enumerated() where index >= version {
-            do {
-                try db.transaction {
+            do throws(StoreError) {
+                try db.transaction { () throws(StoreError) in
                     try db.execute(migration.sql)
                     try db.execute("PRAGMA user_version = \(index + 1)")
                 }
-            } catch let error as StoreError {
+            } catch {
                 throw StoreError(code: error.code, message: "migration \(migration.name) failed: \(error.message)",
                                  sql: error.sql, sqliteCode: error.sqliteCode)
-            } catch {
-                throw StoreError(code: .sqlite, message: "migration \(migration.name) failed: \(error)")
             }
         }
     }

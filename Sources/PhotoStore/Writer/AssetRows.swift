@@ -1,0 +1,295 @@
+import PhotoModel
+
+/// An asset's row as the writer writes it.
+struct AssetRecord {
+    var media: MediaFields
+    var subtypes: Set<AssetSubtype>
+    var directory: Int64
+    var root: Int64
+    var path: PathBytes
+    var fileSize: Int64
+}
+
+/// The columns of `assets` besides the media fields and the user state, declared once.
+enum AssetRecordColumns {
+    static let list = ColumnList<AssetRecord>([
+        Column("directory_id", "directory", bind: { $0.directory.bind(to: $1, at: $2) }),
+        Column("root_id", "root", bind: { $0.root.bind(to: $1, at: $2) }),
+        Column("subtypes", "subtypes", bind: { AssetColumns.mask($0.subtypes).bind(to: $1, at: $2) }),
+        Column("day", "day", bind: { $0.media.captureDate.local.dayNumber.bind(to: $1, at: $2) }),
+        Column("file_size", "fileSize", bind: { $0.fileSize.bind(to: $1, at: $2) }),
+        Column("path", "path", bind: { $0.path.bind(to: $1, at: $2) }),
+    ])
+
+    static func bind(_ r: AssetRecord, to s: Statement) {
+        list.bind(r, to: s)
+        MediaColumns.list.bind(r.media, to: s)
+    }
+}
+
+/// The writer's part for `assets`: carries out the composer's plan for a group (which assets
+/// its files make, which ids they keep), writes and deletes asset rows, puts assets in Recently
+/// Deleted, and reads the state collections compare before and after a job.
+final class AssetRows {
+    let db: Connection
+    private let directories: Directories
+    /// Noise for new asset ids: seeded once from the system, then no system call per asset.
+    private var random = IDNoise()
+
+    init(_ db: Connection, directories: Directories) {
+        self.db = db
+        self.directories = directories
+    }
+
+    // MARK: Composition
+
+    /// Composes the assets of one group from its files (see `AssetComposer.plan`) and writes
+    /// them: an asset keeps its id when its primary file, or else any of its files, still
+    /// belongs to it.
+    func recompose(_ group: GroupRef, _ job: WriteJob) throws(StoreError) {
+        let files = try groupFiles(group)
+        let plan = AssetComposer.plan(files, claimed: job.claimedAssets)
+        var written: [Int64] = []
+        for composition in plan.compositions {
+            let primary = files[composition.primary]
+            let pk = try write(composition, path: group.path.appending(primary.name), directory: group.directory, job)
+            written.append(pk)
+            job.claimedAssets.insert(pk)
+            for m in composition.members where files[m.file].assetPK != pk || files[m.file].role != m.role {
+                try link(files[m.file].pk, asset: pk, role: m.role)
+            }
+        }
+        for i in plan.unlinked { try link(files[i].pk, asset: nil, role: nil) }
+        for leftover in plan.leftovers {
+            switch leftover {
+            case .trash(let pk):
+                try trash(pk, job)
+            case .merge(let pk, let winner):
+                // Two assets became one (a RAW found its JPEG): the one that lost its files
+                // goes, and its user state joins the one that has them now.
+                try mergeUserState(from: pk, into: written[winner])
+                try deleteIfOrphan(pk, job)
+            case .trashIfOrphan(let pk):
+                try trashIfOrphan(pk, job)
+            }
+        }
+    }
+
+    /// The files of one group, as the composer reads them.
+    private func groupFiles(_ group: GroupRef) throws(StoreError) -> [AssetComposer.File] {
+        let s = try db.statement("""
+            SELECT pk, name, status, asset_pk, role, size, \(MediaColumns.list.names())
+            FROM files WHERE directory_id = :directory AND group_key = :groupKey
+            """)
+        s.bind(":directory", to: group.directory)
+        s.bind(":groupKey", to: group.key)
+        var files: [AssetComposer.File] = []
+        while try s.step() {
+            let content: AssetComposer.File.Content
+            switch FileStatus(rawValue: s.string(2)) {
+            case .media:
+                var media = MediaColumns.blank
+                guard MediaColumns.list.read(into: &media, from: s, at: 6) else {
+                    throw StoreError.undecodable(table: "files", key: String(s.int64(0)))
+                }
+                content = .media(media)
+            case .sidecar:
+                content = .sidecar(MediaColumns.sidecar(from: s, at: 6))
+            case .ignored:
+                content = .other(isError: false)
+            case .error, nil:
+                content = .other(isError: true)
+            }
+            files.append(AssetComposer.File(
+                pk: s.int64(0), name: s.bytes(1), content: content, assetPK: s.isNull(3) ? nil : s.int64(3),
+                role: s.optionalString(4).flatMap(Resource.Role.init(rawValue:)), size: s.int64(5)))
+        }
+        return files
+    }
+
+    private func link(_ file: Int64, asset: Int64?, role: Resource.Role?) throws(StoreError) {
+        let s = try db.statement("UPDATE files SET asset_pk = :asset, role = :role WHERE pk = :file")
+        s.bind(":asset", to: asset)
+        s.bind(":role", to: role?.rawValue)
+        s.bind(":file", to: file)
+        try s.run()
+    }
+
+    // MARK: Rows
+
+    private static let insertSQL = """
+        INSERT INTO assets (\(AssetRecordColumns.list.names()), \(MediaColumns.list.names()), id, added_at)
+        VALUES (\(AssetRecordColumns.list.parameters), \(MediaColumns.list.parameters), :id, :addedAt)
+        """
+    private static let updateSQL = """
+        UPDATE assets SET \(AssetRecordColumns.list.assignments), \(MediaColumns.list.assignments), deleted_at = NULL
+        WHERE pk = :pk
+        """
+
+    /// Inserts or updates the asset a composition makes; returns its pk.
+    func write(_ c: AssetComposer.Composition, path: PathBytes, directory: Int64,
+               _ job: WriteJob) throws(StoreError) -> Int64 {
+        let root = try directories.rootID(ofDirectory: directory)
+        let record = AssetRecord(media: c.media, subtypes: c.subtypes, directory: directory, root: root, path: path,
+                                 fileSize: c.fileSize)
+        let s: Statement
+        var newID: AssetID?
+        if let existing = c.existing {
+            try job.recordBefore(existing)
+            s = try db.statement(Self.updateSQL)
+            s.bind(":pk", to: existing)
+        } else {
+            s = try db.statement(Self.insertSQL)
+            newID = AssetID.random(milliseconds: job.now, using: &random)
+            s.bind(":id", to: newID!.rawValue)
+            s.bind(":addedAt", to: job.now)
+        }
+        AssetRecordColumns.bind(record, to: s)
+        try s.run()
+        let written = c.existing ?? db.lastInsertRowID
+        let type = c.media.mediaType.rawValue
+        let before = job.before[written]
+        if let before, before.facts.deletedAt != nil {
+            // Back from Recently Deleted: its other tombstones describe files it no longer needs.
+            try dropTombstones(of: written)
+        }
+        if c.existing == nil {
+            job.count("assets." + type, 1)
+            job.count("root.\(root).assets", 1)
+        } else if let before {
+            if before.facts.mediaType.rawValue != type {
+                job.count("assets." + before.facts.mediaType.rawValue, -1)
+                job.count("assets." + type, 1)
+            }
+            if before.root != root {
+                job.count("root.\(before.root).assets", -1)
+                job.count("root.\(root).assets", 1)
+            }
+        }
+        job.touched.insert(written)
+        // The state after the job, from what was just written (no read back).
+        let previous = before?.facts
+        if let id = c.existing == nil ? newID : before?.member.id {
+            job.after[written] = .some(AssetState(
+                pk: written, root: root, directory: directory,
+                member: MomentMember(id: id, local: c.media.captureDate.local, path: path, mediaType: c.media.mediaType,
+                                     latitude: c.media.latitude, longitude: c.media.longitude),
+                facts: SmartAlbumFacts(mediaType: c.media.mediaType, subtypes: c.subtypes,
+                                       isFavorite: previous?.isFavorite ?? false, isHidden: previous?.isHidden ?? false,
+                                       deletedAt: nil, addedAt: previous?.addedAt ?? job.now)))
+        }
+        return written
+    }
+
+    /// Undoes an asset inserted by `write` moments ago that nothing refers to yet.
+    func undoNew(_ pk: Int64, mediaType: MediaType, root: Int64, _ job: WriteJob) throws(StoreError) {
+        let undo = try db.statement("DELETE FROM assets WHERE pk = :pk")
+        undo.bind(":pk", to: pk)
+        try undo.run()
+        job.count("assets." + mediaType.rawValue, -1)
+        job.count("root.\(root).assets", -1)
+        job.touched.remove(pk)
+        job.after[pk] = nil
+    }
+
+    private func dropTombstones(of pk: Int64) throws(StoreError) {
+        let drop = try db.statement("DELETE FROM tombstones WHERE asset_pk = :pk")
+        drop.bind(":pk", to: pk)
+        try drop.run()
+    }
+
+    /// Whether a file row still refers to the asset.
+    private func hasFiles(_ pk: Int64) throws(StoreError) -> Bool {
+        let s = try db.statement("SELECT 1 FROM files WHERE asset_pk = :pk LIMIT 1")
+        defer { s.reset() }
+        s.bind(":pk", to: pk)
+        return try s.step()
+    }
+
+    func deleteIfOrphan(_ pk: Int64, _ job: WriteJob) throws(StoreError) {
+        if try !hasFiles(pk) { try delete(pk, job) }
+    }
+
+    /// Deletes an asset for good (its files are unlinked, its tombstones dropped).
+    func delete(_ pk: Int64, _ job: WriteJob) throws(StoreError) {
+        try job.recordBefore(pk)
+        // What the row holds now (it may have been rewritten in this job).
+        let row = try db.statement("SELECT media_type, root_id FROM assets WHERE pk = :pk")
+        row.bind(":pk", to: pk)
+        if try row.step() {
+            job.count("assets." + row.string(0), -1)
+            job.count("root.\(row.int64(1)).assets", -1)
+        }
+        row.reset()
+        let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = :pk")
+        unlink.bind(":pk", to: pk)
+        try unlink.run()
+        let s = try db.statement("DELETE FROM assets WHERE pk = :pk")
+        s.bind(":pk", to: pk)
+        try s.run()
+        try dropTombstones(of: pk)
+        job.after[pk] = .some(nil)
+    }
+
+    /// Puts an asset in Recently Deleted (its user state stays on it; tombstones keep its files).
+    func trash(_ pk: Int64, _ job: WriteJob) throws(StoreError) {
+        // Already in Recently Deleted: nothing changes (and nothing is announced).
+        let deleted = try db.scalar("SELECT deleted_at IS NOT NULL FROM assets WHERE pk = ?1", .integer(pk)).int64
+        guard deleted == 0 else { return }
+        try job.recordBefore(pk)
+        let s = try db.statement("UPDATE assets SET deleted_at = :now WHERE pk = :pk AND deleted_at IS NULL")
+        s.bind(":pk", to: pk)
+        s.bind(":now", to: job.now)
+        try s.run()
+        job.after[pk] = nil  // read back at the end of the job
+    }
+
+    /// Trashes an asset that no file refers to any more.
+    func trashIfOrphan(_ pk: Int64, _ job: WriteJob) throws(StoreError) {
+        if try !hasFiles(pk) { try trash(pk, job) }
+    }
+
+    /// When two assets become one, the survivor is a favorite (or hidden) if either was.
+    func mergeUserState(from loser: Int64, into winner: Int64) throws(StoreError) {
+        let s = try db.statement("""
+            UPDATE assets SET
+                is_favorite = max(is_favorite, (SELECT is_favorite FROM assets WHERE pk = :loser)),
+                is_hidden = max(is_hidden, (SELECT is_hidden FROM assets WHERE pk = :loser))
+            WHERE pk = :winner
+            """)
+        s.bind(":loser", to: loser)
+        s.bind(":winner", to: winner)
+        try s.run()
+        let u = try db.statement("""
+            INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
+            SELECT id, is_favorite, is_hidden, 0 FROM assets WHERE pk = :winner AND (is_favorite != 0 OR is_hidden != 0)
+            ON CONFLICT (asset_id) DO UPDATE SET is_favorite = excluded.is_favorite, is_hidden = excluded.is_hidden
+            """)
+        u.bind(":winner", to: winner)
+        try u.run()
+    }
+
+    // MARK: State
+
+    /// What the collections need to know of an asset (nil: no such row).
+    func state(pk: Int64) throws(StoreError) -> AssetState? {
+        let s = try db.statement("""
+            SELECT id, directory_id, local_datetime, path, media_type, latitude, longitude, subtypes, is_favorite,
+                   is_hidden, deleted_at, added_at, root_id
+            FROM assets WHERE pk = :pk
+            """)
+        defer { s.reset() }
+        s.bind(":pk", to: pk)
+        guard try s.step() else { return nil }
+        guard let id = AssetID(rawValue: s.string(0)), let local = LocalDateTime(iso: s.string(2)),
+              let mediaType = MediaType(rawValue: s.string(4))
+        else { throw StoreError.undecodable(table: "assets", key: String(pk)) }
+        return AssetState(
+            pk: pk, root: s.int64(12), directory: s.isNull(1) ? nil : s.int64(1),
+            member: MomentMember(id: id, local: local, path: PathBytes(s.bytes(3)), mediaType: mediaType,
+                                 latitude: s.optionalDouble(5), longitude: s.optionalDouble(6)),
+            facts: SmartAlbumFacts(mediaType: mediaType, subtypes: AssetColumns.subtypes(s.int64(7)),
+                                   isFavorite: s.int(8) != 0, isHidden: s.int(9) != 0,
+                                   deletedAt: s.isNull(10) ? nil : s.int64(10), addedAt: s.int64(11)))
+    }
+}

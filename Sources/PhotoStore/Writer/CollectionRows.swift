@@ -1,0 +1,200 @@
+import PhotoModel
+
+/// The writer's part for collections: merges a job's asset changes (states before and after)
+/// into the moments of the days they touch, recounts the folder albums and collection lists
+/// above them, and names the smart albums whose members changed — all into the change set.
+final class CollectionRows {
+    let db: Connection
+    private let directories: Directories
+
+    init(_ db: Connection, directories: Directories) {
+        self.db = db
+        self.directories = directories
+    }
+
+    /// Every collection part of a job's change set.
+    func update(_ job: WriteJob, into changes: inout ChangeSet) throws(StoreError) {
+        try updateMoments(job, &changes)
+        try updateAlbums(job, &changes)
+        updateSmartAlbums(job, &changes)
+    }
+
+    // MARK: Moments
+
+    /// Merges the job's asset changes into the moments of the days they touch.
+    private func updateMoments(_ job: WriteJob, _ changes: inout ChangeSet) throws(StoreError) {
+        let change = job.momentChange()
+        guard !change.isEmpty else { return }
+        let days = MomentMerge.affectedDays(change)
+        var existing: [Int: Moment] = [:]
+        let load = try db.statement("""
+            SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
+                   location_local, location_path, location_asset
+            FROM moments WHERE day IN (SELECT value FROM json_each(:days))
+            """)
+        load.bind(":days", to: "[" + days.map(String.init).joined(separator: ",") + "]")
+        while try load.step() {
+            guard let start = LocalDateTime(iso: load.string(1)), let end = LocalDateTime(iso: load.string(2)) else { continue }
+            var location: MomentMemberKey?
+            if let l = load.optionalString(8).flatMap(LocalDateTime.init(iso:)),
+               let id = load.optionalString(10).flatMap(AssetID.init(rawValue:)) {
+                location = MomentMemberKey(local: l, path: PathBytes(load.bytes(9)), id: id)
+            }
+            let day = load.int(0)
+            existing[day] = Moment(day: day, start: start, end: end, assetCount: load.int(3), photoCount: load.int(4),
+                                   videoCount: load.int(5), latitude: load.optionalDouble(6),
+                                   longitude: load.optionalDouble(7), locationMember: location)
+        }
+        var failure: StoreError?
+        let (moments, diff) = MomentMerge.apply(change, existing: existing) { day in
+            do throws(StoreError) {
+                return try self.dayMembers(day)
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+        let upsert = try db.statement("""
+            INSERT INTO moments (day, start_local, end_local, asset_count, photo_count, video_count, latitude,
+                                 longitude, location_local, location_path, location_asset)
+            VALUES (:day, :start, :end, :assets, :photos, :videos, :latitude, :longitude, :locationLocal,
+                    :locationPath, :locationAsset)
+            ON CONFLICT (day) DO UPDATE SET start_local = excluded.start_local, end_local = excluded.end_local,
+                asset_count = excluded.asset_count, photo_count = excluded.photo_count,
+                video_count = excluded.video_count, latitude = excluded.latitude, longitude = excluded.longitude,
+                location_local = excluded.location_local, location_path = excluded.location_path,
+                location_asset = excluded.location_asset
+            """)
+        let delete = try db.statement("DELETE FROM moments WHERE day = :day")
+        for (day, moment) in moments {
+            if let m = moment {
+                upsert.bind(":day", to: day)
+                upsert.bind(":start", to: m.start.description)
+                upsert.bind(":end", to: m.end.description)
+                upsert.bind(":assets", to: m.assetCount)
+                upsert.bind(":photos", to: m.photoCount)
+                upsert.bind(":videos", to: m.videoCount)
+                upsert.bind(":latitude", to: m.latitude)
+                upsert.bind(":longitude", to: m.longitude)
+                upsert.bind(":locationLocal", to: m.locationMember?.local.description)
+                upsert.bind(":locationPath", to: m.locationMember?.path)
+                upsert.bind(":locationAsset", to: m.locationMember?.id.rawValue)
+                try upsert.run()
+            } else {
+                delete.bind(":day", to: day)
+                try delete.run()
+            }
+        }
+        changes.collectionsInserted += diff.inserted
+        changes.collectionsUpdated += Array(Set(diff.updated + diff.contentChanged)).sorted(by: >)
+        changes.collectionsDeleted += diff.deleted
+    }
+
+    /// The visible members of one day, for moments that lost a member.
+    private func dayMembers(_ day: Int) throws(StoreError) -> [MomentMember] {
+        let s = try db.statement("""
+            SELECT id, local_datetime, path, media_type, latitude, longitude FROM assets
+            WHERE day = :day AND is_hidden = 0 AND deleted_at IS NULL
+            """)
+        s.bind(":day", to: day)
+        var members: [MomentMember] = []
+        while try s.step() {
+            guard let id = AssetID(rawValue: s.string(0)), let local = LocalDateTime(iso: s.string(1)),
+                  let type = MediaType(rawValue: s.string(3)) else { continue }
+            members.append(MomentMember(id: id, local: local, path: PathBytes(s.bytes(2)), mediaType: type,
+                                        latitude: s.optionalDouble(4), longitude: s.optionalDouble(5)))
+        }
+        return members
+    }
+
+    // MARK: Folder albums and collection lists
+
+    /// Recounts the folder albums the job touched; an album appears with its first visible
+    /// asset and disappears with its last. The collection lists above a changed album change
+    /// too, and a list appears or disappears with the first or last album below it.
+    private func updateAlbums(_ job: WriteJob, _ changes: inout ChangeSet) throws(StoreError) {
+        let rootPaths = directories.roots.map(\.path)
+        var albums: [(id: Int64, albumID: String, path: PathBytes, before: Int)] = []
+        let load = try db.statement("SELECT album_id, path, asset_count FROM directories WHERE id = :id")
+        for dir in job.albumDirectories.sorted() {
+            load.bind(":id", to: dir)
+            if try load.step() { albums.append((dir, load.string(0), PathBytes(load.bytes(1)), load.int(2))) }
+            load.reset()
+        }
+        // The lists above the albums (`FolderTree.listPaths`), each chain climbed only until it
+        // meets one already collected: O(lists), not O(albums × depth) — a tree 1,000 levels
+        // deep has as many albums as lists.
+        var lists = Set<PathBytes>()
+        func collect(_ path: PathBytes, into set: inout Set<PathBytes>) {
+            guard let root = FolderTree.root(of: path, roots: rootPaths) else { return }
+            var dir = path.parent
+            while dir != root, dir.isWithin(root), dir.bytes.count > root.bytes.count {
+                guard set.insert(dir).inserted else { return }
+                dir = dir.parent
+            }
+            set.insert(root)
+        }
+        for path in albums.map(\.path) { collect(path, into: &lists) }
+        // Removed directories are gone already: their albums count as "before" explicitly.
+        var aboveGone = Set<PathBytes>()
+        for path in job.removedAlbums.map(\.path) + job.movedAlbumOrigins { collect(path, into: &aboveGone) }
+        lists.formUnion(aboveGone)
+        var existedBefore: [PathBytes: Bool] = [:]
+        for list in lists {
+            existedBefore[list] = aboveGone.contains(list) ? true : try directories.albumsBelow(list)
+        }
+
+        let recount = try db.statement("""
+            UPDATE directories SET asset_count =
+                (SELECT count(*) FROM assets WHERE directory_id = :id AND is_hidden = 0 AND deleted_at IS NULL)
+            WHERE id = :id RETURNING asset_count
+            """)
+        for album in albums {
+            recount.bind(":id", to: album.id)
+            guard try recount.step() else { recount.reset(); continue }
+            let after = recount.int(0)
+            recount.reset()
+            switch (album.before > 0, after > 0) {
+            case (false, true): changes.collectionsInserted.append(album.albumID)
+            case (true, false): changes.collectionsDeleted.append(album.albumID)
+            case (true, true): changes.collectionsUpdated.append(album.albumID)
+            case (false, false): break
+            }
+        }
+        changes.collectionsDeleted += job.removedAlbums.map(\.albumID)
+
+        for list in lists.sorted() {
+            let id = FolderTree.listID(path: list)
+            if rootPaths.contains(list) {  // a root's list always exists
+                changes.collectionsUpdated.append(id)
+                continue
+            }
+            switch (existedBefore[list] ?? false, try directories.albumsBelow(list)) {
+            case (false, true): changes.collectionsInserted.append(id)
+            case (true, false): changes.collectionsDeleted.append(id)
+            case (true, true): changes.collectionsUpdated.append(id)
+            case (false, false): break
+            }
+        }
+    }
+
+    // MARK: Smart albums
+
+    /// The smart albums whose membership or content the job changed.
+    func updateSmartAlbums(_ job: WriteJob, _ changes: inout ChangeSet) {
+        var ids = Set<String>()
+        for (pk, before) in job.before {
+            for album in SmartAlbums.albums(containing: before.facts, now: job.now) { ids.insert(album.id) }
+            if let after = job.after[pk] ?? nil {
+                for album in SmartAlbums.albums(containing: after.facts, now: job.now) { ids.insert(album.id) }
+            }
+        }
+        for pk in job.touched where job.before[pk] == nil {
+            if let after = job.after[pk] ?? nil {
+                for album in SmartAlbums.albums(containing: after.facts, now: job.now) { ids.insert(album.id) }
+            }
+        }
+        changes.collectionsUpdated += SmartAlbums.all.map(\.id).filter(ids.contains)
+    }
+}

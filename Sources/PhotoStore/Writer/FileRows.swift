@@ -1,0 +1,475 @@
+import PhotoModel
+
+/// A file's row as the writer writes it: what the reader found, where.
+struct FileRecord {
+    var directory: Int64
+    var file: FileOutcome
+    var indexedAt: Int64
+}
+
+/// The columns of `files` besides the media fields, declared once.
+enum FileColumns {
+    /// Where the row is: the key of `files`.
+    static let place = ColumnList<FileRecord>([
+        Column("directory_id", "directory", bind: { $0.directory.bind(to: $1, at: $2) }),
+        Column("name", "name", bind: { $0.file.name.bind(to: $1, at: $2) }),
+        Column("group_key", "groupKey", bind: { ResourcePairing.groupKey(of: $0.file.name).bind(to: $1, at: $2) },),
+    ])
+
+    /// What the file is: the columns `files` and `tombstones` share besides the media fields.
+    static let identity = ColumnList<FileRecord>([
+        Column("status", "status", bind: { $0.file.status?.rawValue.bind(to: $1, at: $2) }),
+        Column("fsid", "fsid", bind: { Int64(bitPattern: $0.file.identity.fsid).bind(to: $1, at: $2) },),
+        Column("inode", "inode", bind: { Int64(bitPattern: $0.file.identity.inode).bind(to: $1, at: $2) },),
+        Column("size", "size", bind: { $0.file.identity.size.bind(to: $1, at: $2) }),
+        Column("mtime_ns", "mtime", bind: { $0.file.identity.mtimeNanoseconds.bind(to: $1, at: $2) },),
+        Column("fingerprint", "fingerprint", bind: { $0.file.fingerprint.map { Int64(bitPattern: $0) }.bind(to: $1, at: $2) },),
+        // Derived from the capture date: what Live Photo pairing compares.
+        Column("capture_instant", "captureInstant", bind: { r, s, i in
+            if case .media(let m) = r.file.kind { m.captureInstantMilliseconds.bind(to: s, at: i) }
+        }),
+    ])
+
+    /// How the reading went.
+    static let outcome = ColumnList<FileRecord>([
+        Column("error_code", "errorCode", bind: { r, s, i in
+            if case .error(let code, _) = r.file.kind { code.bind(to: s, at: i) }
+        }),
+        Column("error_message", "errorMessage", bind: { r, s, i in
+            switch r.file.kind {
+            case .error(_, let message): message.bind(to: s, at: i)
+            case .ignored(let reason): reason.bind(to: s, at: i)
+            default: break
+            }
+        }),
+        Column("indexed_at", "indexedAt", bind: { $0.indexedAt.bind(to: $1, at: $2) }),
+    ])
+
+    /// The columns a tombstone keeps of a file row (and gives back when the file returns).
+    static let kept = identity.names() + ", " + MediaColumns.list.names()
+
+    /// Binds a record to a statement made of `place`, `identity`, `outcome` and the media
+    /// columns: a sidecar's date, rating and keywords go in the media columns of the same names.
+    static func bind(_ r: FileRecord, to s: Statement) {
+        place.bind(r, to: s)
+        identity.bind(r, to: s)
+        outcome.bind(r, to: s)
+        switch r.file.kind {
+        case .media(let m):
+            MediaColumns.list.bind(m, to: s)
+        case .sidecar(let x):
+            s.bind(":isRaw", to: false)
+            if let date = x.date {
+                s.bind(":localDateTime", to: date.local.description)
+                s.bind(":utcOffset", to: date.offset?.seconds)
+                s.bind(":dateSource", to: DateSource.xmp.rawValue)
+            }
+            s.bind(":rating", to: x.rating)
+            s.bind(":keywords", to: Keywords.encode(x.keywords))
+        case .ignored, .error, .vanished:
+            s.bind(":isRaw", to: false)
+        }
+    }
+}
+
+/// The writer's part for `files` and `tombstones`: a file's row, its identity, its removal
+/// (keeping a tombstone of an asset's file), and the moves and restores that carry rows to a
+/// new place without reading anything. Marks the groups it touches for recomposition.
+final class FileRows {
+    let db: Connection
+    private let directories: Directories
+    private unowned let assets: AssetRows
+    /// Whether any tombstone exists (checked once per job: most jobs need no lookups).
+    private var hasTombstones = false
+
+    init(_ db: Connection, directories: Directories, assets: AssetRows) {
+        self.db = db
+        self.directories = directories
+        self.assets = assets
+    }
+
+    /// Checks once per job whether tombstones must be looked up at all.
+    func beginWrites() throws(StoreError) {
+        hasTombstones = try db.scalar("SELECT EXISTS (SELECT 1 FROM tombstones)").int64 == 1
+    }
+
+    // MARK: Writes
+
+    private static let insertSQL = """
+        INSERT INTO files (\(FileColumns.place.names()), \(FileColumns.identity.names()), \(FileColumns.outcome.names()),
+                           \(MediaColumns.list.names()), asset_pk, role)
+        VALUES (\(FileColumns.place.parameters), \(FileColumns.identity.parameters), \(FileColumns.outcome.parameters),
+                \(MediaColumns.list.parameters), :asset, :role)
+        """
+
+    /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
+    /// with the rest of its group — or, for a new file alone in its group, inserted at once.
+    func write(_ file: FileOutcome, _ job: WriteJob) throws(StoreError) {
+        guard let status = file.status else { return }  // vanished: nothing to write
+        let dir = try directories.row(file.directory, job)
+        let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
+        let record = FileRecord(directory: dir.id, file: file, indexedAt: job.now)
+        if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
+           try writeSoleNew(record, m, dir: dir, job) {
+            return
+        }
+        let old = try db.statement("SELECT status FROM files WHERE directory_id = :directory AND name = :name")
+        old.bind(":directory", to: dir.id)
+        old.bind(":name", to: file.name)
+        if try old.step() { job.count("files." + old.string(0), -1) }
+        old.reset()
+        job.count("files." + status.rawValue, 1)
+        if case .error = file.kind { job.report.errors += 1 }
+        let s = try db.statement(Self.insertSQL + """
+
+            ON CONFLICT (directory_id, name) DO UPDATE SET \(FileColumns.identity.fromExcluded),
+                \(FileColumns.outcome.fromExcluded), \(MediaColumns.list.fromExcluded)
+            """)
+        FileColumns.bind(record, to: s)
+        try s.run()
+        // The same file (or the same content) as one in Recently Deleted: its asset comes back.
+        if let tombstone { try adopt(tombstone: tombstone, file: file, directory: dir.id) }
+        job.groups.insert(GroupRef(directory: dir.id, name: file.name, path: file.directory))
+    }
+
+    /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no
+    /// sidecar of its base name) is its own asset; the asset row and the file row are inserted
+    /// at once, without reading the group back. Returns false, having written nothing, when the
+    /// file has a row after all (the hint was stale): the caller takes the general path.
+    private func writeSoleNew(_ record: FileRecord, _ m: MediaFields, dir: Directories.Row,
+                              _ job: WriteJob) throws(StoreError) -> Bool {
+        let file = record.file
+        let composed = AssetComposer.Composition(
+            existing: nil, primary: 0, media: AssetComposer.assetFields(primary: m, sidecar: nil),
+            subtypes: AssetComposer.subtypes(of: m, name: file.name, hasPairedVideo: false),
+            members: [], fileSize: file.identity.size)
+        let pk = try assets.write(composed, path: file.path, directory: dir.id, job)
+        let s = try db.statement(Self.insertSQL + " ON CONFLICT DO NOTHING")
+        FileColumns.bind(record, to: s)
+        s.bind(":asset", to: pk)
+        s.bind(":role", to: Resource.Role.primary.rawValue)
+        try s.run()
+        if db.changes == 1 {
+            job.count("files.media", 1)
+            return true
+        }
+        try assets.undoNew(pk, mediaType: m.mediaType, root: dir.root, job)  // nothing else refers to it yet
+        return false
+    }
+
+    // MARK: Removals
+
+    /// Removes a file's row (keeping a tombstone when it belonged to an asset); its group is
+    /// recomposed, its asset trashed at the end of the job if nothing else holds it.
+    func remove(directory dirPath: PathBytes, name: [UInt8], _ job: WriteJob) throws(StoreError) {
+        let dir = try directories.row(dirPath, job)
+        let condition = "f.directory_id = :directory AND f.name = :name"
+        try saveTombstones(where: condition, job) { s in
+            s.bind(":directory", to: dir.id)
+            s.bind(":name", to: name)
+        }
+        let s = try db.statement("DELETE FROM files WHERE directory_id = :directory AND name = :name RETURNING asset_pk, status")
+        s.bind(":directory", to: dir.id)
+        s.bind(":name", to: name)
+        if try s.step() {
+            if !s.isNull(0) { job.orphanCandidates.insert(s.int64(0)) }
+            job.count("files." + s.string(1), -1)
+        }
+        s.reset()
+        job.groups.insert(GroupRef(directory: dir.id, name: name, path: dirPath))
+    }
+
+    /// Removes a directory and everything below it: its assets go to Recently Deleted (with
+    /// tombstones of their files), its folder albums disappear, then the rows go (files with
+    /// their directories).
+    func removeSubtree(_ path: PathBytes, _ job: WriteJob) throws(StoreError) {
+        let dirs = try db.statement("SELECT id, path, album_id, asset_count FROM directories WHERE \(Directories.subtree)")
+        Directories.bindSubtree(path, dirs)
+        var ids: [Int64] = []
+        while try dirs.step() {
+            ids.append(dirs.int64(0))
+            if dirs.int(3) > 0 {
+                job.removedAlbums.append(RemovedAlbum(path: PathBytes(dirs.bytes(1)), albumID: dirs.string(2)))
+            }
+        }
+        guard !ids.isEmpty else { return }
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let inList = "IN (SELECT value FROM json_each(:ids))"
+        let files = try db.statement("SELECT status, count(*) FROM files WHERE directory_id \(inList) GROUP BY status")
+        files.bind(":ids", to: list)
+        while try files.step() { job.count("files." + files.string(0), -files.int(1)) }
+        job.count("directories", -ids.count)
+        try saveTombstones(where: "f.directory_id \(inList)", job) { $0.bind(":ids", to: list) }
+        let assetRows = try db.statement("SELECT DISTINCT asset_pk FROM files WHERE directory_id \(inList) AND asset_pk IS NOT NULL")
+        assetRows.bind(":ids", to: list)
+        var pks: [Int64] = []
+        while try assetRows.step() { pks.append(assetRows.int64(0)) }
+        for pk in pks { try assets.trash(pk, job) }
+        // Detached from their parents first: deleted together, no row's `ON DELETE CASCADE` then
+        // reaches into the one below it. (A chain of cascades nests one trigger level per
+        // directory: past 1,000 levels SQLite refused the whole removal, and a deep tree stayed
+        // in the index forever.)
+        let detach = try db.statement("UPDATE directories SET parent_id = NULL WHERE id \(inList)")
+        detach.bind(":ids", to: list)
+        try detach.run()
+        let delete = try db.statement("DELETE FROM directories WHERE id \(inList)")
+        delete.bind(":ids", to: list)
+        try delete.run()
+        directories.forget()
+    }
+
+    // MARK: Tombstones
+
+    /// Keeps the asset-linked file rows matching `condition` (on `files f`) as tombstones,
+    /// before they are deleted; `bind` binds the condition's parameters.
+    private func saveTombstones(where condition: String, _ job: WriteJob, bind: (Statement) -> Void) throws(StoreError) {
+        let prefixed = FileColumns.identity.names(prefix: "f") + ", " + MediaColumns.list.names(prefix: "f")
+        let s = try db.statement("""
+            INSERT INTO tombstones (asset_pk, role, directory_path, name, deleted_at, \(FileColumns.kept))
+            SELECT f.asset_pk, f.role, d.path, f.name, :now, \(prefixed)
+            FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE f.asset_pk IS NOT NULL AND \(condition)
+            """)
+        bind(s)
+        s.bind(":now", to: job.now)
+        try s.run()
+    }
+
+    /// An asset (`a`) in Recently Deleted or without a file left.
+    static let trashedOrOrphaned =
+        "(a.deleted_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM files o WHERE o.asset_pk = a.pk))"
+
+    /// A tombstone whose file this one is: the same file (fsid, inode, size, mtime), else the same
+    /// content (size and fingerprint; a copy back from a backup has a new inode).
+    private func matchTombstone(_ file: FileOutcome) throws(StoreError) -> Int64? {
+        guard hasTombstones else { return nil }
+        // Only tombstones of assets in Recently Deleted (a restored asset's are gone), or about
+        // to go there: left without files by a removal earlier in this job (a merged job
+        // removes a file and writes its copy in one transaction; the trash comes at its end).
+        let byIdentity = try db.statement("""
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
+            WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime LIMIT 1
+            """)
+        defer { byIdentity.reset() }
+        byIdentity.bind(":fsid", to: Int64(bitPattern: file.identity.fsid))
+        byIdentity.bind(":inode", to: Int64(bitPattern: file.identity.inode))
+        byIdentity.bind(":size", to: file.identity.size)
+        byIdentity.bind(":mtime", to: file.identity.mtimeNanoseconds)
+        if try byIdentity.step() { return byIdentity.int64(0) }
+        guard let fingerprint = file.fingerprint else { return nil }
+        let byContent = try db.statement("""
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
+            WHERE t.size = :size AND t.fingerprint = :fingerprint LIMIT 1
+            """)
+        defer { byContent.reset() }
+        byContent.bind(":size", to: file.identity.size)
+        byContent.bind(":fingerprint", to: Int64(bitPattern: fingerprint))
+        return try byContent.step() ? byContent.int64(0) : nil
+    }
+
+    /// Links a just-written file row to the asset of a tombstone and drops the tombstone: the
+    /// group's recomposition brings the asset back (same id, same user state).
+    private func adopt(tombstone: Int64, file: FileOutcome, directory: Int64) throws(StoreError) {
+        let s = try db.statement("""
+            UPDATE files SET asset_pk = (SELECT asset_pk FROM tombstones WHERE pk = :tombstone),
+                             role = (SELECT role FROM tombstones WHERE pk = :tombstone)
+            WHERE directory_id = :directory AND name = :name
+            """)
+        s.bind(":tombstone", to: tombstone)
+        s.bind(":directory", to: directory)
+        s.bind(":name", to: file.name)
+        try s.run()
+        try dropTombstone(tombstone)
+    }
+
+    private func dropTombstone(_ pk: Int64) throws(StoreError) {
+        let d = try db.statement("DELETE FROM tombstones WHERE pk = :pk")
+        d.bind(":pk", to: pk)
+        try d.run()
+    }
+
+    // MARK: Moves and restores
+
+    /// A file indexed as a new asset moments ago turns out to be a copy of a file this job
+    /// removed (the same size and fingerprint): the copy's row joins the removed file's asset
+    /// (which keeps its id, user state and albums, and leaves Recently Deleted if it got there)
+    /// and the copy's own asset, which only that row made, is deleted. Anything else is left
+    /// as it is.
+    func adoptRemovedOriginal(of copy: PathBytes, _ job: WriteJob) throws(StoreError) {
+        guard let dir = try directories.existing(copy.parent) else { return }
+        let row = try db.statement("""
+            SELECT pk, asset_pk, size, fingerprint FROM files
+            WHERE directory_id = :directory AND name = :name AND asset_pk IS NOT NULL AND fingerprint IS NOT NULL
+            """)
+        row.bind(":directory", to: dir)
+        row.bind(":name", to: copy.lastComponent)
+        guard try row.step() else {
+            row.reset()
+            return
+        }
+        let (filePK, copyAsset, size, fingerprint) = (row.int64(0), row.int64(1), row.int64(2), row.int64(3))
+        row.reset()
+        let others = try db.scalar("SELECT count(*) FROM files WHERE asset_pk = ?1", .integer(copyAsset)).int64 ?? 0
+        guard others == 1 else { return }  // the copy is paired with other files: leave it
+        let find = try db.statement("""
+            SELECT t.pk, t.asset_pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy LIMIT 1
+            """)
+        find.bind(":size", to: size)
+        find.bind(":fingerprint", to: fingerprint)
+        find.bind(":copy", to: copyAsset)
+        guard try find.step() else {
+            find.reset()
+            return
+        }
+        let (tombstone, original) = (find.int64(0), find.int64(1))
+        find.reset()
+        try assets.mergeUserState(from: copyAsset, into: original)
+        let relink = try db.statement("""
+            UPDATE files SET asset_pk = :asset, role = (SELECT role FROM tombstones WHERE pk = :tombstone) WHERE pk = :file
+            """)
+        relink.bind(":asset", to: original)
+        relink.bind(":tombstone", to: tombstone)
+        relink.bind(":file", to: filePK)
+        try relink.run()
+        try dropTombstone(tombstone)
+        try assets.delete(copyAsset, job)
+        let group = GroupRef(directory: dir, name: copy.lastComponent, path: copy.parent)
+        job.groups.insert(group)
+        job.movedInto.insert(group)
+    }
+
+    /// A file found again without being read (the walk matched its identity): its tombstone
+    /// becomes its row at the new place.
+    func restore(_ r: FileRestore, _ job: WriteJob) throws(StoreError) {
+        let dir = try directories.row(r.path.parent, job)
+        let name = r.path.lastComponent
+        let s = try db.statement("""
+            INSERT INTO files (directory_id, name, group_key, indexed_at, asset_pk, role, \(FileColumns.kept))
+            SELECT :directory, :name, :groupKey, :now, asset_pk, role, \(FileColumns.kept) FROM tombstones WHERE pk = :tombstone
+            ON CONFLICT (directory_id, name) DO NOTHING
+            RETURNING status
+            """)
+        s.bind(":tombstone", to: r.tombstone)
+        s.bind(":directory", to: dir.id)
+        s.bind(":name", to: name)
+        s.bind(":groupKey", to: ResourcePairing.groupKey(of: name))
+        s.bind(":now", to: job.now)
+        guard try s.step() else {
+            s.reset()
+            job.report.unresolvedFiles.append(r.path)  // no tombstone any more, or a row is there: read it
+            return
+        }
+        job.count("files." + s.string(0), 1)
+        s.reset()
+        let fix = try db.statement("""
+            UPDATE files SET fsid = :fsid, inode = :inode, size = :size, mtime_ns = :mtime
+            WHERE directory_id = :directory AND name = :name
+            """)
+        fix.bind(":fsid", to: Int64(bitPattern: r.identity.fsid))
+        fix.bind(":inode", to: Int64(bitPattern: r.identity.inode))
+        fix.bind(":size", to: r.identity.size)
+        fix.bind(":mtime", to: r.identity.mtimeNanoseconds)
+        fix.bind(":directory", to: dir.id)
+        fix.bind(":name", to: name)
+        try fix.run()
+        try dropTombstone(r.tombstone)
+        job.groups.insert(GroupRef(directory: dir.id, name: name, path: r.path.parent))
+    }
+
+    /// A file renamed or moved: its row moves, its asset (and its pairing) follows; an asset
+    /// keeps its id. A move whose source the index does not know is reported unresolved (the
+    /// caller reads the file at its new place).
+    func move(_ move: FileMove, _ job: WriteJob) throws(StoreError) {
+        guard let fromDir = try directories.existing(move.from.parent) else {
+            job.report.unresolvedFiles.append(move.to)
+            return
+        }
+        let name = move.from.lastComponent
+        let find = try db.statement("SELECT pk FROM files WHERE directory_id = :directory AND name = :name")
+        find.bind(":directory", to: fromDir)
+        find.bind(":name", to: name)
+        guard try find.step() else {
+            find.reset()
+            job.report.unresolvedFiles.append(move.to)
+            return
+        }
+        let pk = find.int64(0)
+        find.reset()
+        let toDir = try directories.row(move.to.parent, job)
+        let toName = move.to.lastComponent
+        // `mv a b` over an existing b: b's old content is gone (its asset to Recently Deleted).
+        if toDir.id != fromDir || toName != name {
+            try remove(directory: move.to.parent, name: toName, job)
+        }
+        let s = try db.statement("UPDATE files SET directory_id = :directory, name = :name, group_key = :groupKey WHERE pk = :pk")
+        s.bind(":directory", to: toDir.id)
+        s.bind(":name", to: toName)
+        s.bind(":groupKey", to: ResourcePairing.groupKey(of: toName))
+        s.bind(":pk", to: pk)
+        try s.run()
+        job.groups.insert(GroupRef(directory: fromDir, name: name, path: move.from.parent))
+        let destination = GroupRef(directory: toDir.id, name: toName, path: move.to.parent)
+        job.groups.insert(destination)
+        job.movedInto.insert(destination)
+    }
+
+    /// A directory renamed or moved: the rows of its subtree take the new paths, so that files,
+    /// assets, folder album ids and user state all follow without reading anything.
+    func move(_ move: DirectoryMove, _ job: WriteJob) throws(StoreError) {
+        guard let top = try directories.existing(move.from), move.from != move.to else {
+            job.report.unresolvedDirectories.append(move.to)
+            return
+        }
+        guard let rootID = directories.root(for: move.to) else {
+            throw StoreError(code: .constraint, message: "directory '\(move.to)' is not inside any library root")
+        }
+        // Something already indexed at the destination was replaced.
+        if try directories.existing(move.to) != nil { try removeSubtree(move.to, job) }
+        let parent = try directories.row(move.to.parent, job).id
+        let subtree = "SELECT id FROM directories WHERE \(Directories.subtree)"
+        let members = try db.statement("SELECT a.pk FROM assets a WHERE a.directory_id IN (\(subtree))")
+        Directories.bindSubtree(move.from, members)
+        var pks: [Int64] = []
+        while try members.step() { pks.append(members.int64(0)) }
+        for pk in pks { try job.recordBefore(pk) }
+        let albums = try db.statement("SELECT path FROM directories WHERE \(Directories.subtree) AND asset_count > 0")
+        Directories.bindSubtree(move.from, albums)
+        while try albums.step() { job.movedAlbumOrigins.append(PathBytes(albums.bytes(0))) }
+
+        let rename = "CAST(:to || substr(path, :keep) AS BLOB)"
+        let dirs = try db.statement("UPDATE directories SET path = \(rename), root_id = :root WHERE id IN (\(subtree))")
+        Directories.bindSubtree(move.from, dirs)
+        dirs.bind(":to", to: move.to)
+        dirs.bind(":keep", to: move.from.bytes.count + 1)
+        dirs.bind(":root", to: rootID)
+        try dirs.run()
+        let topRow = try db.statement("UPDATE directories SET parent_id = :parent, name = :name WHERE id = :id")
+        topRow.bind(":parent", to: parent)
+        topRow.bind(":name", to: move.to.lastComponent)
+        topRow.bind(":id", to: top)
+        try topRow.run()
+        // A mount point below a folder that moves (its parent renamed) keeps its record.
+        let mounts = try db.statement("UPDATE OR REPLACE mounts SET path = \(rename) WHERE \(Directories.subtree)")
+        Directories.bindSubtree(move.from, mounts)
+        mounts.bind(":to", to: move.to)
+        mounts.bind(":keep", to: move.from.bytes.count + 1)
+        try mounts.run()
+        let assetPaths = try db.statement("""
+            UPDATE assets SET path = \(rename), root_id = :root WHERE directory_id IN (\(subtree))
+            """)
+        Directories.bindSubtree(move.to, assetPaths)
+        assetPaths.bind(":to", to: move.to)
+        assetPaths.bind(":keep", to: move.from.bytes.count + 1)
+        assetPaths.bind(":root", to: rootID)
+        try assetPaths.run()
+        for pk in pks {
+            if let before = job.before[pk], before.root != rootID {
+                job.count("root.\(before.root).assets", -1)
+                job.count("root.\(rootID).assets", 1)
+            }
+            job.after[pk] = nil  // read back at the end of the job
+        }
+        directories.forget()
+    }
+}

@@ -1,0 +1,114 @@
+import PhotoModel
+
+/// The writer side of the index: the only code that changes it, owned by `Database`'s writer
+/// lock. Every write is one transaction (a `WriteJob`) carried out by parts that each own some
+/// tables — `Directories`, `FileRows`, `AssetRows` (with the pure `AssetComposer`),
+/// `CollectionRows`, `JournalRows`, and the user-state methods — in the order `apply` writes
+/// down once.
+public final class IndexWriter {
+    let db: Connection
+    let directories: Directories
+    let assets: AssetRows
+    let files: FileRows
+    let collections: CollectionRows
+    let journal: JournalRows
+
+    init(_ db: Connection) {
+        self.db = db
+        directories = Directories(db)
+        assets = AssetRows(db, directories: directories)
+        files = FileRows(db, directories: directories, assets: assets)
+        collections = CollectionRows(db, directories: directories)
+        journal = JournalRows(db)
+    }
+
+    /// The underlying connection, for maintenance and tests.
+    public var connection: Connection { db }
+
+    /// Records the library roots (creates rows for new ones). Returns root ids by path.
+    @discardableResult
+    public func registerRoots(_ paths: [PathBytes]) throws(StoreError) -> [PathBytes: Int64] {
+        try directories.register(paths)
+    }
+
+    /// Runs `body` as one write transaction and ends it: the job's states after it, its
+    /// counters, its collections (moments, folder albums and lists unless `recount` is false,
+    /// smart albums always), the collections `body` returns, and the change set in the journal.
+    /// A `durable` commit is on disk before it returns (user state: see `Connection.transaction`).
+    /// On a rollback the directory caches are dropped (SQLite reuses rolled-back rowids).
+    func commit(now: Int64, durable: Bool = false, recount: Bool = true,
+                _ body: (WriteJob) throws(StoreError) -> ChangeSet) throws(StoreError) -> ChangeSet {
+        do {
+            return try db.transaction(durable: durable) { () throws(StoreError) in
+                let job = WriteJob(now: now, assets: assets)
+                let extra = try body(job)
+                try job.loadAfterStates()
+                try journal.apply(counters: job.counters)
+                var changes = ChangeSet()
+                job.assetEvents(into: &changes)
+                if recount {
+                    try collections.update(job, into: &changes)
+                } else {
+                    collections.updateSmartAlbums(job, &changes)
+                }
+                changes.add(collections: extra)
+                // A collection made in this job is inserted, not also updated.
+                let inserted = Set(changes.collectionsInserted)
+                changes.collectionsUpdated.removeAll { inserted.contains($0) }
+                changes.report = job.report
+                return try journal.record(changes, now: now)
+            }
+        } catch {
+            directories.forget()
+            throw error
+        }
+    }
+
+    /// Writes one batch in one transaction and returns its change set (with its token).
+    public func apply(_ batch: WriteBatch, now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now) { job throws(StoreError) in
+            // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies
+            // on this order (what a later batch removes or rewrites cancels an earlier write).
+            for path in batch.removedDirectories { try files.removeSubtree(path, job) }
+            for (dir, name) in batch.removedFiles { try files.remove(directory: dir, name: name, job) }
+            for move in batch.movedDirectories { try files.move(move, job) }
+            for move in batch.movedFiles { try files.move(move, job) }
+            for restore in batch.restoredFiles { try files.restore(restore, job) }
+            for copy in batch.copiesOfRemoved { try files.adoptRemovedOriginal(of: copy, job) }
+            for dir in batch.directories { try directories.update(dir, job) }
+            try files.beginWrites()
+            for file in batch.files { try files.write(file, job) }
+            // Then the groups whose files changed are recomposed. Groups a file moved into go
+            // first, so that a moved primary keeps its asset when the partners it left behind
+            // become assets of their own.
+            let groups = job.groups.sorted {
+                let (a, b) = (job.movedInto.contains($0), job.movedInto.contains($1))
+                if a != b { return a }
+                return $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
+            }
+            for group in groups { try assets.recompose(group, job) }
+            // Last, assets whose files were removed and which no remaining file took over go to
+            // Recently Deleted (their files' tombstones were kept). `job` then reads the states
+            // after, and the collections and the journal follow from them.
+            for pk in job.orphanCandidates.sorted() { try assets.trashIfOrphan(pk, job) }
+            return ChangeSet()
+        }
+    }
+
+    /// Deletes for good the assets that have been in Recently Deleted since before `cutoff`
+    /// (and their tombstones): one transaction, one change set (they are `deleted`).
+    public func purge(deletedBefore cutoff: Int64, now: Int64) throws(StoreError) -> ChangeSet {
+        // In Recently Deleted, they are in no moment or folder album: only smart albums change.
+        try commit(now: now, recount: false) { job throws(StoreError) in
+            let s = try db.statement("SELECT pk, id FROM assets WHERE deleted_at IS NOT NULL AND deleted_at < :cutoff")
+            s.bind(":cutoff", to: cutoff)
+            var doomed: [(pk: Int64, id: String)] = []
+            while try s.step() { doomed.append((s.int64(0), s.string(1))) }
+            for (pk, _) in doomed { try assets.delete(pk, job) }
+            // Gone for good: what users said about them goes too (albums lose them).
+            var changes = ChangeSet()
+            changes.collectionsUpdated = try forgetUserState(of: doomed.map(\.id), now: now)
+            return changes
+        }
+    }
+}
