@@ -186,27 +186,8 @@ struct Walk {
             dirStat = try dir.stat()
             entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
         } catch {
-            // Vanished while walking: removed through its parent's listing next time. Unreadable
-            // (permissions, a path past PATH_MAX): keep what the index has, and say so in the
-            // status; the log says it once, not at every scan or poll.
-            guard error.errno != ENOENT, error.errno != ENOTDIR else { return }
-            let reason = error.errno == ENAMETOOLONG
-                ? "\(error.message): the path is longer than PATH_MAX (\(PATH_MAX) bytes); nothing below it is indexed"
-                : error.message
-            let known = status.withLock { s -> Bool in
-                let known = s.unreadableDirectories[path] != nil
-                if known || s.unreadableDirectories.count < IndexerStatus.maxUnreadableDirectories {
-                    s.unreadableDirectories[path] = reason
-                } else {
-                    s.unreadableDirectoriesOmitted += 1
-                }
-                return known
-            }
-            if known || previouslyUnreadable.contains(path) {
-                logger.debug("directory '\(path)' is still unreadable: \(reason)", [("path", path.string)])
-            } else {
-                logger.warning("cannot read directory '\(path)', skipping it: \(reason)", [("path", path.string)])
-            }
+            // Vanished while walking: removed through its parent's listing next time.
+            if error.errno != ENOENT, error.errno != ENOTDIR { reportUnreadable(path, error) }
             return
         }
         if let expected = treeMount, let now = mountID(of: dir.descriptor), now != expected,
@@ -224,40 +205,28 @@ struct Walk {
             fileSystems[dirStat.device] = fsid
         }
 
-        var snapshot: DirectorySnapshot?
+        let snapshot: DirectorySnapshot?
         do {
-            snapshot = try database.read { try $0.snapshot(of: path) }
-            if snapshot == nil, lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: dirStat.inode),
-               try isSameDirectory(indexedAt: origin, as: dir, entries: entries) {
-                // The directory was moved here while photod was down: move its rows (ids, user
-                // state, album id follow), wait for that to commit, then compare as usual.
-                var move = WriteBatch()
-                move.movedDirectories = [DirectoryMove(from: origin, to: path)]
-                flush()
-                emitAndWait(move)
-                mounts.reloadRecords()
-                status.withLock { $0.rebaseMounts(from: origin, to: path) }
-                movedDirectories += 1
-                logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
-                snapshot = try database.read { try $0.snapshot(of: path) }
-            }
+            snapshot = try indexed(path, fsid: fsid, inode: dirStat.inode, dir: dir, entries: entries)
         } catch {
             logger.error("cannot read the index for '\(path)': \(error)", [("path", path.string)])
             return
         }
 
-        if let known = snapshot, let knownFS = known.fsid, knownFS != fsid, !known.isEmpty,
-           !entries.contains(where: { $0.name.first != UInt8(ascii: ".") }) {
-            // A nested mount point the index has no record of (indexed before records were
-            // kept) that lost its file system: keep what the index has.
+        let recordVisit: Bool
+        switch Reconciliation.directory(indexed: snapshot, fsid: fsid, inode: dirStat.inode,
+                                        mtimeNanoseconds: dirStat.mtimeNanoseconds,
+                                        hasVisibleEntries: entries.contains { !Self.isHidden($0.name) },
+                                        hasNoMedia: entries.contains { $0.name == Self.noMedia }) {
+        case .unavailable:
             Self.markUnavailable(path, reason: "the directory is empty and on another file system than when indexed "
                                      + "(an unmounted disk?)", isRoot: false, status: status, logger: logger)
             return
-        }
-        if entries.contains(where: { $0.name == Self.noMedia }) {
-            // The user excluded this tree: forget what the index had of it.
-            if snapshot != nil { removeDirectory(path) }
+        case .exclude(let forget):
+            if forget { removeDirectory(path) }
             return
+        case .compare(let changed):
+            recordVisit = changed
         }
 
         // Both lists are in byte order (the entries sorted above, the index's by `ORDER BY name`):
@@ -267,14 +236,19 @@ struct Walk {
         // How many entries share each group key (base name): a file alone in its group, and new,
         // can be written without looking for partners.
         var groupSizes: [PathBytes: Int] = [:]  // PathBytes: hashed in one call
-        for entry in entries where entry.name.first != UInt8(ascii: ".") {
+        for entry in entries where !Self.isHidden(entry.name) {
             groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name)), default: 0] += 1
         }
+        let scan = Reconciliation.Scan(readEverything: readingEverything,
+                                       adopting: !adopting.isEmpty && adopting.contains { path.isWithin($0) },
+                                       lookForMoves: lookForMoves, deferNewFiles: deferNewFiles,
+                                       recentCutoff: recentCutoff)
+        let facts = DirectoryFacts(path: path, descriptor: dir.descriptor, database: database, groupSizes: groupSizes)
         var seenDirectories = Set<PathBytes>()
         var subdirectories: [PathBytes] = []
         var moves = WriteBatch()
 
-        for entry in entries where entry.name.first != UInt8(ascii: ".") {
+        for entry in entries where !Self.isHidden(entry.name) {
             var kind = entry.kind
             var stat: FileStat?
             if kind == .file || kind == .unknown {
@@ -291,61 +265,23 @@ struct Walk {
                 filesSeen += 1
                 // Indexed files that sort before this one are gone from the disk.
                 while k < known.count, Self.precedes(known[k].name, entry.name) {
-                    removeFile(path, known[k].name)
+                    carryOut(Reconciliation.vanished(.file), name: known[k].name, in: path)
                     k += 1
                 }
-                var old: IndexedFile?
+                var indexed: IndexedFile?
                 if k < known.count, known[k].name == entry.name {
-                    old = known[k]
+                    indexed = known[k]
                     k += 1
                 }
                 let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
-                if let old, old.identity == identity, !readingEverything, !Self.mayReadAgain(old, in: dir.descriptor) { continue }
-                if let known = old, known.identity != identity, adopting.contains(where: { path.isWithin($0) }),
-                   !Self.sameContent(known, at: path, in: dir.descriptor, size: s.size, database: database) {
-                    // Adopted from another disk: the same name is not the same photo; its content
-                    // says which asset it is (the removal leaves a tombstone that recognises it).
-                    removeFile(path, known.name)
-                    old = nil
-                }
-                if old == nil, lookForMoves {
-                    let here = path.appending(entry.name)
-                    if let origin = movedFileOrigin(identity, notAt: here) {
-                        moves.movedFiles.append(FileMove(from: origin, to: here, identity: identity))
-                        movedFiles += 1
-                        continue
-                    }
-                    if let tombstone = tombstone(identity) {
-                        moves.restoredFiles.append(FileRestore(path: here, identity: identity, tombstone: tombstone))
-                        restoredFiles += 1
-                        continue
-                    }
-                }
-                if s.mtimeNanoseconds > recentCutoff, FileStat.isOpenForWriting(dir.descriptor, entry.name) == true {
-                    // Still being written (a copy in progress): its close brings it to the
-                    // watcher, complete, and it is read once then (or by the next poll or scan).
-                    busyFiles += 1
-                    continue
-                }
-                candidates += 1
-                let sole = old == nil && groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name))] == 1
-                let candidate = Candidate(directory: path, name: entry.name, identity: identity, isSoleNewMember: sole,
-                                          isNew: old == nil)
-                if old == nil, lookForMoves, deferNewFiles, deferredCandidates.count < Self.maxDeferredCandidates {
-                    // A new file nothing identifies: it may be a copy of a file that turns out
-                    // to be gone (moved across file systems while photod was down). Read it after
-                    // the removals, when their tombstones can recognise it by content.
-                    deferredCandidates.append(candidate)
-                    continue
-                }
-                pending.candidates.append(candidate)
-                if pending.candidates.count >= Indexer.chunkSize { flush() }
+                let decision = Reconciliation.file(entry.name, identity, indexed: indexed, scan: scan, facts: facts)
+                carryOut(decision, name: entry.name, identity: identity, in: path, moves: &moves)
             default:
                 continue  // symbolic links are not followed; devices, sockets and FIFOs are not media
             }
         }
         while k < known.count {
-            removeFile(path, known[k].name)
+            carryOut(Reconciliation.vanished(.file), name: known[k].name, in: path)
             k += 1
         }
         if moves.hasMoves {
@@ -357,18 +293,9 @@ struct Walk {
         }
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(PathBytes(d)) {
             let gone = path.appending(d)
-            if mounts.isRecorded(gone) {
-                // A mount point the index has is not even a directory now (removed with the disk
-                // it held, as udisks does): unavailable, not deleted.
-                if let reason = mounts.check(gone).reason {
-                    Self.markUnavailable(gone, reason: reason, isRoot: false, status: status, logger: logger)
-                }
-                continue
-            }
-            removeDirectory(gone)
+            carryOut(Reconciliation.vanished(.directory(isRecordedMount: mounts.isRecorded(gone))), name: d, in: path)
         }
-        // Record the visit only when the directory changed: an unchanged library commits nothing.
-        if snapshot?.mtimeNanoseconds != dirStat.mtimeNanoseconds || snapshot?.inode != dirStat.inode {
+        if recordVisit {
             pending.batch.directories.append(DirectoryVisit(path: path, fsid: fsid, inode: dirStat.inode,
                                                             mtimeNanoseconds: dirStat.mtimeNanoseconds))
             pendingExtras += 1
@@ -382,6 +309,48 @@ struct Walk {
             $0.current?.directories += 1
         }
         stack.append(contentsOf: subdirectories.reversed().map { ($0, treeMount) })
+    }
+
+    /// A directory that cannot be listed (permissions, a path past PATH_MAX): the index keeps
+    /// what it has, and the status says so; the log says it once, not at every scan or poll.
+    private func reportUnreadable(_ path: PathBytes, _ error: SystemError) {
+        let reason = error.errno == ENAMETOOLONG
+            ? "\(error.message): the path is longer than PATH_MAX (\(PATH_MAX) bytes); nothing below it is indexed"
+            : error.message
+        let known = status.withLock { s -> Bool in
+            let known = s.unreadableDirectories[path] != nil
+            if known || s.unreadableDirectories.count < IndexerStatus.maxUnreadableDirectories {
+                s.unreadableDirectories[path] = reason
+            } else {
+                s.unreadableDirectoriesOmitted += 1
+            }
+            return known
+        }
+        if known || previouslyUnreadable.contains(path) {
+            logger.debug("directory '\(path)' is still unreadable: \(reason)", [("path", path.string)])
+        } else {
+            logger.warning("cannot read directory '\(path)', skipping it: \(reason)", [("path", path.string)])
+        }
+    }
+
+    /// What the index has of the directory at `path`. When it has nothing there and the
+    /// directory was indexed elsewhere (moved while photod was down), its rows are moved here
+    /// first (ids, user state and album id follow) and the move committed: then it compares as
+    /// usual.
+    private mutating func indexed(_ path: PathBytes, fsid: UInt64, inode: UInt64, dir: Directory,
+                                  entries: [DirectoryEntry]) throws -> DirectorySnapshot? {
+        if let snapshot = try database.read({ try $0.snapshot(of: path) }) { return snapshot }
+        guard lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: inode),
+              try isSameDirectory(indexedAt: origin, as: dir, entries: entries) else { return nil }
+        var move = WriteBatch()
+        move.movedDirectories = [DirectoryMove(from: origin, to: path)]
+        flush()
+        emitAndWait(move)
+        mounts.reloadRecords()
+        status.withLock { $0.rebaseMounts(from: origin, to: path) }
+        movedDirectories += 1
+        logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
+        return try database.read { try $0.snapshot(of: path) }
     }
 
     /// A directory listed on another mount than its tree's: a disk mounted there since the
@@ -411,6 +380,55 @@ struct Walk {
         return true
     }
 
+    /// Carries out the table's answer for a file on disk: moves and restores go to `moves`
+    /// (emitted after the directory's reads), reads to the pending job or, new, to those held
+    /// back until the removals are committed (bounded: beyond it they are read at once, and a
+    /// copy among them gets a new id).
+    private mutating func carryOut(_ decision: Reconciliation.FileDecision, name: [UInt8], identity: FileIdentity,
+                                   in directory: PathBytes, moves: inout WriteBatch) {
+        if decision.removesIndexedRow { removeFile(directory, name) }
+        switch decision.action {
+        case .skip:
+            return
+        case .move(let origin):
+            moves.movedFiles.append(FileMove(from: origin, to: directory.appending(name), identity: identity))
+            movedFiles += 1
+        case .restore(let tombstone):
+            moves.restoredFiles.append(FileRestore(path: directory.appending(name), identity: identity,
+                                                   tombstone: tombstone))
+            restoredFiles += 1
+        case .busy:
+            // Its close brings it to the watcher, complete, and it is read once then (or by the
+            // next poll or scan).
+            busyFiles += 1
+        case .read(let isNew, let isSoleNewMember, let afterRemovals):
+            candidates += 1
+            let candidate = Candidate(directory: directory, name: name, identity: identity,
+                                      isSoleNewMember: isSoleNewMember, isNew: isNew)
+            if afterRemovals, deferredCandidates.count < Self.maxDeferredCandidates {
+                deferredCandidates.append(candidate)
+            } else {
+                pending.candidates.append(candidate)
+                if pending.candidates.count >= Indexer.chunkSize { flush() }
+            }
+        }
+    }
+
+    /// Carries out the table's answer for what the index has under a name the listing lacks.
+    private mutating func carryOut(_ action: Reconciliation.VanishedAction, name: [UInt8], in directory: PathBytes) {
+        switch action {
+        case .removeFile:
+            removeFile(directory, name)
+        case .removeDirectory:
+            removeDirectory(directory.appending(name))
+        case .checkMount:
+            let gone = directory.appending(name)
+            if let reason = mounts.check(gone).reason {
+                Self.markUnavailable(gone, reason: reason, isRoot: false, status: status, logger: logger)
+            }
+        }
+    }
+
     private mutating func removeFile(_ directory: PathBytes, _ name: [UInt8]) {
         deferredFiles.append((directory, name))
         removedFiles += 1
@@ -420,8 +438,7 @@ struct Walk {
     /// for want of permission, and may be read now (a `chmod` changes no size or mtime). A file
     /// still refused costs one `faccessat` per scan, no read, no write, no log line.
     static func mayReadAgain(_ known: IndexedFile, in dir: FileDescriptor, name: [UInt8]? = nil) -> Bool {
-        known.status == .error && known.errorCode == MetadataError.Code.permissionDenied.rawValue
-            && FileStat.isReadable(dir, name ?? known.name)
+        Reconciliation.isRefusedForPermission(known) && FileStat.isReadable(dir, name ?? known.name)
     }
 
     /// Whether the file `known.name` in `directory` has the content the index has for it (its
@@ -497,11 +514,11 @@ struct Walk {
     /// still be in it, under any name — a file with the same inode, size and mtime, or a
     /// subdirectory with the same inode (so files renamed in the moved folder still count). An
     /// origin indexed empty matches only a directory with nothing in it either. Files of a
-    /// directory that fails the test still keep their assets one by one (`movedFileOrigin` and
-    /// the tombstones); only the folder album is new.
+    /// directory that fails the test still keep their assets one by one (`DirectoryFacts.movedFrom`
+    /// and the tombstones); only the folder album is new.
     private func isSameDirectory(indexedAt origin: PathBytes, as dir: Directory, entries: [DirectoryEntry]) throws -> Bool {
         guard let old = try database.read({ try $0.snapshot(of: origin) }) else { return false }
-        let visible = entries.filter { $0.name.first != UInt8(ascii: ".") }
+        let visible = entries.filter { !Self.isHidden($0.name) }
         if old.files.isEmpty && old.subdirectories.isEmpty { return visible.isEmpty }
         struct Key: Hashable { var inode: UInt64, size: Int64, mtime: Int64 }
         let files = Set(old.files.map { Key(inode: $0.identity.inode, size: $0.identity.size, mtime: $0.identity.mtimeNanoseconds) })
@@ -512,17 +529,6 @@ struct Walk {
             if s.isDirectory, subdirectories.contains(s.inode) { return true }
         }
         return false
-    }
-
-    /// Where a file with this identity was indexed, when that place no longer holds it (a hard
-    /// link keeps both names: not a move).
-    private func movedFileOrigin(_ identity: FileIdentity, notAt here: PathBytes) -> PathBytes? {
-        let candidates = (try? database.read { try $0.files(identity: identity) }) ?? []
-        return candidates.first { $0 != here && !Self.exists($0, inode: identity.inode) }
-    }
-
-    private func tombstone(_ identity: FileIdentity) -> Int64? {
-        (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
     }
 
     /// Whether `path` still names the file or directory `inode`.
@@ -543,4 +549,38 @@ struct Walk {
     }
 
     static let noMedia: [UInt8] = Array(".nomedia".utf8)
+
+    /// Dot-files and dot-directories are not walked.
+    @inline(__always)
+    static func isHidden(_ name: [UInt8]) -> Bool { name.first == UInt8(ascii: ".") }
+}
+
+/// The reconciliation table's questions about the files of one directory, answered from the
+/// disk and the index (each only when the table asks: an unchanged file costs none of them).
+private struct DirectoryFacts: Reconciliation.Facts {
+    let path: PathBytes
+    let descriptor: FileDescriptor
+    let database: Database
+    let groupSizes: [PathBytes: Int]
+
+    func isReadable(_ name: [UInt8]) -> Bool { FileStat.isReadable(descriptor, name) }
+
+    func hasIndexedContent(_ row: IndexedFile, size: Int64) -> Bool {
+        Walk.sameContent(row, at: path, in: descriptor, size: size, database: database)
+    }
+
+    /// A hard link keeps both names: not a move.
+    func movedFrom(_ identity: FileIdentity, to name: [UInt8]) -> PathBytes? {
+        let here = path.appending(name)
+        let candidates = (try? database.read { try $0.files(identity: identity) }) ?? []
+        return candidates.first { $0 != here && !Walk.exists($0, inode: identity.inode) }
+    }
+
+    func tombstone(_ identity: FileIdentity) -> Int64? {
+        (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
+    }
+
+    func isOpenForWriting(_ name: [UInt8]) -> Bool { FileStat.isOpenForWriting(descriptor, name) == true }
+
+    func isAloneInGroup(_ name: [UInt8]) -> Bool { groupSizes[PathBytes(ResourcePairing.groupKey(of: name))] == 1 }
 }
