@@ -131,8 +131,6 @@ void photo_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), truncated);
 }
 
-#include <sqlite3.h>
-int photo_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
 #include <pthread.h>
 #include <signal.h>

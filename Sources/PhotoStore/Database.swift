@@ -1,4 +1,5 @@
 import CLinux
+import CSQLite
 import PhotoModel
 import PhotoSystem
 import Synchronization

@@ -12,6 +12,9 @@ public final class Connection {
     private var statements: [String: Statement] = [:]
     /// The path the connection was opened on, for error messages.
     public let path: String
+    /// Told the `PRAGMA synchronous` level in force at each `transaction`'s COMMIT (tests
+    /// check that user-state writes commit with FULL).
+    var commitObserver: ((Int) -> Void)?
 
     /// Opens (and creates, when `create` is set) a database file.
     public init(path: String, readOnly: Bool = false, create: Bool = true) throws(StoreError) {
@@ -73,6 +76,7 @@ public final class Connection {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
+            if let commitObserver { commitObserver(Int(try scalar("PRAGMA synchronous").int64 ?? -1)) }
             try execute("COMMIT")
             return result
         } catch {

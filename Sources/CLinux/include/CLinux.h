@@ -81,10 +81,6 @@ int photo_errno_would_block(int e);
 /// `perf` and `/proc/PID/task/TID/comm`.
 void photo_set_thread_name(const char *name);
 
-/// `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)` (variadic, so not callable from Swift): no
-/// global mutex around every SQLite allocation. Must run before SQLite initialises; returns
-/// SQLite's result code.
-int photo_sqlite_disable_memstatus(void);
 
 /// Whether another process holds `name` (below `dirfd`) open for writing: 1 yes, 0 no, -1 when
 /// it cannot be told (not our file without CAP_LEASE, a network file system, leases disabled).
