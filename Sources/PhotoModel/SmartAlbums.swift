@@ -194,7 +194,7 @@ public enum SubtypeRules {
         guard i.mediaType == .image, !i.isRaw else { return false }
         if hasScreenshotName(i.fileName) { return true }
         if let c = i.userComment, asciiLowercased(trimmed(c)) == "screenshot" { return true }
-        guard ["png", "apng", "heic", "heif"].contains(i.format), !hasMake(i),
+        guard isScreenFormat(i.format), !hasMake(i),
               let w = i.pixelWidth, let h = i.pixelHeight else { return false }
         return screenSizes.contains(ScreenSize(min(w, h), max(w, h)))
     }
@@ -271,14 +271,26 @@ public enum SubtypeRules {
         (3384, 6016),
     ].map { ScreenSize($0.0, $0.1) })
 
+    /// The formats phones and desktops save screenshots in.
+    static func isScreenFormat(_ format: String) -> Bool {
+        switch format {
+        case "png", "apng", "heic", "heif": return true
+        default: return false
+        }
+    }
+
     static func hasMake(_ i: SubtypeInputs) -> Bool {
         guard let make = i.make else { return false }
-        return !trimmed(make).isEmpty
+        // Runs for every image: bytes, not Characters.
+        return make.utf8.contains { $0 != 0x20 && $0 != 0 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
     }
 
     static func hasScreenshotName(_ name: [UInt8]) -> Bool {
         let start = name.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
         let base = name[start...]
+        // Most names start with a byte no prefix starts with (`IMG_`, `DSC`): one test.
+        guard let first = base.first, screenshotPrefixFirstBytes.contains(first >= 0x41 && first <= 0x5A ? first | 0x20 : first)
+        else { return false }
         return screenshotPrefixBytes.contains { prefix in
             guard base.count >= prefix.count else { return false }
             return zip(base, prefix).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
@@ -287,6 +299,9 @@ public enum SubtypeRules {
 
     /// `screenshotNamePrefixes` as UTF-8 bytes (they are lower case already).
     static let screenshotPrefixBytes: [[UInt8]] = screenshotNamePrefixes.map { Array($0.utf8) }
+
+    /// The first bytes of `screenshotPrefixBytes`.
+    static let screenshotPrefixFirstBytes: Set<UInt8> = Set(screenshotPrefixBytes.compactMap(\.first))
 
     static func trimmed(_ s: String) -> Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\0" || $0 == "\t" || $0 == "\n" || $0 == "\r" }

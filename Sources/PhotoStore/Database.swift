@@ -63,12 +63,16 @@ public final class Database: Sendable {
             }
             // A larger checkpoint interval than SQLite's 1,000 pages: a bulk index rewrites the
             // same hot pages, and each checkpoint copies them back into the database file.
+            // Debian builds SQLite with SECURE_DELETE on: freed pages are overwritten with zeros,
+            // writes the index does not need (what they held is paths and metadata of files the
+            // library holds anyway).
             try connection.execute("""
                 PRAGMA wal_autocheckpoint=8000;
                 PRAGMA synchronous=NORMAL;
                 PRAGMA foreign_keys=ON;
                 PRAGMA temp_store=MEMORY;
                 PRAGMA cache_size=-16000;
+                PRAGMA secure_delete=OFF;
                 """)
             try Schema.migrate(connection)
         } catch let error where error.code == .corrupt {

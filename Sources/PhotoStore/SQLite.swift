@@ -62,6 +62,19 @@ public final class Connection {
         return statement
     }
 
+    /// The statement in `slot`, prepared from `sql` on first use: for the writer's hot
+    /// statements, which then cost no lookup in the cache (keyed by their text) per use.
+    @inline(__always)
+    public func statement(_ slot: inout Statement?, _ sql: @autoclosure () -> String) throws(StoreError) -> Statement {
+        if let prepared = slot {
+            prepared.reset()
+            return prepared
+        }
+        let prepared = try statement(sql())
+        slot = prepared
+        return prepared
+    }
+
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writes); commits when it returns,
     /// rolls back when it throws.
     ///
@@ -204,10 +217,11 @@ public final class Statement {
         value.bind(to: self, at: index)
     }
 
-    /// The parameter index of each of `names`, looked up once per statement and list.
-    func parameterIndexes(_ list: ObjectIdentifier, _ names: [String]) -> [Int32] {
+    /// The parameter index of each of a list's names, looked up once per statement and list.
+    @inline(__always)
+    func parameterIndexes(_ list: ObjectIdentifier, _ names: () -> [String]) -> [Int32] {
         if let known = listIndexes[list] { return known }
-        let indexes = names.map { name in
+        let indexes = names().map { name in
             let index = sqlite3_bind_parameter_index(handle, name)
             precondition(index > 0, "no parameter \(name) in: \(sql)")
             return index

@@ -45,7 +45,7 @@ final class ColumnList<Record>: Sendable {
 
     /// Binds every column of `record` to the statement's parameters of the same names.
     @inline(__always) func bind(_ record: Record, to s: Statement) {
-        let indexes = s.parameterIndexes(ObjectIdentifier(self), columns.map(\.parameter))
+        let indexes = s.parameterIndexes(ObjectIdentifier(self)) { columns.map(\.parameter) }
         for (column, index) in zip(columns, indexes) { column.bind(record, s, index) }
     }
 

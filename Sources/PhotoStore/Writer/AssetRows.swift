@@ -35,6 +35,9 @@ final class AssetRows {
     private let directories: Directories
     /// Noise for new asset ids: seeded once from the system, then no system call per asset.
     private var random = IDNoise()
+    /// The statements every asset write runs, prepared once.
+    private var insertStatement: Statement?
+    private var updateStatement: Statement?
 
     init(_ db: Connection, directories: Directories) {
         self.db = db
@@ -136,10 +139,10 @@ final class AssetRows {
         var newID: AssetID?
         if let existing = c.existing {
             try job.recordBefore(existing)
-            s = try db.statement(Self.updateSQL)
+            s = try db.statement(&updateStatement, Self.updateSQL)
             s.bind(":pk", to: existing)
         } else {
-            s = try db.statement(Self.insertSQL)
+            s = try db.statement(&insertStatement, Self.insertSQL)
             newID = AssetID.random(milliseconds: job.now, using: &random)
             s.bind(":id", to: newID!.rawValue)
             s.bind(":addedAt", to: job.now)
@@ -147,23 +150,22 @@ final class AssetRows {
         AssetRecordColumns.bind(record, to: s)
         try s.run()
         let written = c.existing ?? db.lastInsertRowID
-        let type = c.media.mediaType.rawValue
         let before = job.before[written]
         if let before, before.facts.deletedAt != nil {
             // Back from Recently Deleted: its other tombstones describe files it no longer needs.
             try dropTombstones(of: written)
         }
         if c.existing == nil {
-            job.count("assets." + type, 1)
-            job.count("root.\(root).assets", 1)
+            job.countAssets(c.media.mediaType, 1)
+            job.countAssets(root: root, 1)
         } else if let before {
-            if before.facts.mediaType.rawValue != type {
-                job.count("assets." + before.facts.mediaType.rawValue, -1)
-                job.count("assets." + type, 1)
+            if before.facts.mediaType != c.media.mediaType {
+                job.countAssets(before.facts.mediaType, -1)
+                job.countAssets(c.media.mediaType, 1)
             }
             if before.root != root {
-                job.count("root.\(before.root).assets", -1)
-                job.count("root.\(root).assets", 1)
+                job.countAssets(root: before.root, -1)
+                job.countAssets(root: root, 1)
             }
         }
         job.touched.insert(written)
@@ -186,8 +188,8 @@ final class AssetRows {
         let undo = try db.statement("DELETE FROM assets WHERE pk = :pk")
         undo.bind(":pk", to: pk)
         try undo.run()
-        job.count("assets." + mediaType.rawValue, -1)
-        job.count("root.\(root).assets", -1)
+        job.countAssets(mediaType, -1)
+        job.countAssets(root: root, -1)
         job.touched.remove(pk)
         job.after[pk] = nil
     }
@@ -218,7 +220,7 @@ final class AssetRows {
         row.bind(":pk", to: pk)
         if try row.step() {
             job.count("assets." + row.string(0), -1)
-            job.count("root.\(row.int64(1)).assets", -1)
+            job.countAssets(root: row.int64(1), -1)
         }
         row.reset()
         let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = :pk")

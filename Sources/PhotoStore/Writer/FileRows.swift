@@ -81,6 +81,10 @@ final class FileRows {
     private unowned let assets: AssetRows
     /// Whether any tombstone exists (checked once per job: most jobs need no lookups).
     private var hasTombstones = false
+    /// The statements every file write runs, prepared once.
+    private var upsertStatement: Statement?
+    private var insertNewStatement: Statement?
+    private var oldStatusStatement: Statement?
 
     init(_ db: Connection, directories: Directories, assets: AssetRows) {
         self.db = db
@@ -113,14 +117,14 @@ final class FileRows {
            try writeSoleNew(record, m, dir: dir, job) {
             return
         }
-        let old = try db.statement("SELECT status FROM files WHERE directory_id = :directory AND name = :name")
+        let old = try db.statement(&oldStatusStatement, "SELECT status FROM files WHERE directory_id = :directory AND name = :name")
         old.bind(":directory", to: dir.id)
         old.bind(":name", to: file.name)
         if try old.step() { job.count("files." + old.string(0), -1) }
         old.reset()
         job.count("files." + status.rawValue, 1)
         if case .error = file.kind { job.report.errors += 1 }
-        let s = try db.statement(Self.insertSQL + """
+        let s = try db.statement(&upsertStatement, Self.insertSQL + """
 
             ON CONFLICT (directory_id, name) DO UPDATE SET \(FileColumns.identity.fromExcluded),
                 \(FileColumns.outcome.fromExcluded), \(MediaColumns.list.fromExcluded)
@@ -144,7 +148,7 @@ final class FileRows {
             subtypes: AssetComposer.subtypes(of: m, name: file.name, hasPairedVideo: false),
             members: [], fileSize: file.identity.size)
         let pk = try assets.write(composed, path: file.path, directory: dir.id, job)
-        let s = try db.statement(Self.insertSQL + " ON CONFLICT DO NOTHING")
+        let s = try db.statement(&insertNewStatement, Self.insertSQL + " ON CONFLICT DO NOTHING")
         FileColumns.bind(record, to: s)
         s.bind(":asset", to: pk)
         s.bind(":role", to: Resource.Role.primary.rawValue)
@@ -465,8 +469,8 @@ final class FileRows {
         try assetPaths.run()
         for pk in pks {
             if let before = job.before[pk], before.root != rootID {
-                job.count("root.\(before.root).assets", -1)
-                job.count("root.\(rootID).assets", 1)
+                job.countAssets(root: before.root, -1)
+                job.countAssets(root: rootID, 1)
             }
             job.after[pk] = nil  // read back at the end of the job
         }

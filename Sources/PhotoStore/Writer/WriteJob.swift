@@ -28,6 +28,9 @@ final class WriteJob {
     var claimedAssets = Set<Int64>()
     /// Changes to the `counters` rows, applied once at the end of the job.
     var counters: [String: Int] = [:]
+    /// Changes to the per-root asset counters (`root.<id>.assets`), by root id: kept apart so
+    /// that a file written costs no string made for its counter.
+    var rootAssets: [Int64: Int] = [:]
     /// What the caller is told besides the change set.
     var report = ChangeSet.JobReport()
 
@@ -39,6 +42,23 @@ final class WriteJob {
     func count(_ name: String, _ delta: Int) {
         guard delta != 0 else { return }
         counters[name, default: 0] += delta
+    }
+
+    /// Counts assets of a media type in or out (`assets.image`, `assets.video`).
+    func countAssets(_ type: MediaType, _ delta: Int) {
+        count(type == .image ? "assets.image" : "assets.video", delta)
+    }
+
+    /// Counts assets in or out of a root.
+    func countAssets(root: Int64, _ delta: Int) {
+        rootAssets[root, default: 0] += delta
+    }
+
+    /// Every counter change, by counter name.
+    var counterDeltas: [String: Int] {
+        var all = counters
+        for (root, delta) in rootAssets where delta != 0 { all["root.\(root).assets", default: 0] += delta }
+        return all
     }
 
     /// Marks an asset as touched, reading its state before the job the first time.
