@@ -161,6 +161,8 @@ public final class Statement {
     let sql: String
     /// Parameter indexes of the column lists bound to this statement (see `ColumnList`).
     private var listIndexes: [ObjectIdentifier: [Int32]] = [:]
+    /// Parameter indexes of the names bound to this statement, by the name literal's address.
+    private var namedIndexes: [(UnsafeRawPointer, Int32)] = []
 
     init(handle: OpaquePointer, connection: Connection, sql: String) {
         self.handle = handle
@@ -210,11 +212,20 @@ public final class Statement {
     }
 
     /// Binds `value` to the named parameter `name` (`":lensModel"`). A name the statement
-    /// does not have is a bug in the SQL next to the call: it traps.
-    @inline(__always) public func bind(_ name: String, to value: some SQLBindable) {
-        let index = sqlite3_bind_parameter_index(handle, name)
-        precondition(index > 0, "no parameter \(name) in: \(sql)")
-        value.bind(to: self, at: index)
+    /// does not have is a bug in the SQL next to the call: it traps. The index is looked up
+    /// once per statement and name (by the literal's address: no string compared per bind).
+    @inline(__always) public func bind(_ name: StaticString, to value: some SQLBindable) {
+        value.bind(to: self, at: parameterIndex(name))
+    }
+
+    private func parameterIndex(_ name: StaticString) -> Int32 {
+        let key = UnsafeRawPointer(name.utf8Start)
+        for (address, index) in namedIndexes where address == key { return index }
+        let text = name.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        let index = sqlite3_bind_parameter_index(handle, text)
+        precondition(index > 0, "no parameter \(text) in: \(sql)")
+        namedIndexes.append((key, index))
+        return index
     }
 
     /// The parameter index of each of a list's names, looked up once per statement and list.

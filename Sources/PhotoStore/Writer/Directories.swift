@@ -12,6 +12,9 @@ final class Directories {
     private var rows: [PathBytes: Row] = [:]
     /// Directory id → root id.
     private var rootIDs: [Int64: Int64] = [:]
+    /// The row asked for last: a batch's files come directory by directory, so most lookups
+    /// are this one (compared, not hashed).
+    private var last: Row?
     static let cacheLimit = 20_000
 
     struct Row {
@@ -24,6 +27,7 @@ final class Directories {
 
     /// Forgets every cached row (after a rollback, a move or a removal of directories).
     func forget() {
+        last = nil
         rows.removeAll(keepingCapacity: true)
         rootIDs.removeAll(keepingCapacity: true)
     }
@@ -63,7 +67,11 @@ final class Directories {
 
     /// The row of a directory, creating it (and its parents up to the root) when missing.
     func row(_ path: PathBytes, _ job: WriteJob) throws(StoreError) -> Row {
-        if let hit = rows[path] { return hit }
+        if let last, last.path == path { return last }
+        if let hit = rows[path] {
+            last = hit
+            return hit
+        }
         let find = try db.statement("SELECT id, root_id FROM directories WHERE path = :path")
         defer { find.reset() }
         find.bind(":path", to: path)
@@ -115,6 +123,7 @@ final class Directories {
     private func remember(_ row: Row) {
         if rows.count >= Self.cacheLimit { rows.removeAll(keepingCapacity: true) }
         rows[row.path] = row
+        last = row
     }
 
     /// Records what identifies a visited directory (its mtime lets later scans skip it).
