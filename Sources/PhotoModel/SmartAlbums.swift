@@ -221,7 +221,7 @@ public enum SubtypeRules {
     /// 2.87mm f/2.2`) and several Android phones too.
     public static func isSelfie(_ i: SubtypeInputs) -> Bool {
         guard i.mediaType == .image, let lens = i.lensModel else { return false }
-        return asciiLowercased(lens).contains("front")
+        return containsASCIIFolded(lens.utf8, "front")
     }
 
     /// File-name prefixes of screenshot tools: English (Android, GNOME, macOS ≥ 10.14 and
@@ -309,6 +309,29 @@ public enum SubtypeRules {
         while let c = sub.first, isBlank(c) { sub = sub.dropFirst() }
         while let c = sub.last, isBlank(c) { sub = sub.dropLast() }
         return sub
+    }
+
+    /// Whether `text` contains `word` (lower-case ASCII), ASCII letters compared in any case.
+    /// Runs for every image with a lens model: bytes, no string made.
+    static func containsASCIIFolded(_ text: String.UTF8View, _ word: StaticString) -> Bool {
+        word.withUTF8Buffer { w in
+            guard let first = w.first else { return true }
+            var i = text.startIndex
+            while i != text.endIndex {
+                if text[i] | 0x20 == first {
+                    var j = i, k = 0
+                    while k < w.count, j != text.endIndex {
+                        let c = text[j]
+                        guard (c >= 0x41 && c <= 0x5A ? c | 0x20 : c) == w[k] else { break }
+                        k += 1
+                        j = text.index(after: j)
+                    }
+                    if k == w.count { return true }
+                }
+                i = text.index(after: i)
+            }
+            return false
+        }
     }
 
     static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
