@@ -150,8 +150,11 @@ public final class Indexer: Sendable {
         let jobs = Channel<Job>(capacity: workers * 2)
         let results = Channel<Job>(capacity: workers * 2 + 2)
         // Jobs between the walk and their commit, at most: with the reorder buffer, a reader stuck
-        // on one slow file (a hung network mount) must not let the others pile up results.
-        let inFlight = DispatchSemaphore(value: workers * 4 + 4)
+        // on one slow file (a hung network mount) must not let the others pile up results. While
+        // the writer lags (an initial index), the jobs that wait are merged into one transaction:
+        // room for 40 jobs (2,000 files, about a megabyte of outcomes) lets those transactions grow
+        // to ~1,000 files, which spreads each commit's WAL write and collection updates thinner.
+        let inFlight = DispatchSemaphore(value: workers * 16 + 8)
         let tally = Locked(Tally())
 
         var threads: [Thread] = []
