@@ -88,6 +88,23 @@ struct CLIEndToEndTests {
     static let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "errors", "watch", "favorite",
                               "unfavorite", "hide", "unhide", "album", "keywords", "rescan"]
 
+    /// The client side (PhotoClient, and photoctl on it) needs no SQLite: the SQLite shim lives
+    /// in CSQLite, which only the store links.
+    @Test("photoctl, built on the client library, does not link libsqlite3")
+    func clientLinksNoSQLite() throws {
+        let ldd = Process()
+        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        ldd.arguments = [TestPaths.products.appendingPathComponent("photoctl").path]
+        let out = Pipe()
+        ldd.standardOutput = out
+        try ldd.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ldd.waitUntilExit()
+        #expect(ldd.terminationStatus == 0)
+        #expect(text.contains("libc.so"), "\(text)")
+        #expect(!text.contains("libsqlite3"), "\(text)")
+    }
+
     @Test("help for every subcommand exits 0 with its usage", arguments: subcommands)
     func help(_ command: String) throws {
         for arguments in [["help", command], [command, "--help"], [command, "-h"]] {
