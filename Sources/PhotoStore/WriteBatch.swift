@@ -118,19 +118,28 @@ public struct WriteBatch: Sendable {
         guard batches.count > 1 else { return batches.first ?? WriteBatch() }
         precondition(!batches.contains(where: \.hasMoves), "batches with moves are applied alone")
         var result = WriteBatch()
-        var laterPaths = Set<PathBytes>()       // files written or removed by a later batch
+        // Files written or removed by a later batch, by directory and name (no path is made per
+        // file: this runs for every file of a merged initial-index transaction).
+        struct FileKey: Hashable {
+            var directory: PathBytes
+            var name: [UInt8]
+        }
+        var laterPaths = Set<FileKey>()
         var laterGone: [PathBytes] = []         // directories removed by a later batch
         func goneLater(_ p: PathBytes) -> Bool { !laterGone.isEmpty && laterGone.contains { p.isWithin($0) } }
         var files: [[FileOutcome]] = []
         var removedFiles: [[(directory: PathBytes, name: [UInt8])]] = []
         var directories: [[DirectoryVisit]] = []
-        for batch in batches.reversed() {
-            files.append(batch.files.filter { !laterPaths.contains($0.path) && !goneLater($0.directory) })
+        for (n, batch) in batches.reversed().enumerated() {
+            files.append(batch.files.filter {
+                !goneLater($0.directory) && (laterPaths.isEmpty || !laterPaths.contains(FileKey(directory: $0.directory, name: $0.name)))
+            })
             removedFiles.append(batch.removedFiles.filter { !goneLater($0.directory) })
             directories.append(batch.directories.filter { !goneLater($0.path) })
-            for f in batch.files { laterPaths.insert(f.path) }
-            for r in batch.removedFiles { laterPaths.insert(r.directory.appending(r.name)) }
             laterGone += batch.removedDirectories
+            if n == batches.count - 1 { break }  // the oldest: no batch before it to filter
+            for f in batch.files { laterPaths.insert(FileKey(directory: f.directory, name: f.name)) }
+            for r in batch.removedFiles { laterPaths.insert(FileKey(directory: r.directory, name: r.name)) }
         }
         for batch in batches { result.removedDirectories += batch.removedDirectories }
         for part in removedFiles.reversed() { result.removedFiles += part }
