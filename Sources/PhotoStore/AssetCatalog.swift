@@ -458,9 +458,9 @@ final class CatalogSnapshot: Sendable {
     static func taggerKeywords(_ reader: IndexReader, ids: String?) throws -> [String: [String]] {
         var tagged: [String: [String]] = [:]
         let k = try reader.db.statement(ids == nil ? "SELECT asset_id, keyword FROM asset_keywords"
-            : "SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(?1))")
+            : "SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(:ids))")
         defer { k.reset() }
-        if let ids { k.bind(ids, at: 1) }
+        if let ids { k.bind(":ids", to: ids) }
         while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
         return tagged
     }
@@ -483,9 +483,9 @@ final class CatalogSnapshot: Sendable {
         var fresh: [CatalogRow] = []
         if !changed.isEmpty {
             let list = IndexWriter.jsonArray(Array(changed))
-            let s = try reader.db.statement("SELECT \(columns) FROM assets a WHERE a.id IN (SELECT value FROM json_each(?1))")
+            let s = try reader.db.statement("SELECT \(columns) FROM assets a WHERE a.id IN (SELECT value FROM json_each(:ids))")
             defer { s.reset() }
-            s.bind(list, at: 1)
+            s.bind(":ids", to: list)
             while try s.step() {
                 guard let r = row(s, &interner) else { return nil }
                 fresh.append(r)

@@ -433,8 +433,8 @@ extension IndexReader {
         let offset = max(0, offset)
         guard offset < selected.count, limit > 0 else { return [] }
         let page = selected[offset..<min(selected.count, offset + limit)].map { snapshot.columns.pk[Int($0)] }
-        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.pk IN (SELECT value FROM json_each(?1))")
-        s.bind("[" + page.map(String.init).joined(separator: ",") + "]", at: 1)
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.pk IN (SELECT value FROM json_each(:pks))")
+        s.bind(":pks", to: "[" + page.map(String.init).joined(separator: ",") + "]")
         var byPK: [Int64: (pk: Int64, asset: Asset)] = [:]
         for row in try AssetColumns.decodeAll(s) { byPK[row.pk] = row }
         // The snapshot is of this transaction: every pk is there.

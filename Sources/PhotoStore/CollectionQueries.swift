@@ -61,12 +61,12 @@ extension IndexReader {
         let s = try db.statement("""
             SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
                    location_local, location_path, location_asset
-            FROM moments WHERE day BETWEEN ?1 AND ?2 ORDER BY day DESC LIMIT ?3 OFFSET ?4
+            FROM moments WHERE day BETWEEN :firstDay AND :lastDay ORDER BY day DESC LIMIT :limit OFFSET :offset
             """)
-        s.bind(filter.firstDay ?? Int.min, at: 1)
-        s.bind(filter.lastDay ?? Int.max, at: 2)
-        s.bind(min(limit, Int(Int32.max)), at: 3)
-        s.bind(offset, at: 4)
+        s.bind(":firstDay", to: filter.firstDay ?? Int.min)
+        s.bind(":lastDay", to: filter.lastDay ?? Int.max)
+        s.bind(":limit", to: min(limit, Int(Int32.max)))
+        s.bind(":offset", to: offset)
         var result: [Moment] = []
         while try s.step() {
             guard let start = LocalDateTime(iso: s.string(1)), let end = LocalDateTime(iso: s.string(2)) else {
@@ -88,8 +88,11 @@ extension IndexReader {
 
     /// How many moments match.
     public func momentCount(_ filter: MomentFilter = MomentFilter()) throws -> Int {
-        Int(try db.scalar("SELECT count(*) FROM moments WHERE day BETWEEN ?1 AND ?2",
-                          .integer(Int64(filter.firstDay ?? Int.min)), .integer(Int64(filter.lastDay ?? Int.max))).int64 ?? 0)
+        let s = try db.statement("SELECT count(*) FROM moments WHERE day BETWEEN :firstDay AND :lastDay")
+        defer { s.reset() }
+        s.bind(":firstDay", to: filter.firstDay ?? Int.min)
+        s.bind(":lastDay", to: filter.lastDay ?? Int.max)
+        return try s.step() ? s.int(0) : 0
     }
 
     /// Folder albums in path order.
@@ -98,10 +101,10 @@ extension IndexReader {
             SELECT d.album_id, d.path, d.asset_count,
                    (SELECT min(a.local_datetime) FROM assets a WHERE a.directory_id = d.id AND \(Self.visible)),
                    (SELECT max(a.local_datetime) FROM assets a WHERE a.directory_id = d.id AND \(Self.visible))
-            FROM directories d WHERE d.asset_count > 0 ORDER BY d.path LIMIT ?1 OFFSET ?2
+            FROM directories d WHERE d.asset_count > 0 ORDER BY d.path LIMIT :limit OFFSET :offset
             """)
-        s.bind(min(limit, Int(Int32.max)), at: 1)
-        s.bind(offset, at: 2)
+        s.bind(":limit", to: min(limit, Int(Int32.max)))
+        s.bind(":offset", to: offset)
         var result: [FolderAlbum] = []
         while try s.step() {
             result.append(FolderAlbum(id: s.string(0), path: PathBytes(s.bytes(1)), assetCount: s.int(2),
@@ -118,9 +121,9 @@ extension IndexReader {
 
     /// One folder album by id.
     public func folderAlbum(id: String) throws -> FolderAlbum? {
-        let s = try db.statement("SELECT path, asset_count FROM directories WHERE album_id = ?1")
+        let s = try db.statement("SELECT path, asset_count FROM directories WHERE album_id = :album")
         defer { s.reset() }
-        s.bind(id, at: 1)
+        s.bind(":album", to: id)
         guard try s.step() else { return nil }
         return FolderAlbum(id: id, path: PathBytes(s.bytes(0)), assetCount: s.int(1), start: nil, end: nil)
     }
@@ -185,28 +188,29 @@ extension IndexReader {
     public func assets(in collection: CollectionRef, limit: Int, offset: Int, now: Int64) throws -> (assets: [Asset], total: Int)? {
         let condition: String
         let order: String
-        var binding: SQLValue = .null
+        // The one parameter of a moment's or a folder album's condition.
+        var key: (name: StaticString, value: Int64)?
         switch collection {
         case .moment(let day):
-            condition = "a.day = ?3 AND \(Self.visible)"
+            condition = "a.day = :day AND \(Self.visible)"
             order = "a.local_datetime, a.path, a.id"
-            binding = .integer(Int64(day))
+            key = (":day", Int64(day))
         case .folderAlbum(let id):
             guard let dir = try db.scalar("SELECT id FROM directories WHERE album_id = ?1", .text(id)).int64 else { return nil }
-            condition = "a.directory_id = ?3 AND \(Self.visible)"
+            condition = "a.directory_id = :directory AND \(Self.visible)"
             order = "a.local_datetime, a.path, a.id"
-            binding = .integer(dir)
+            key = (":directory", dir)
         case .smartAlbum(let album):
             (condition, order) = Self.smartAlbumSQL(album, now: now)
         }
-        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE \(condition) ORDER BY \(order) LIMIT ?1 OFFSET ?2")
-        s.bind(min(limit, Int(Int32.max)), at: 1)
-        s.bind(offset, at: 2)
-        if case .integer(let v) = binding { s.bind(v, at: 3) }
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE \(condition) ORDER BY \(order) LIMIT :limit OFFSET :offset")
+        s.bind(":limit", to: min(limit, Int(Int32.max)))
+        s.bind(":offset", to: offset)
+        if let key { s.bind(key.name, to: key.value) }
         let rows = try AssetColumns.decodeAll(s)
         let count = try db.statement("SELECT count(*) FROM assets a WHERE \(condition)")
         defer { count.reset() }
-        if case .integer(let v) = binding { count.bind(v, at: 3) }
+        if let key { count.bind(key.name, to: key.value) }
         _ = try count.step()
         return (try attachResources(rows), count.int(0))
     }

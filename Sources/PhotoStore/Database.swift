@@ -107,21 +107,21 @@ public final class Database: Sendable {
             guard kept != actual || !rootsAgree else { return false }
             try w.connection.transaction { () throws(StoreError) in
                 try w.connection.execute("DELETE FROM counters WHERE name LIKE 'root.%'")
-                let r = try w.connection.statement("INSERT INTO counters (name, value) VALUES (?1, ?2)")
+                let r = try w.connection.statement("INSERT INTO counters (name, value) VALUES (:name, :value)")
                 for (root, n) in byRoot {
-                    r.bind("root.\(root).assets", at: 1)
-                    r.bind(n, at: 2)
+                    r.bind(":name", to: "root.\(root).assets")
+                    r.bind(":value", to: n)
                     try r.run()
                 }
-                let s = try w.connection.statement("UPDATE counters SET value = ?1 WHERE name = ?2")
+                let s = try w.connection.statement("UPDATE counters SET value = :value WHERE name = :name")
                 for (name, value) in [("assets.image", actual.images + (deleted["image"] ?? 0)),
                                       ("assets.video", actual.videos + (deleted["video"] ?? 0)),
                                       ("files.sidecar", actual.sidecars), ("files.ignored", actual.ignored),
                                       ("files.error", actual.errors),
                                       ("files.media", actual.files - actual.sidecars - actual.ignored - actual.errors),
                                       ("directories", actual.directories)] {
-                    s.bind(value, at: 1)
-                    s.bind(name, at: 2)
+                    s.bind(":value", to: value)
+                    s.bind(":name", to: name)
                     try s.run()
                 }
             }

@@ -21,8 +21,8 @@ public struct IndexReader {
 
     /// What the index holds for one directory, or `nil` when it has never been scanned.
     public func snapshot(of path: PathBytes) throws -> DirectorySnapshot? {
-        let dir = try db.statement("SELECT id, mtime_ns, inode, fsid FROM directories WHERE path = ?1")
-        dir.bind(path.bytes, at: 1)
+        let dir = try db.statement("SELECT id, mtime_ns, inode, fsid FROM directories WHERE path = :path")
+        dir.bind(":path", to: path)
         guard try dir.step() else { return nil }
         let id = dir.int64(0)
         let mtime = dir.isNull(1) ? nil : dir.int64(1)
@@ -30,8 +30,8 @@ public struct IndexReader {
         let fsid = dir.isNull(3) ? nil : UInt64(bitPattern: dir.int64(3))
         dir.reset()
         var files: [IndexedFile] = []
-        let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status, error_code FROM files WHERE directory_id = ?1 ORDER BY name")
-        f.bind(id, at: 1)
+        let f = try db.statement("SELECT name, fsid, inode, size, mtime_ns, status, error_code FROM files WHERE directory_id = :directory ORDER BY name")
+        f.bind(":directory", to: id)
         while try f.step() {
             let identity = FileIdentity(fsid: UInt64(bitPattern: f.int64(1)), inode: UInt64(bitPattern: f.int64(2)),
                                         size: f.int64(3), mtimeNanoseconds: f.int64(4))
@@ -39,8 +39,8 @@ public struct IndexReader {
                                      status: FileStatus(rawValue: f.string(5)) ?? .error, errorCode: f.isNull(6) ? nil : f.string(6)))
         }
         var subdirectories: [[UInt8]] = []
-        let d = try db.statement("SELECT name FROM directories WHERE parent_id = ?1 ORDER BY name")
-        d.bind(id, at: 1)
+        let d = try db.statement("SELECT name FROM directories WHERE parent_id = :parent ORDER BY name")
+        d.bind(":parent", to: id)
         while try d.step() { subdirectories.append(d.bytes(0)) }
         return DirectorySnapshot(id: id, fsid: fsid, inode: inode, mtimeNanoseconds: mtime, files: files, subdirectories: subdirectories)
     }
@@ -146,19 +146,19 @@ public struct IndexReader {
     public func assets(limit: Int, offset: Int) throws -> [Asset] {
         let s = try db.statement("""
             SELECT \(AssetColumns.select) FROM assets a WHERE a.is_hidden = 0 AND a.deleted_at IS NULL
-            ORDER BY a.local_datetime, a.path, a.id LIMIT ?1 OFFSET ?2
+            ORDER BY a.local_datetime, a.path, a.id LIMIT :limit OFFSET :offset
             """)
-        s.bind(limit, at: 1)
-        s.bind(offset, at: 2)
+        s.bind(":limit", to: limit)
+        s.bind(":offset", to: offset)
         let rows = try AssetColumns.decodeAll(s)
         return try attachResources(rows)
     }
 
     /// One asset by id.
     public func asset(id: AssetID) throws -> Asset? {
-        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.id = ?1")
+        let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.id = :id")
         defer { s.reset() }
-        s.bind(id.rawValue, at: 1)
+        s.bind(":id", to: id.rawValue)
         guard try s.step() else { return nil }
         guard let row = AssetColumns.decode(s) else { throw StoreError.undecodable(table: "assets", key: id.rawValue) }
         return try attachResources([row]).first
@@ -169,9 +169,9 @@ public struct IndexReader {
         var byPK: [Int64: [Resource]] = [:]
         let s = try db.statement("""
             SELECT f.asset_pk, d.path, f.name, f.role FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE f.asset_pk IN (SELECT value FROM json_each(?1))
+            WHERE f.asset_pk IN (SELECT value FROM json_each(:pks))
             """)
-        s.bind("[" + rows.map { String($0.pk) }.joined(separator: ",") + "]", at: 1)
+        s.bind(":pks", to: "[" + rows.map { String($0.pk) }.joined(separator: ",") + "]")
         while try s.step() {
             let role = Resource.Role(rawValue: s.string(3)) ?? .primary
             byPK[s.int64(0), default: []].append(Resource(path: PathBytes(s.bytes(1)).appending(s.bytes(2)), role: role))
@@ -179,10 +179,10 @@ public struct IndexReader {
         // Taggers' keywords join the files' own (once each, whatever the case).
         var tagged: [String: [String]] = [:]
         let k = try db.statement("""
-            SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(?1))
+            SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(:ids))
             ORDER BY asset_id, source, keyword
             """)
-        k.bind(IndexWriter.jsonArray(rows.map(\.asset.id.rawValue)), at: 1)
+        k.bind(":ids", to: IndexWriter.jsonArray(rows.map(\.asset.id.rawValue)))
         while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
         return rows.map { row in
             var asset = row.asset
@@ -201,10 +201,10 @@ public struct IndexReader {
     public func fileIssues(limit: Int, offset: Int = 0) throws -> [FileIssue] {
         let s = try db.statement("""
             SELECT d.path, f.name, f.error_code, f.error_message FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT ?1 OFFSET ?2
+            WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT :limit OFFSET :offset
             """)
-        s.bind(limit, at: 1)
-        s.bind(offset, at: 2)
+        s.bind(":limit", to: limit)
+        s.bind(":offset", to: offset)
         var issues: [FileIssue] = []
         while try s.step() {
             issues.append(FileIssue(path: PathBytes(s.bytes(0)).appending(s.bytes(1)), code: s.optionalString(2) ?? "error",
@@ -252,11 +252,11 @@ public struct IndexReader {
     public func file(at path: PathBytes) throws -> IndexedFile? {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
-            JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.name = ?2
+            JOIN directories d ON d.id = f.directory_id WHERE d.path = :directory AND f.name = :name
             """)
         defer { s.reset() }
-        s.bind(path.parent.bytes, at: 1)
-        s.bind(path.lastComponent, at: 2)
+        s.bind(":directory", to: path.parent)
+        s.bind(":name", to: path.lastComponent)
         guard try s.step() else { return nil }
         let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
                                     size: s.int64(3), mtimeNanoseconds: s.int64(4))
@@ -270,22 +270,22 @@ public struct IndexReader {
         var keys: [ContentKey] = []
         let one = try db.statement("""
             SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE d.path = ?1 AND f.name = ?2 AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
+            WHERE d.path = :directory AND f.name = :name AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for path in files {
-            one.bind(path.parent.bytes, at: 1)
-            one.bind(path.lastComponent, at: 2)
+            one.bind(":directory", to: path.parent)
+            one.bind(":name", to: path.lastComponent)
             if try one.step() { keys.append(ContentKey(size: one.int64(0), fingerprint: UInt64(bitPattern: one.int64(1)))) }
             one.reset()
         }
         let tree = try db.statement("""
             SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE (d.path = ?1 OR (d.path >= ?2 AND d.path < ?3)) AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
+            WHERE (d.path = :directory OR (d.path >= :lower AND d.path < :upper)) AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for dir in directories {
-            tree.bind(dir.bytes, at: 1)
-            tree.bind(dir.bytes + [UInt8(ascii: "/")], at: 2)
-            tree.bind(dir.bytes + [UInt8(ascii: "0")], at: 3)
+            tree.bind(":directory", to: dir)
+            tree.bind(":lower", to: dir.bytes + [UInt8(ascii: "/")])
+            tree.bind(":upper", to: dir.bytes + [UInt8(ascii: "0")])
             while try tree.step() { keys.append(ContentKey(size: tree.int64(0), fingerprint: UInt64(bitPattern: tree.int64(1)))) }
             tree.reset()
         }
@@ -296,11 +296,11 @@ public struct IndexReader {
     public func group(directory: PathBytes, key: [UInt8]) throws -> [IndexedFile] {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
-            JOIN directories d ON d.id = f.directory_id WHERE d.path = ?1 AND f.group_key = ?2
+            JOIN directories d ON d.id = f.directory_id WHERE d.path = :directory AND f.group_key = :groupKey
             """)
         defer { s.reset() }
-        s.bind(directory.bytes, at: 1)
-        s.bind(key, at: 2)
+        s.bind(":directory", to: directory)
+        s.bind(":groupKey", to: key)
         var files: [IndexedFile] = []
         while try s.step() {
             let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
@@ -318,8 +318,8 @@ public struct IndexReader {
 
     /// The inodes of the indexed directories directly below the directory with row id `parent`.
     public func subdirectoryInodes(parent: Int64) throws -> Set<UInt64> {
-        let s = try db.statement("SELECT inode FROM directories WHERE parent_id = ?1 AND inode IS NOT NULL")
-        s.bind(parent, at: 1)
+        let s = try db.statement("SELECT inode FROM directories WHERE parent_id = :parent AND inode IS NOT NULL")
+        s.bind(":parent", to: parent)
         var result = Set<UInt64>()
         while try s.step() { result.insert(UInt64(bitPattern: s.int64(0))) }
         return result
@@ -327,9 +327,9 @@ public struct IndexReader {
 
     /// Indexed directories with this identity (a moved directory keeps its inode).
     public func directories(fsid: UInt64, inode: UInt64) throws -> [PathBytes] {
-        let s = try db.statement("SELECT path FROM directories WHERE fsid = ?1 AND inode = ?2")
-        s.bind(Int64(bitPattern: fsid), at: 1)
-        s.bind(Int64(bitPattern: inode), at: 2)
+        let s = try db.statement("SELECT path FROM directories WHERE fsid = :fsid AND inode = :inode")
+        s.bind(":fsid", to: Int64(bitPattern: fsid))
+        s.bind(":inode", to: Int64(bitPattern: inode))
         var result: [PathBytes] = []
         while try s.step() { result.append(PathBytes(s.bytes(0))) }
         return result
@@ -339,12 +339,12 @@ public struct IndexReader {
     public func files(identity: FileIdentity) throws -> [PathBytes] {
         let s = try db.statement("""
             SELECT d.path, f.name FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE f.fsid = ?1 AND f.inode = ?2 AND f.size = ?3 AND f.mtime_ns = ?4
+            WHERE f.fsid = :fsid AND f.inode = :inode AND f.size = :size AND f.mtime_ns = :mtime
             """)
-        s.bind(Int64(bitPattern: identity.fsid), at: 1)
-        s.bind(Int64(bitPattern: identity.inode), at: 2)
-        s.bind(identity.size, at: 3)
-        s.bind(identity.mtimeNanoseconds, at: 4)
+        s.bind(":fsid", to: Int64(bitPattern: identity.fsid))
+        s.bind(":inode", to: Int64(bitPattern: identity.inode))
+        s.bind(":size", to: identity.size)
+        s.bind(":mtime", to: identity.mtimeNanoseconds)
         var result: [PathBytes] = []
         while try s.step() { result.append(PathBytes(s.bytes(0)).appending(s.bytes(1))) }
         return result
@@ -354,13 +354,13 @@ public struct IndexReader {
     public func tombstone(identity: FileIdentity) throws -> Int64? {
         let s = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
-            WHERE t.fsid = ?1 AND t.inode = ?2 AND t.size = ?3 AND t.mtime_ns = ?4 LIMIT 1
+            WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime LIMIT 1
             """)
         defer { s.reset() }
-        s.bind(Int64(bitPattern: identity.fsid), at: 1)
-        s.bind(Int64(bitPattern: identity.inode), at: 2)
-        s.bind(identity.size, at: 3)
-        s.bind(identity.mtimeNanoseconds, at: 4)
+        s.bind(":fsid", to: Int64(bitPattern: identity.fsid))
+        s.bind(":inode", to: Int64(bitPattern: identity.inode))
+        s.bind(":size", to: identity.size)
+        s.bind(":mtime", to: identity.mtimeNanoseconds)
         return try s.step() ? s.int64(0) : nil
     }
 

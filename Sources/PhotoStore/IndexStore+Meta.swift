@@ -7,9 +7,9 @@ import PhotoModel
 extension IndexReader {
     /// An integer in `meta`, if set.
     public func metaInteger(_ key: String) throws -> Int64? {
-        let s = try db.statement("SELECT value FROM meta WHERE key = ?1")
+        let s = try db.statement("SELECT value FROM meta WHERE key = :key")
         defer { s.reset() }
-        s.bind(key, at: 1)
+        s.bind(":key", to: key)
         return try s.step() ? s.int64(0) : nil
     }
 
@@ -31,10 +31,10 @@ extension IndexReader {
         let s = try db.statement("""
             SELECT (SELECT count(*) FROM files WHERE directory_id = d.id)
                  + (SELECT count(*) FROM directories WHERE parent_id = d.id), d.fsid, d.inode
-            FROM directories d WHERE d.path = ?1
+            FROM directories d WHERE d.path = :path
             """)
         defer { s.reset() }
-        s.bind(path.bytes, at: 1)
+        s.bind(":path", to: path)
         guard try s.step() else { return TreeAvailability.Indexed(entries: 0) }
         return TreeAvailability.Indexed(entries: s.int(0), fsid: s.isNull(1) ? nil : UInt64(bitPattern: s.int64(1)),
                                         inode: s.isNull(2) ? nil : UInt64(bitPattern: s.int64(2)))
@@ -45,13 +45,13 @@ extension IndexReader {
     public func sampleFiles(within path: PathBytes, limit: Int) throws -> [(path: PathBytes, size: Int64, mtimeNanoseconds: Int64)] {
         let s = try db.statement("""
             SELECT d.path, f.name, f.size, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
-            WHERE (d.path = ?1 OR (d.path >= ?2 AND d.path < ?3)) AND f.status = 'media' LIMIT ?4
+            WHERE (d.path = :path OR (d.path >= :lower AND d.path < :upper)) AND f.status = 'media' LIMIT :limit
             """)
         defer { s.reset() }
-        s.bind(path.bytes, at: 1)
-        s.bind(path.bytes + [UInt8(ascii: "/")], at: 2)
-        s.bind(path.bytes + [UInt8(ascii: "0")], at: 3)
-        s.bind(limit, at: 4)
+        s.bind(":path", to: path)
+        s.bind(":lower", to: path.bytes + [UInt8(ascii: "/")])
+        s.bind(":upper", to: path.bytes + [UInt8(ascii: "0")])
+        s.bind(":limit", to: limit)
         var result: [(PathBytes, Int64, Int64)] = []
         while try s.step() { result.append((PathBytes(s.bytes(0)).appending(s.bytes(1)), s.int64(2), s.int64(3))) }
         return result
@@ -65,35 +65,35 @@ extension IndexReader {
 extension IndexWriter {
     /// Sets an integer in `meta`.
     public func setMetaInteger(_ key: String, _ value: Int64) throws {
-        let s = try db.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")
+        let s = try db.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (:key, :value)")
         defer { s.reset() }
-        s.bind(key, at: 1)
-        s.bind(value, at: 2)
+        s.bind(":key", to: key)
+        s.bind(":value", to: value)
         try s.run()
     }
 
     /// Records (or replaces) the identity of the tree at `path`.
     public func recordMount(_ path: PathBytes, _ identity: MountIdentity, now: Int64) throws {
         let s = try db.statement("""
-            INSERT INTO mounts (path, fsid, fs_type, fs_path, volume, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT INTO mounts (path, fsid, fs_type, fs_path, volume, recorded_at) VALUES (:path, :fsid, :fsType, :fsPath, :volume, :now)
             ON CONFLICT (path) DO UPDATE SET fsid = excluded.fsid, fs_type = excluded.fs_type,
                 fs_path = excluded.fs_path, volume = excluded.volume, recorded_at = excluded.recorded_at
             """)
         defer { s.reset() }
-        s.bind(path.bytes, at: 1)
-        s.bind(Int64(bitPattern: identity.fsid), at: 2)
-        s.bind(Int64(identity.fsType), at: 3)
-        s.bind(identity.fsPath.bytes, at: 4)
-        s.bind(identity.volume, at: 5)
-        s.bind(now, at: 6)
+        s.bind(":path", to: path)
+        s.bind(":fsid", to: Int64(bitPattern: identity.fsid))
+        s.bind(":fsType", to: Int64(identity.fsType))
+        s.bind(":fsPath", to: identity.fsPath)
+        s.bind(":volume", to: identity.volume)
+        s.bind(":now", to: now)
         try s.run()
     }
 
     /// Forgets the record of the tree at `path` (not those of mount points below it).
     public func forgetMount(_ path: PathBytes) throws {
-        let d = try db.statement("DELETE FROM mounts WHERE path = ?1")
+        let d = try db.statement("DELETE FROM mounts WHERE path = :path")
         defer { d.reset() }
-        d.bind(path.bytes, at: 1)
+        d.bind(":path", to: path)
         try d.run()
     }
 }

@@ -29,11 +29,11 @@ extension IndexReader {
         let s = try db.statement("""
             SELECT token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
                    collections_updated, collections_deleted
-            FROM changes WHERE token > ?1 ORDER BY token LIMIT ?2
+            FROM changes WHERE token > :token ORDER BY token LIMIT :limit
             """)
         defer { s.reset() }
-        s.bind(token, at: 1)
-        s.bind(limit, at: 2)
+        s.bind(":token", to: token)
+        s.bind(":limit", to: limit)
         func ids(_ column: Int32) -> [String] {
             let text = s.string(column)
             return text.isEmpty ? [] : text.split(separator: ",").map(String.init)
@@ -58,11 +58,11 @@ extension IndexReader {
     public func assetIDs(_ ids: [String], mediaType: MediaType) throws -> Set<String> {
         guard !ids.isEmpty else { return [] }
         var found = Set<String>()
-        let s = try db.statement("SELECT 1 FROM assets WHERE id = ?1 AND media_type = ?2")
+        let s = try db.statement("SELECT 1 FROM assets WHERE id = :id AND media_type = :mediaType")
         defer { s.reset() }
         for id in ids {
-            s.bind(id, at: 1)
-            s.bind(mediaType.rawValue, at: 2)
+            s.bind(":id", to: id)
+            s.bind(":mediaType", to: mediaType.rawValue)
             if try s.step() { found.insert(id) }
             s.reset()
         }
@@ -81,11 +81,11 @@ extension IndexWriter {
             // the middle: `floor` assumes the kept tokens are contiguous).
             let s = try db.statement("""
                 DELETE FROM changes WHERE token < (SELECT max(token) FROM changes)
-                    AND token <= max((SELECT max(token) FROM changes) - ?1,
-                                     coalesce((SELECT max(token) FROM changes WHERE time < ?2), 0))
+                    AND token <= max((SELECT max(token) FROM changes) - :keep,
+                                     coalesce((SELECT max(token) FROM changes WHERE time < :before), 0))
                 """)
-            s.bind(max(1, keep), at: 1)
-            s.bind(before, at: 2)
+            s.bind(":keep", to: max(1, keep))
+            s.bind(":before", to: before)
             try s.run()
             return db.changes
         }

@@ -39,9 +39,9 @@ extension IndexReader {
             SELECT u.id, u.title, u.folder_id, u.created_at, u.updated_at,
                    (SELECT count(*) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
                     WHERE m.album_id = u.id AND a.is_hidden = 0 AND a.deleted_at IS NULL)
-            FROM user_albums u WHERE ?1 IS NULL OR u.id = ?1 ORDER BY u.title, u.id
+            FROM user_albums u WHERE :id IS NULL OR u.id = :id ORDER BY u.title, u.id
             """)
-        s.bind(id, at: 1)
+        s.bind(":id", to: id)
         var result: [UserAlbum] = []
         while try s.step() {
             result.append(UserAlbum(id: s.string(0), title: s.string(1), folderID: s.optionalString(2), assetCount: s.int(5),

@@ -215,11 +215,11 @@ extension UserStateBackup {
                    json_extract(value, '$.inode'), json_extract(value, '$.size'), json_extract(value, '$.mtimeNs'),
                    json_extract(value, '$.fingerprint'), json_extract(value, '$.favorite'), json_extract(value, '$.hidden'),
                    json_extract(value, '$.keywords')
-            FROM json_each(?1, '$.assets') ORDER BY key
+            FROM json_each(:backup, '$.assets') ORDER BY key
             """)
-        try a.bind([.text(text)])
+        a.bind(":backup", to: text)
         let words = try db.statement("""
-            SELECT s.key, w.value FROM json_each(?1) s, json_each(s.value) w ORDER BY s.key, w.key
+            SELECT s.key, w.value FROM json_each(:keywords) s, json_each(s.value) w ORDER BY s.key, w.key
             """)
         while try a.step() {
             guard let id = a.optionalString(0), let path = a.optionalString(1).flatMap(Self.unhex) else {
@@ -235,7 +235,7 @@ extension UserStateBackup {
             asset.hidden = a.int(8) != 0
             if let keywords = a.optionalString(9) {
                 words.reset()
-                try words.bind([.text(keywords)])
+                words.bind(":keywords", to: keywords)
                 while try words.step() { asset.keywords[words.string(0), default: []].append(words.string(1)) }
             }
             backup.assets.append(asset)
@@ -243,9 +243,9 @@ extension UserStateBackup {
         let f = try db.statement("""
             SELECT json_extract(value, '$.id'), json_extract(value, '$.title'), json_extract(value, '$.parent'),
                    json_extract(value, '$.createdAt')
-            FROM json_each(?1, '$.folders') ORDER BY key
+            FROM json_each(:backup, '$.folders') ORDER BY key
             """)
-        try f.bind([.text(text)])
+        f.bind(":backup", to: text)
         while try f.step() {
             guard let id = f.optionalString(0), let title = f.optionalString(1) else {
                 throw StoreError(code: .corrupt, message: "a folder of the user-state backup has no id or title")
@@ -255,10 +255,10 @@ extension UserStateBackup {
         let u = try db.statement("""
             SELECT json_extract(value, '$.id'), json_extract(value, '$.title'), json_extract(value, '$.folder'),
                    json_extract(value, '$.createdAt'), json_extract(value, '$.members')
-            FROM json_each(?1, '$.albums') ORDER BY key
+            FROM json_each(:backup, '$.albums') ORDER BY key
             """)
-        try u.bind([.text(text)])
-        let members = try db.statement("SELECT value FROM json_each(?1) ORDER BY key")
+        u.bind(":backup", to: text)
+        let members = try db.statement("SELECT value FROM json_each(:members) ORDER BY key")
         while try u.step() {
             guard let id = u.optionalString(0), let title = u.optionalString(1) else {
                 throw StoreError(code: .corrupt, message: "an album of the user-state backup has no id or title")
@@ -266,7 +266,7 @@ extension UserStateBackup {
             var list: [String] = []
             if let json = u.optionalString(4) {
                 members.reset()
-                try members.bind([.text(json)])
+                members.bind(":members", to: json)
                 while try members.step() { list.append(members.string(0)) }
             }
             backup.albums.append(Album(id: id, title: title, folderID: u.optionalString(2), createdAt: u.int64(3), members: list))
@@ -360,33 +360,33 @@ extension IndexWriter {
             for pk in Set(found.values.map(\.pk)).sorted() { try job.recordBefore(pk) }
             // Flags, on the asset row and in user_state (as `set` keeps them).
             let flags = try db.statement("""
-                UPDATE assets SET is_favorite = max(is_favorite, ?2), is_hidden = max(is_hidden, ?3) WHERE pk = ?1
+                UPDATE assets SET is_favorite = max(is_favorite, :favorite), is_hidden = max(is_hidden, :hidden) WHERE pk = :pk
                 """)
             let state = try db.statement("""
                 INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
-                SELECT id, is_favorite, is_hidden, ?2 FROM assets WHERE pk = ?1
+                SELECT id, is_favorite, is_hidden, :now FROM assets WHERE pk = :pk
                 ON CONFLICT (asset_id) DO UPDATE SET is_favorite = excluded.is_favorite, is_hidden = excluded.is_hidden,
                                                      updated_at = excluded.updated_at
                 """)
-            let keyword = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+            let keyword = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (:asset, :source, :keyword) ON CONFLICT DO NOTHING")
             for asset in backup.assets {
                 guard let (pk, id) = found[asset.id] else { continue }
                 if asset.favorite || asset.hidden {
-                    flags.bind(pk, at: 1)
-                    flags.bind(asset.favorite ? 1 : 0, at: 2)
-                    flags.bind(asset.hidden ? 1 : 0, at: 3)
+                    flags.bind(":pk", to: pk)
+                    flags.bind(":favorite", to: asset.favorite)
+                    flags.bind(":hidden", to: asset.hidden)
                     try flags.run()
-                    state.bind(pk, at: 1)
-                    state.bind(now, at: 2)
+                    state.bind(":pk", to: pk)
+                    state.bind(":now", to: now)
                     try state.run()
                     if asset.favorite { report.favorites += 1 }
                     if asset.hidden { report.hidden += 1 }
                 }
                 for (source, words) in asset.keywords.sorted(by: { $0.key < $1.key }) {
                     for w in words {
-                        keyword.bind(id, at: 1)
-                        keyword.bind(source, at: 2)
-                        keyword.bind(w, at: 3)
+                        keyword.bind(":asset", to: id)
+                        keyword.bind(":source", to: source)
+                        keyword.bind(":keyword", to: w)
                         try keyword.run()
                         report.keywords += 1
                     }
@@ -398,7 +398,7 @@ extension IndexWriter {
             var placed = Set<String>()
             var remaining = backup.folders
             let folder = try db.statement("""
-                INSERT INTO user_folders (id, title, parent_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                INSERT INTO user_folders (id, title, parent_id, created_at, updated_at) VALUES (:id, :title, :parent, :created, :now)
                 ON CONFLICT (id) DO NOTHING
                 """)
             while !remaining.isEmpty {
@@ -407,11 +407,11 @@ extension IndexWriter {
                 let batch = ready.isEmpty ? remaining : ready
                 for f in batch {
                     let parent = ready.isEmpty ? nil : f.parentID.flatMap { folderIDs.contains($0) ? $0 : nil }
-                    folder.bind(f.id, at: 1)
-                    folder.bind(f.title, at: 2)
-                    folder.bind(parent, at: 3)
-                    folder.bind(f.createdAt, at: 4)
-                    folder.bind(now, at: 5)
+                    folder.bind(":id", to: f.id)
+                    folder.bind(":title", to: f.title)
+                    folder.bind(":parent", to: parent)
+                    folder.bind(":created", to: f.createdAt)
+                    folder.bind(":now", to: now)
                     try folder.run()
                     if db.changes == 1 {
                         report.folders += 1
@@ -423,19 +423,19 @@ extension IndexWriter {
                 remaining.removeAll { done.contains($0.id) }
             }
             let album = try db.statement("""
-                INSERT INTO user_albums (id, title, folder_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                INSERT INTO user_albums (id, title, folder_id, created_at, updated_at) VALUES (:id, :title, :folder, :created, :now)
                 ON CONFLICT (id) DO NOTHING
                 """)
             let member = try db.statement("""
-                INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (?1, ?2, ?3, ?4)
+                INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (:album, :asset, :position, :now)
                 ON CONFLICT DO NOTHING
                 """)
             for a in backup.albums {
-                album.bind(a.id, at: 1)
-                album.bind(a.title, at: 2)
-                album.bind(a.folderID.flatMap { folderIDs.contains($0) ? $0 : nil }, at: 3)
-                album.bind(a.createdAt, at: 4)
-                album.bind(now, at: 5)
+                album.bind(":id", to: a.id)
+                album.bind(":title", to: a.title)
+                album.bind(":folder", to: a.folderID.flatMap { folderIDs.contains($0) ? $0 : nil })
+                album.bind(":created", to: a.createdAt)
+                album.bind(":now", to: now)
                 try album.run()
                 if db.changes == 1 {
                     report.albums += 1
@@ -445,10 +445,10 @@ extension IndexWriter {
                 for old in a.members {
                     guard let (_, id) = found[old] else { continue }
                     next += 1
-                    member.bind(a.id, at: 1)
-                    member.bind(id, at: 2)
-                    member.bind(next, at: 3)
-                    member.bind(now, at: 4)
+                    member.bind(":album", to: a.id)
+                    member.bind(":asset", to: id)
+                    member.bind(":position", to: next)
+                    member.bind(":now", to: now)
                     try member.run()
                     report.albumMembers += db.changes
                 }
@@ -465,17 +465,17 @@ extension IndexWriter {
         var found: [String: (pk: Int64, id: String)] = [:]
         let byIdentity = try db.statement("""
             SELECT f.asset_pk, a.id FROM files f JOIN assets a ON a.pk = f.asset_pk
-            WHERE f.fsid = ?1 AND f.inode = ?2 AND f.size = ?3 AND f.mtime_ns = ?4
+            WHERE f.fsid = :fsid AND f.inode = :inode AND f.size = :size AND f.mtime_ns = :mtime
             ORDER BY f.role = 'primary' DESC LIMIT 1
             """)
         var unmatched: [UserStateBackup.Asset] = []
         for a in assets {
             if let fsid = a.fsid, let inode = a.inode, let size = a.size, let mtime = a.mtimeNanoseconds {
                 byIdentity.reset()
-                byIdentity.bind(fsid, at: 1)
-                byIdentity.bind(inode, at: 2)
-                byIdentity.bind(size, at: 3)
-                byIdentity.bind(mtime, at: 4)
+                byIdentity.bind(":fsid", to: fsid)
+                byIdentity.bind(":inode", to: inode)
+                byIdentity.bind(":size", to: size)
+                byIdentity.bind(":mtime", to: mtime)
                 if try byIdentity.step() {
                     found[a.id] = (byIdentity.int64(0), byIdentity.string(1))
                     report.matchedByIdentity += 1
@@ -502,7 +502,7 @@ extension IndexWriter {
         }
         let byPath = try db.statement("""
             SELECT f.asset_pk, a.id FROM files f JOIN directories d ON d.id = f.directory_id JOIN assets a ON a.pk = f.asset_pk
-            WHERE d.path = ?1 AND f.name = ?2
+            WHERE d.path = :directory AND f.name = :name
             """)
         for a in unmatched {
             if let size = a.size, let fp = a.fingerprint, let hit = byContent[Content(size: size, fingerprint: fp)] {
@@ -511,8 +511,8 @@ extension IndexWriter {
                 continue
             }
             byPath.reset()
-            byPath.bind(a.path.parent.bytes, at: 1)
-            byPath.bind(a.path.lastComponent, at: 2)
+            byPath.bind(":directory", to: a.path.parent)
+            byPath.bind(":name", to: a.path.lastComponent)
             if try byPath.step() {
                 found[a.id] = (byPath.int64(0), byPath.string(1))
                 report.matchedByPath += 1

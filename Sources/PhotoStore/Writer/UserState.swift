@@ -26,27 +26,27 @@ extension IndexWriter {
         try commit(now: now, durable: true) { job throws(StoreError) in
             let pks = try assetPKs(ids.map(\.rawValue))
             let column = flag == .favorite ? "is_favorite" : "is_hidden"
-            let current = try db.statement("SELECT \(column) FROM assets WHERE pk = ?1")
-            let update = try db.statement("UPDATE assets SET \(column) = ?2 WHERE pk = ?1")
+            let current = try db.statement("SELECT \(column) FROM assets WHERE pk = :pk")
+            let update = try db.statement("UPDATE assets SET \(column) = :value WHERE pk = :pk")
             for (pk, _) in pks {
-                current.bind(pk, at: 1)
+                current.bind(":pk", to: pk)
                 let already = try current.step() && (current.int(0) != 0) == value
                 current.reset()
                 if already { continue }  // nothing changes: not in the change set
                 try job.recordBefore(pk)
-                update.bind(pk, at: 1)
-                update.bind(value ? 1 : 0, at: 2)
+                update.bind(":pk", to: pk)
+                update.bind(":value", to: value)
                 try update.run()
             }
             let state = try db.statement("""
                 INSERT INTO user_state (asset_id, is_favorite, is_hidden, updated_at)
-                SELECT id, is_favorite, is_hidden, ?2 FROM assets WHERE pk = ?1
+                SELECT id, is_favorite, is_hidden, :now FROM assets WHERE pk = :pk
                 ON CONFLICT (asset_id) DO UPDATE SET is_favorite = excluded.is_favorite, is_hidden = excluded.is_hidden,
                                                      updated_at = excluded.updated_at
                 """)
             for pk in job.touched {
-                state.bind(pk, at: 1)
-                state.bind(now, at: 2)
+                state.bind(":pk", to: pk)
+                state.bind(":now", to: now)
                 try state.run()
             }
             return ChangeSet()
@@ -75,11 +75,11 @@ extension IndexWriter {
             if let parent { try requireFolder(parent) }
             id = Self.newCollectionID(prefix: prefix, now: now)
             let s = try db.statement(
-                "INSERT INTO \(table) (id, title, \(parentColumn), created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")
-            s.bind(id, at: 1)
-            s.bind(title, at: 2)
-            s.bind(parent, at: 3)
-            s.bind(now, at: 4)
+                "INSERT INTO \(table) (id, title, \(parentColumn), created_at, updated_at) VALUES (:id, :title, :parent, :now, :now)")
+            s.bind(":id", to: id)
+            s.bind(":title", to: title)
+            s.bind(":parent", to: parent)
+            s.bind(":now", to: now)
             try s.run()
             var summary = ChangeSet()
             summary.collectionsInserted = [id]
@@ -94,10 +94,10 @@ extension IndexWriter {
         try commit(now: now, durable: true) { _ throws(StoreError) in
             let title = try Self.checkedTitle(title)
             let table = try Self.userTable(id)
-            let s = try db.statement("UPDATE \(table) SET title = ?2, updated_at = ?3 WHERE id = ?1")
-            s.bind(id, at: 1)
-            s.bind(title, at: 2)
-            s.bind(now, at: 3)
+            let s = try db.statement("UPDATE \(table) SET title = :title, updated_at = :now WHERE id = :id")
+            s.bind(":id", to: id)
+            s.bind(":title", to: title)
+            s.bind(":now", to: now)
             try s.run()
             guard db.changes == 1 else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
             var summary = ChangeSet()
@@ -119,10 +119,10 @@ extension IndexWriter {
                     throw StoreError(code: .invalid, message: "folder \(id) cannot move into itself or a folder below it")
                 }
             }
-            let s = try db.statement("UPDATE \(table) SET \(parentColumn) = ?2, updated_at = ?3 WHERE id = ?1")
-            s.bind(id, at: 1)
-            s.bind(folder, at: 2)
-            s.bind(now, at: 3)
+            let s = try db.statement("UPDATE \(table) SET \(parentColumn) = :folder, updated_at = :now WHERE id = :id")
+            s.bind(":id", to: id)
+            s.bind(":folder", to: folder)
+            s.bind(":now", to: now)
             try s.run()
             var summary = ChangeSet()
             summary.collectionsUpdated = Array(Set([id] + [old, folder].compactMap { $0 })).sorted()
@@ -141,16 +141,16 @@ extension IndexWriter {
                 albums = [id]
             } else {
                 folders = try folderSubtree(id)
-                let s = try db.statement("SELECT id FROM user_albums WHERE folder_id IN (SELECT value FROM json_each(?1))")
-                s.bind(Self.jsonArray(folders), at: 1)
+                let s = try db.statement("SELECT id FROM user_albums WHERE folder_id IN (SELECT value FROM json_each(:folders))")
+                s.bind(":folders", to: Self.jsonArray(folders))
                 while try s.step() { albums.append(s.string(0)) }
             }
             let parentColumn = table == "user_albums" ? "folder_id" : "parent_id"
             let parent = try parent(of: id, table: table, column: parentColumn)
             let members = try albumMembers(albums)
             for pk in try assetPKs(members, requireAll: false).map(\.pk) { try job.recordBefore(pk) }
-            let delete = try db.statement("DELETE FROM \(table) WHERE id = ?1")  // cascades to albums and members
-            delete.bind(id, at: 1)
+            let delete = try db.statement("DELETE FROM \(table) WHERE id = :id")  // cascades to albums and members
+            delete.bind(":id", to: id)
             try delete.run()
             var extra = ChangeSet()
             extra.collectionsDeleted = (albums + folders).sorted()
@@ -167,15 +167,15 @@ extension IndexWriter {
             let pks = try assetPKs(ids.map(\.rawValue))
             var next = try db.scalar("SELECT coalesce(max(position), 0) FROM user_album_assets WHERE album_id = ?1", .text(album)).int64 ?? 0
             let insert = try db.statement("""
-                INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (?1, ?2, ?3, ?4)
+                INSERT INTO user_album_assets (album_id, asset_id, position, added_at) VALUES (:album, :asset, :position, :now)
                 ON CONFLICT DO NOTHING
                 """)
             for (pk, id) in pks {
                 next += 1
-                insert.bind(album, at: 1)
-                insert.bind(id, at: 2)
-                insert.bind(next, at: 3)
-                insert.bind(now, at: 4)
+                insert.bind(":album", to: album)
+                insert.bind(":asset", to: id)
+                insert.bind(":position", to: next)
+                insert.bind(":now", to: now)
                 try insert.run()
                 if db.changes == 1 { try job.recordBefore(pk) }
             }
@@ -193,11 +193,11 @@ extension IndexWriter {
             let members = Set(try albumMembers([album]))
             let unknown = missing.subtracting(members)
             if !unknown.isEmpty { throw StoreError.notFound("asset", unknown.sorted()) }
-            let delete = try db.statement("DELETE FROM user_album_assets WHERE album_id = ?1 AND asset_id = ?2")
+            let delete = try db.statement("DELETE FROM user_album_assets WHERE album_id = :album AND asset_id = :asset")
             var removed = 0
             for id in ids.map(\.rawValue) {
-                delete.bind(album, at: 1)
-                delete.bind(id, at: 2)
+                delete.bind(":album", to: album)
+                delete.bind(":asset", to: id)
                 try delete.run()
                 guard db.changes == 1 else { continue }
                 removed += 1
@@ -221,33 +221,33 @@ extension IndexWriter {
             case .replace(let w), .add(let w), .remove(let w): words = try Self.checkedKeywords(w)
             }
             let pks = try assetPKs(ids.map(\.rawValue))
-            let insert = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
-            let remove = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2 AND keyword = ?3")
-            let clear = try db.statement("DELETE FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
+            let insert = try db.statement("INSERT INTO asset_keywords (asset_id, source, keyword) VALUES (:asset, :source, :keyword) ON CONFLICT DO NOTHING")
+            let remove = try db.statement("DELETE FROM asset_keywords WHERE asset_id = :asset AND source = :source AND keyword = :keyword")
+            let clear = try db.statement("DELETE FROM asset_keywords WHERE asset_id = :asset AND source = :source")
             for (pk, id) in pks {
                 var changed = 0
                 switch edit {
                 case .replace:
                     let before = Set(try keywords(of: id, source: source).map(Keywords.folded))
                     guard before != Set(words.map(Keywords.folded)) else { continue }
-                    clear.bind(id, at: 1)
-                    clear.bind(source, at: 2)
+                    clear.bind(":asset", to: id)
+                    clear.bind(":source", to: source)
                     try clear.run()
                     changed = 1
                     fallthrough
                 case .add:
                     for w in words {
-                        insert.bind(id, at: 1)
-                        insert.bind(source, at: 2)
-                        insert.bind(w, at: 3)
+                        insert.bind(":asset", to: id)
+                        insert.bind(":source", to: source)
+                        insert.bind(":keyword", to: w)
                         try insert.run()
                         changed += db.changes
                     }
                 case .remove:
                     for w in words {
-                        remove.bind(id, at: 1)
-                        remove.bind(source, at: 2)
-                        remove.bind(w, at: 3)
+                        remove.bind(":asset", to: id)
+                        remove.bind(":source", to: source)
+                        remove.bind(":keyword", to: w)
                         try remove.run()
                         changed += db.changes
                     }
@@ -259,10 +259,10 @@ extension IndexWriter {
     }
 
     func keywords(of asset: String, source: String) throws(StoreError) -> [String] {
-        let s = try db.statement("SELECT keyword FROM asset_keywords WHERE asset_id = ?1 AND source = ?2")
+        let s = try db.statement("SELECT keyword FROM asset_keywords WHERE asset_id = :asset AND source = :source")
         defer { s.reset() }
-        s.bind(asset, at: 1)
-        s.bind(source, at: 2)
+        s.bind(":asset", to: asset)
+        s.bind(":source", to: source)
         var result: [String] = []
         while try s.step() { result.append(s.string(0)) }
         return result
@@ -276,13 +276,13 @@ extension IndexWriter {
         guard ids.count <= Self.maxIDsPerWrite else {
             throw StoreError(code: .invalid, message: "at most \(Self.maxIDsPerWrite) ids per write (got \(ids.count))")
         }
-        let s = try db.statement("SELECT pk FROM assets WHERE id = ?1")
+        let s = try db.statement("SELECT pk FROM assets WHERE id = :id")
         defer { s.reset() }
         var seen = Set<String>()
         var found: [(Int64, String)] = []
         var missing: [String] = []
         for id in ids where seen.insert(id).inserted {
-            s.bind(id, at: 1)
+            s.bind(":id", to: id)
             if try s.step() { found.append((s.int64(0), id)) } else { missing.append(id) }
             s.reset()
         }
@@ -295,8 +295,8 @@ extension IndexWriter {
 
     func albumMembers(_ albums: [String]) throws(StoreError) -> [String] {
         guard !albums.isEmpty else { return [] }
-        let s = try db.statement("SELECT DISTINCT asset_id FROM user_album_assets WHERE album_id IN (SELECT value FROM json_each(?1))")
-        s.bind(Self.jsonArray(albums), at: 1)
+        let s = try db.statement("SELECT DISTINCT asset_id FROM user_album_assets WHERE album_id IN (SELECT value FROM json_each(:albums))")
+        s.bind(":albums", to: Self.jsonArray(albums))
         var ids: [String] = []
         while try s.step() { ids.append(s.string(0)) }
         return ids
@@ -306,9 +306,9 @@ extension IndexWriter {
     func touchAlbum(_ album: String, now: Int64, changed: Bool) throws(StoreError) -> ChangeSet {
         var summary = ChangeSet()
         guard changed else { return summary }
-        let s = try db.statement("UPDATE user_albums SET updated_at = ?2 WHERE id = ?1")
-        s.bind(album, at: 1)
-        s.bind(now, at: 2)
+        let s = try db.statement("UPDATE user_albums SET updated_at = :now WHERE id = :album")
+        s.bind(":album", to: album)
+        s.bind(":now", to: now)
         try s.run()
         summary.collectionsUpdated = [album]
         return summary
@@ -329,10 +329,10 @@ extension IndexWriter {
     /// The folder and every folder below it.
     func folderSubtree(_ id: String) throws(StoreError) -> [String] {
         let s = try db.statement("""
-            WITH RECURSIVE below(id) AS (SELECT ?1 UNION SELECT f.id FROM user_folders f JOIN below b ON f.parent_id = b.id)
+            WITH RECURSIVE below(id) AS (SELECT :id UNION SELECT f.id FROM user_folders f JOIN below b ON f.parent_id = b.id)
             SELECT id FROM below
             """)
-        s.bind(id, at: 1)
+        s.bind(":id", to: id)
         var ids: [String] = []
         while try s.step() { ids.append(s.string(0)) }
         return ids
@@ -342,12 +342,12 @@ extension IndexWriter {
     func folderAncestors(of id: String) throws(StoreError) -> [String] {
         let s = try db.statement("""
             WITH RECURSIVE above(id, depth) AS (
-                SELECT parent_id, 1 FROM user_folders WHERE id = ?1
+                SELECT parent_id, 1 FROM user_folders WHERE id = :id
                 UNION ALL SELECT f.parent_id, a.depth + 1 FROM user_folders f JOIN above a ON f.id = a.id
                 WHERE a.depth < 1000)
             SELECT id FROM above WHERE id IS NOT NULL ORDER BY depth
             """)
-        s.bind(id, at: 1)
+        s.bind(":id", to: id)
         var ids: [String] = []
         while try s.step() { ids.append(s.string(0)) }
         return ids
@@ -403,9 +403,9 @@ extension IndexWriter {
 
     /// The parent folder of a user album or folder (nil at the top); `notFound` if it does not exist.
     func parent(of id: String, table: String, column: String) throws(StoreError) -> String? {
-        let s = try db.statement("SELECT \(column) FROM \(table) WHERE id = ?1")
+        let s = try db.statement("SELECT \(column) FROM \(table) WHERE id = :id")
         defer { s.reset() }
-        s.bind(id, at: 1)
+        s.bind(":id", to: id)
         guard try s.step() else { throw StoreError.notFound(table == "user_albums" ? "album" : "folder", [id]) }
         return s.isNull(0) ? nil : s.string(0)
     }
