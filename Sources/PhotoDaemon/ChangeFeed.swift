@@ -69,7 +69,12 @@ final class ChangeFeed: Sendable {
         let start = since ?? bounds.current
         try Self.check(start, against: bounds)
         state.withLock { $0.subscribers[client] = Subscriber(sent: start, live: false, filter: filter) }
-        connection(client)?.perform { [self] in catchUp(client) }
+        guard let conn = connection(client) else {
+            unsubscribe(client: client)
+            throw .internalError("the connection is gone")
+        }
+        logger.debug("subscribed", [("client.id", String(client)), ("since", String(start)), ("token", String(bounds.current))])
+        conn.perform { [self] in catchUp(client) }
         return bounds.current
     }
 
@@ -108,7 +113,7 @@ final class ChangeFeed: Sendable {
         let read: (JournalBounds, [ChangeSet])
         do {
             // The bounds and the rows from one snapshot: a pruning in between cannot open a gap.
-            read = try database.read { r in try r.consistent { (try r.journalBounds(), try r.changes(after: since, limit: limit)) } }
+            read = try database.read { r in try r.consistent { () throws(StoreError) in (try r.journalBounds(), try r.changes(after: since, limit: limit)) } }
         } catch {
             throw .internalError("cannot read the change journal: \(error)")
         }
@@ -144,6 +149,10 @@ final class ChangeFeed: Sendable {
                 s.subscribers[id] = sub
             }
             return out
+        }
+        if !deliveries.isEmpty {
+            logger.debug("published", [("token", String(token)), ("subscribers.direct", String(deliveries.filter(\.2).count)),
+                                       ("subscribers.behind", String(deliveries.filter { !$0.2 }.count))])
         }
         for (id, filter, direct) in deliveries {
             guard let conn = connection(id) else {
@@ -204,7 +213,10 @@ final class ChangeFeed: Sendable {
                     s.subscribers[client] = current
                     return true
                 }
-                if live { return }
+                if live {
+                    logger.debug("subscriber live", [("client.id", String(client)), ("sent", String(sub.sent))])
+                    return
+                }
                 continue
             }
             if let first = rows.first, first.token != sub.sent + 1 {
@@ -227,6 +239,8 @@ final class ChangeFeed: Sendable {
             }
             for change in kept { conn.enqueue(Self.notification(change)) }
             let last = rows.last!.token ?? 0
+            logger.debug("subscriber caught up", [("client.id", String(client)), ("from", String(sub.sent)),
+                                                  ("to", String(last)), ("sent", String(kept.count))])
             state.withLock { $0.subscribers[client]?.sent = last }
             if conn.isClosed {
                 unsubscribe(client: client)

@@ -54,7 +54,15 @@ struct Methods: Sendable {
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
     func snapshot<R: Sendable>(_ body: @escaping (IndexReader) throws -> R) throws(RPCError) -> (R, Int64) {
-        try query { r in try r.consistent { (try body(r), try r.journalBounds().current) } }
+        try query { r in
+            try r.consistent { () throws(StoreError) in
+                do {
+                    return (try body(r), try r.journalBounds().current)
+                } catch {
+                    throw StoreError.wrapping(error)
+                }
+            }
+        }
     }
 
     /// Runs a store query, mapping its failure to `internalError` (the store is ours; a
@@ -84,7 +92,7 @@ struct Methods: Sendable {
     func status(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
         let s = indexer.status
-        let (counts, byRoot) = try query { r in try r.consistent { (try r.counts(), try r.assetCountsByRoot()) } }
+        let (counts, byRoot) = try query { r in try r.consistent { () throws(StoreError) in (try r.counts(), try r.assetCountsByRoot()) } }
         var o = JSONObject()
         let w = live.status
         // Idle means: no scan running, no watcher change waiting, nothing in the sort queue.
@@ -213,7 +221,7 @@ struct Methods: Sendable {
         let limit = try p.int("limit", default: 100, in: 1...WireLimits.maxPageSize)
         let offset = try p.int("offset", default: 0, in: 0...Int.max)
         let (issues, total) = try query { r in
-            try r.consistent { (try r.fileIssues(limit: limit, offset: offset), try r.fileIssueCount()) }
+            try r.consistent { () throws(StoreError) in (try r.fileIssues(limit: limit, offset: offset), try r.fileIssueCount()) }
         }
         var o = JSONObject()
         o["errors"] = .array(issues.map(WireMapping.fileIssue))

@@ -929,8 +929,8 @@ struct FileLookup {
     /// Compares files with the index in one read transaction.
     func look(up probes: [Probe]) -> [Verdict] {
         let verdicts = try? indexer.database.read { r -> [Verdict] in
-            try r.consistent {
-                try probes.map { probe -> Verdict in
+            try r.consistent { () throws(StoreError) in
+                try probes.map { probe throws(StoreError) -> Verdict in
                     let group = try r.group(directory: probe.path.parent, key: probe.key)
                     if let known = group.first(where: { $0.name == probe.path.lastComponent }) {
                         let again = Walk.mayReadAgain(known, in: FileDescriptor(rawValue: AT_FDCWD), name: probe.path.bytes)

@@ -190,7 +190,7 @@ public final class SortQueue: Sendable {
             holdForSpace(entries, error)
             return
         } catch {
-            let storeError = (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
+            let storeError = StoreError.wrapping(error)
             result = .failure(storeError)
             state.withLock {
                 $0.stats.failed += 1
@@ -246,7 +246,7 @@ public final class SortQueue: Sendable {
             } catch let error as StoreError where error.code == .full {
                 continue
             } catch {
-                let storeError = (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
+                let storeError = StoreError.wrapping(error)
                 state.withLock {
                     $0.stats.failed += 1
                     $0.stats.lastError = "\(storeError)"

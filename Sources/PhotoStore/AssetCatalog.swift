@@ -23,7 +23,7 @@ final class AssetCatalog: Sendable {
     func invalidate() { latest.withLock { $0 = nil } }
 
     /// The snapshot at `reader`'s token, refreshed if needed; call inside a read transaction.
-    func snapshot(_ reader: IndexReader) throws -> CatalogSnapshot {
+    func snapshot(_ reader: IndexReader) throws(StoreError) -> CatalogSnapshot {
         let bounds = try reader.journalBounds()
         let held = latest.withLock { $0 }
         if let held, held.token == bounds.current { return held }
@@ -439,7 +439,7 @@ final class CatalogSnapshot: Sendable {
     }
 
     /// Reads every asset, in (path, id) order, straight into columns.
-    static func build(_ reader: IndexReader, token: Int64) throws -> CatalogSnapshot {
+    static func build(_ reader: IndexReader, token: Int64) throws(StoreError) -> CatalogSnapshot {
         var interner = Interner()
         let tagged = try taggerKeywords(reader, ids: nil)
         let total = try reader.db.scalar("SELECT count(*) FROM assets").int64 ?? 0
@@ -455,7 +455,7 @@ final class CatalogSnapshot: Sendable {
     }
 
     /// The taggers' keywords by asset id (of `ids`, a JSON array, or of every asset).
-    static func taggerKeywords(_ reader: IndexReader, ids: String?) throws -> [String: [String]] {
+    static func taggerKeywords(_ reader: IndexReader, ids: String?) throws(StoreError) -> [String: [String]] {
         var tagged: [String: [String]] = [:]
         let k = try reader.db.statement(ids == nil ? "SELECT asset_id, keyword FROM asset_keywords"
             : "SELECT asset_id, keyword FROM asset_keywords WHERE asset_id IN (SELECT value FROM json_each(:ids))")
@@ -467,7 +467,7 @@ final class CatalogSnapshot: Sendable {
 
     /// `held` brought up to `token` by re-reading the assets the journal names after its token;
     /// nil when reading everything is the better way (many changes).
-    static func refreshed(_ held: CatalogSnapshot, reader: IndexReader, to token: Int64) throws -> CatalogSnapshot? {
+    static func refreshed(_ held: CatalogSnapshot, reader: IndexReader, to token: Int64) throws(StoreError) -> CatalogSnapshot? {
         var changed = Set<String>()
         var after = held.token
         while after < token {

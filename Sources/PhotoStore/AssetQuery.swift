@@ -357,7 +357,7 @@ extension IndexReader {
     static let notDeleted = "a.deleted_at IS NULL"
 
     /// Resolves the scope; `nil` when the collection does not exist.
-    func plan(_ query: AssetQuery, in scope: AssetScope, now: Int64) throws -> AssetQueryPlan? {
+    func plan(_ query: AssetQuery, in scope: AssetScope, now: Int64) throws(StoreError) -> AssetQueryPlan? {
         let visibility = query.includeHidden ? Self.notDeleted : Self.visible
         let byCapture = "a.local_datetime, a.path, a.id"
         var plan: AssetQueryPlan
@@ -399,7 +399,7 @@ extension IndexReader {
         return plan
     }
 
-    private func statement(_ sql: String, _ plan: AssetQueryPlan) throws -> Statement {
+    private func statement(_ sql: String, _ plan: AssetQueryPlan) throws(StoreError) -> Statement {
         let s = plan.isFixed ? try db.statement(sql) : try db.transientStatement(sql)
         for (i, v) in plan.bindings.enumerated() { try s.bind(v, at: Int32(i + 1)) }
         return s
@@ -410,9 +410,9 @@ extension IndexReader {
     /// collection does not exist. Assets in Recently Deleted are only in that smart album.
     /// Run it inside `consistent` for a page and total from one snapshot.
     public func assets(_ query: AssetQuery, in scope: AssetScope = .library, limit: Int, offset: Int,
-                       now: Int64) throws -> (assets: [Asset], total: Int)? {
+                       now: Int64) throws(StoreError) -> (assets: [Asset], total: Int)? {
         if scope == .library, let catalog {
-            return try consistent {
+            return try consistent { () throws(StoreError) in
                 let snapshot = try catalog.snapshot(self)
                 let selected = snapshot.select(query)
                 return (try assets(selected, of: snapshot, limit: limit, offset: offset), selected.count)
@@ -429,7 +429,7 @@ extension IndexReader {
 
     /// The assets at `offset..<offset + limit` of `selected` (a catalog's record indexes), read
     /// from SQLite in the same transaction as the catalog's snapshot, in that order.
-    private func assets(_ selected: [Int32], of snapshot: CatalogSnapshot, limit: Int, offset: Int) throws -> [Asset] {
+    private func assets(_ selected: [Int32], of snapshot: CatalogSnapshot, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
         let offset = max(0, offset)
         guard offset < selected.count, limit > 0 else { return [] }
         let page = selected[offset..<min(selected.count, offset + limit)].map { snapshot.columns.pk[Int($0)] }
@@ -438,7 +438,7 @@ extension IndexReader {
         var byPK: [Int64: (pk: Int64, asset: Asset)] = [:]
         for row in try AssetColumns.decodeAll(s) { byPK[row.pk] = row }
         // The snapshot is of this transaction: every pk is there.
-        let rows = try page.map { pk in
+        let rows = try page.map { pk throws(StoreError) in
             guard let row = byPK[pk] else { throw StoreError(code: .sqlite, message: "the catalog names asset \(pk), which is gone") }
             return row
         }
@@ -447,7 +447,7 @@ extension IndexReader {
 
     /// How many assets the plan selects: the kept counters for the unfiltered library (O(1)),
     /// a count with the page's condition otherwise.
-    private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws -> Int {
+    private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws(StoreError) -> Int {
         if scope == .library, query.predicate == nil {
             return query.includeHidden ? try assetCount() : try visibleAssetCount()
         }
@@ -460,11 +460,11 @@ extension IndexReader {
     /// The ids of every asset `query` selects in `scope`, in its order (for change details: a
     /// client diffs them against what it holds); `nil` when the collection does not exist. Reads
     /// one column per row: no decoding, no resources.
-    public func assetIDs(_ query: AssetQuery, in scope: AssetScope = .library, now: Int64) throws -> [AssetID]? {
+    public func assetIDs(_ query: AssetQuery, in scope: AssetScope = .library, now: Int64) throws(StoreError) -> [AssetID]? {
         if scope == .library, let catalog {
-            return try consistent {
+            return try consistent { () throws(StoreError) in
                 let snapshot = try catalog.snapshot(self)
-                return try snapshot.select(query).map { i in
+                return try snapshot.select(query).map { i throws(StoreError) in
                     let id = snapshot.ids.string(Int(i))
                     guard let asset = AssetID(rawValue: id) else { throw StoreError.undecodable(table: "assets", key: id) }
                     return asset

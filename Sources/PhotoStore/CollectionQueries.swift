@@ -57,7 +57,7 @@ extension IndexReader {
     static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
 
     /// Moments, newest first.
-    public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0) throws -> [Moment] {
+    public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [Moment] {
         let s = try db.statement("""
             SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
                    location_local, location_path, location_asset
@@ -87,7 +87,7 @@ extension IndexReader {
     }
 
     /// How many moments match.
-    public func momentCount(_ filter: MomentFilter = MomentFilter()) throws -> Int {
+    public func momentCount(_ filter: MomentFilter = MomentFilter()) throws(StoreError) -> Int {
         let s = try db.statement("SELECT count(*) FROM moments WHERE day BETWEEN :firstDay AND :lastDay")
         defer { s.reset() }
         s.bind(":firstDay", to: filter.firstDay ?? Int.min)
@@ -96,7 +96,7 @@ extension IndexReader {
     }
 
     /// Folder albums in path order.
-    public func folderAlbums(limit: Int = Int.max, offset: Int = 0) throws -> [FolderAlbum] {
+    public func folderAlbums(limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [FolderAlbum] {
         let s = try db.statement("""
             SELECT d.album_id, d.path, d.asset_count,
                    (SELECT min(a.local_datetime) FROM assets a WHERE a.directory_id = d.id AND \(Self.visible)),
@@ -115,12 +115,12 @@ extension IndexReader {
     }
 
     /// How many folder albums there are.
-    public func folderAlbumCount() throws -> Int {
+    public func folderAlbumCount() throws(StoreError) -> Int {
         Int(try db.scalar("SELECT count(*) FROM directories WHERE asset_count > 0").int64 ?? 0)
     }
 
     /// One folder album by id.
-    public func folderAlbum(id: String) throws -> FolderAlbum? {
+    public func folderAlbum(id: String) throws(StoreError) -> FolderAlbum? {
         let s = try db.statement("SELECT path, asset_count FROM directories WHERE album_id = :album")
         defer { s.reset() }
         s.bind(":album", to: id)
@@ -129,7 +129,7 @@ extension IndexReader {
     }
 
     /// The albums the folder tree is built from (every directory with visible assets).
-    public func folderAlbumInputs() throws -> [FolderAlbumInput] {
+    public func folderAlbumInputs() throws(StoreError) -> [FolderAlbumInput] {
         let s = try db.statement("SELECT path, asset_count, album_id FROM directories WHERE asset_count > 0")
         var result: [FolderAlbumInput] = []
         while try s.step() {
@@ -166,8 +166,8 @@ extension IndexReader {
     /// Asset counts of every smart album: the kept counters minus the few invisible assets for
     /// All Photos and Videos, partial indexes for the sparse ones, the `added_at` index for
     /// Recently Added.
-    public func smartAlbumCounts(now: Int64) throws -> [String: Int] {
-        func count(_ condition: String) throws -> Int {
+    public func smartAlbumCounts(now: Int64) throws(StoreError) -> [String: Int] {
+        func count(_ condition: String) throws(StoreError) -> Int {
             Int(try db.scalar("SELECT count(*) FROM assets a WHERE \(condition)").int64 ?? 0)
         }
         let c = try counts()
@@ -185,7 +185,7 @@ extension IndexReader {
     }
 
     /// The assets of a collection in its order, with their total.
-    public func assets(in collection: CollectionRef, limit: Int, offset: Int, now: Int64) throws -> (assets: [Asset], total: Int)? {
+    public func assets(in collection: CollectionRef, limit: Int, offset: Int, now: Int64) throws(StoreError) -> (assets: [Asset], total: Int)? {
         let condition: String
         let order: String
         // The one parameter of a moment's or a folder album's condition.

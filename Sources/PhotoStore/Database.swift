@@ -91,8 +91,8 @@ public final class Database: Sendable {
     /// (a bug, or a database written by a build with another counting rule). Returns whether
     /// they had to be repaired. Costs one pass over the tables: run at start-up.
     @discardableResult
-    public func verifyCounters() throws -> Bool {
-        try writer.withLock { w in
+    public func verifyCounters() throws(StoreError) -> Bool {
+        try writer.withLock { w throws(StoreError) in
             // The recount scans every table: on a connection of its own with a small page cache,
             // closed afterwards, so that the scan does not fill the writer's cache for good.
             let scan = try Connection(path: path, readOnly: true, create: false)
@@ -131,8 +131,8 @@ public final class Database: Sendable {
 
     /// Checkpoints the WAL into the database file and truncates it (on a clean shutdown, so
     /// that the database file alone is complete). Waits for the writer.
-    public func checkpoint() throws {
-        try writer.withLock { w in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    public func checkpoint() throws(StoreError) {
+        try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     /// Runs `body` on the writer connection (the one writer; callers are serialised).
@@ -153,7 +153,12 @@ public final class Database: Sendable {
                 try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-4000;")
                 connection = c
             }
-            return try body(IndexReader(connection!, catalog: catalog))
+            let result = try body(IndexReader(connection!, catalog: catalog))
+            // A statement left on a row would hold this connection's snapshot open: later reads
+            // would see old data and the WAL could not be checkpointed past it. Debug builds
+            // (the tests) check that every read resets what it stepped.
+            assert(connection!.busyStatements.isEmpty, "a read left statements unreset: \(connection!.busyStatements)")
+            return result
         }
     }
 }

@@ -147,8 +147,12 @@ extension Database {
     }
 
     /// The recovery this database was made by, if any.
-    public func recovery() throws -> DatabaseRecovery? {
-        try read { r in try r.recovery() }
+    public func recovery() throws(StoreError) -> DatabaseRecovery? {
+        do {
+            return try read { r in try r.recovery() }
+        } catch {
+            throw StoreError.wrapping(error)
+        }
     }
 
     static func reportFields(_ r: UserStateRestoreReport) -> [(String, Int)] {
@@ -160,7 +164,7 @@ extension Database {
 
 extension IndexReader {
     /// The recovery recorded in `meta`, if any.
-    public func recovery() throws -> DatabaseRecovery? {
+    public func recovery() throws(StoreError) -> DatabaseRecovery? {
         var values: [String: SQLValue] = [:]
         let s = try db.statement("SELECT key, value FROM meta WHERE key LIKE 'recovery.%'")
         defer { s.reset() }

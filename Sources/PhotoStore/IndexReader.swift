@@ -20,7 +20,7 @@ public struct IndexReader {
     public var connection: Connection { db }
 
     /// What the index holds for one directory, or `nil` when it has never been scanned.
-    public func snapshot(of path: PathBytes) throws -> DirectorySnapshot? {
+    public func snapshot(of path: PathBytes) throws(StoreError) -> DirectorySnapshot? {
         let dir = try db.statement("SELECT id, mtime_ns, inode, fsid FROM directories WHERE path = :path")
         dir.bind(":path", to: path)
         guard try dir.step() else { return nil }
@@ -47,21 +47,13 @@ public struct IndexReader {
 
     /// Runs several queries on one snapshot of the index (a page and its total agree).
     /// Nested calls join the outer snapshot.
-    public func consistent<R>(_ body: () throws -> R) throws -> R {
+    public func consistent<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         if db.isInTransaction { return try body() }
-        try db.execute("BEGIN")
-        do {
-            let result = try body()
-            try db.execute("COMMIT")
-            return result
-        } catch {
-            try? db.execute("ROLLBACK")
-            throw error
-        }
+        return try db.transaction(immediate: false, body)
     }
 
     /// Counts for `library.status`, from the trigger-maintained counters: O(1).
-    public func counts() throws -> LibraryCounts {
+    public func counts() throws(StoreError) -> LibraryCounts {
         var values: [String: Int] = [:]
         let s = try db.statement("SELECT name, value FROM counters")
         while try s.step() { values[s.string(0)] = s.int(1) }
@@ -87,7 +79,7 @@ public struct IndexReader {
 
     /// The same counts by scanning the tables: what the counters must always equal (the tests
     /// compare them after every kind of change).
-    public func recount() throws -> LibraryCounts {
+    public func recount() throws(StoreError) -> LibraryCounts {
         // Single passes with sums: no GROUP BY, so no temporary b-tree in memory.
         var c = LibraryCounts()
         let a = try db.statement("""
@@ -116,7 +108,7 @@ public struct IndexReader {
     }
 
     /// Assets in Recently Deleted by media type.
-    public func deletedByType() throws -> [String: Int] {
+    public func deletedByType() throws(StoreError) -> [String: Int] {
         var deleted: [String: Int] = [:]
         let d = try db.statement("""
             SELECT media_type, count(*) FROM assets
@@ -127,11 +119,11 @@ public struct IndexReader {
     }
 
     /// The number of assets (O(1)).
-    public func assetCount() throws -> Int { try counts().assets }
+    public func assetCount() throws(StoreError) -> Int { try counts().assets }
 
     /// The number of visible assets (neither hidden nor in Recently Deleted): the counted ones
     /// (Recently Deleted left out) minus the few hidden ones, through the partial index.
-    public func visibleAssetCount() throws -> Int {
+    public func visibleAssetCount() throws(StoreError) -> Int {
         let hidden = Int(try db.scalar("""
             SELECT count(*) FROM assets WHERE (is_hidden != 0 OR deleted_at IS NOT NULL) AND deleted_at IS NULL
             """).int64 ?? 0)
@@ -139,11 +131,11 @@ public struct IndexReader {
     }
 
     /// The number of files with a per-file error (O(1)).
-    public func fileIssueCount() throws -> Int { try counts().errors }
+    public func fileIssueCount() throws(StoreError) -> Int { try counts().errors }
 
     /// A page of visible assets (neither hidden nor in Recently Deleted) in the default order:
     /// capture time on the capture clock, then path bytes, then id. Each carries its resources.
-    public func assets(limit: Int, offset: Int) throws -> [Asset] {
+    public func assets(limit: Int, offset: Int) throws(StoreError) -> [Asset] {
         let s = try db.statement("""
             SELECT \(AssetColumns.select) FROM assets a WHERE a.is_hidden = 0 AND a.deleted_at IS NULL
             ORDER BY a.local_datetime, a.path, a.id LIMIT :limit OFFSET :offset
@@ -155,7 +147,7 @@ public struct IndexReader {
     }
 
     /// One asset by id.
-    public func asset(id: AssetID) throws -> Asset? {
+    public func asset(id: AssetID) throws(StoreError) -> Asset? {
         let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.id = :id")
         defer { s.reset() }
         s.bind(":id", to: id.rawValue)
@@ -164,7 +156,7 @@ public struct IndexReader {
         return try attachResources([row]).first
     }
 
-    func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws -> [Asset] {
+    func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws(StoreError) -> [Asset] {
         guard !rows.isEmpty else { return [] }
         var byPK: [Int64: [Resource]] = [:]
         let s = try db.statement("""
@@ -198,7 +190,7 @@ public struct IndexReader {
     }
 
     /// Files that could not be indexed, with their reasons, in path order.
-    public func fileIssues(limit: Int, offset: Int = 0) throws -> [FileIssue] {
+    public func fileIssues(limit: Int, offset: Int = 0) throws(StoreError) -> [FileIssue] {
         let s = try db.statement("""
             SELECT d.path, f.name, f.error_code, f.error_message FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE f.status = 'error' ORDER BY d.path, f.name LIMIT :limit OFFSET :offset
@@ -214,7 +206,7 @@ public struct IndexReader {
     }
 
     /// Assets per root, by root path (for roots the daemon is no longer configured with).
-    public func assetCountsByRoot() throws -> [PathBytes: Int] {
+    public func assetCountsByRoot() throws(StoreError) -> [PathBytes: Int] {
         // Kept counters include Recently Deleted; those few come off through the partial index.
         let s = try db.statement("""
             SELECT r.path, coalesce(c.value, 0) - (SELECT count(*) FROM assets a
@@ -229,7 +221,7 @@ public struct IndexReader {
     }
 
     /// The kept per-root counters by root id (Recently Deleted included).
-    public func rootCounters() throws -> [Int64: Int] {
+    public func rootCounters() throws(StoreError) -> [Int64: Int] {
         let s = try db.statement("SELECT name, value FROM counters WHERE name LIKE 'root.%'")
         var result: [Int64: Int] = [:]
         while try s.step() {
@@ -240,7 +232,7 @@ public struct IndexReader {
     }
 
     /// Assets per root by scanning (what the per-root counters must equal).
-    public func recountByRoot() throws -> [Int64: Int] {
+    public func recountByRoot() throws(StoreError) -> [Int64: Int] {
         // One pass over the assets (every asset carries its root): what the kept counters hold.
         let s = try db.statement("SELECT root_id, count(*) FROM assets GROUP BY root_id")
         var result: [Int64: Int] = [:]
@@ -249,7 +241,7 @@ public struct IndexReader {
     }
 
     /// What the index holds for one file, or `nil` when it does not know it.
-    public func file(at path: PathBytes) throws -> IndexedFile? {
+    public func file(at path: PathBytes) throws(StoreError) -> IndexedFile? {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
             JOIN directories d ON d.id = f.directory_id WHERE d.path = :directory AND f.name = :name
@@ -266,7 +258,7 @@ public struct IndexReader {
 
     /// The content keys (size, fingerprint) of the asset files at `files` and below
     /// `directories`: what a removal is about to send to Recently Deleted.
-    public func contentKeys(files: [PathBytes], directories: [PathBytes]) throws -> [ContentKey] {
+    public func contentKeys(files: [PathBytes], directories: [PathBytes]) throws(StoreError) -> [ContentKey] {
         var keys: [ContentKey] = []
         let one = try db.statement("""
             SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
@@ -293,7 +285,7 @@ public struct IndexReader {
     }
 
     /// The indexed files of one group (a directory's files sharing a base name, `group_key`).
-    public func group(directory: PathBytes, key: [UInt8]) throws -> [IndexedFile] {
+    public func group(directory: PathBytes, key: [UInt8]) throws(StoreError) -> [IndexedFile] {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
             JOIN directories d ON d.id = f.directory_id WHERE d.path = :directory AND f.group_key = :groupKey
@@ -312,12 +304,12 @@ public struct IndexReader {
     }
 
     /// Whether the index knows a directory.
-    public func hasDirectory(_ path: PathBytes) throws -> Bool {
+    public func hasDirectory(_ path: PathBytes) throws(StoreError) -> Bool {
         try db.scalar("SELECT 1 FROM directories WHERE path = ?1", .blob(path.bytes)).int64 != nil
     }
 
     /// The inodes of the indexed directories directly below the directory with row id `parent`.
-    public func subdirectoryInodes(parent: Int64) throws -> Set<UInt64> {
+    public func subdirectoryInodes(parent: Int64) throws(StoreError) -> Set<UInt64> {
         let s = try db.statement("SELECT inode FROM directories WHERE parent_id = :parent AND inode IS NOT NULL")
         s.bind(":parent", to: parent)
         var result = Set<UInt64>()
@@ -326,7 +318,7 @@ public struct IndexReader {
     }
 
     /// Indexed directories with this identity (a moved directory keeps its inode).
-    public func directories(fsid: UInt64, inode: UInt64) throws -> [PathBytes] {
+    public func directories(fsid: UInt64, inode: UInt64) throws(StoreError) -> [PathBytes] {
         let s = try db.statement("SELECT path FROM directories WHERE fsid = :fsid AND inode = :inode")
         s.bind(":fsid", to: Int64(bitPattern: fsid))
         s.bind(":inode", to: Int64(bitPattern: inode))
@@ -336,7 +328,7 @@ public struct IndexReader {
     }
 
     /// Indexed files with this identity (fsid, inode, size, mtime).
-    public func files(identity: FileIdentity) throws -> [PathBytes] {
+    public func files(identity: FileIdentity) throws(StoreError) -> [PathBytes] {
         let s = try db.statement("""
             SELECT d.path, f.name FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE f.fsid = :fsid AND f.inode = :inode AND f.size = :size AND f.mtime_ns = :mtime
@@ -351,7 +343,7 @@ public struct IndexReader {
     }
 
     /// A tombstone of an asset still in Recently Deleted for this identity.
-    public func tombstone(identity: FileIdentity) throws -> Int64? {
+    public func tombstone(identity: FileIdentity) throws(StoreError) -> Int64? {
         let s = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
             WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime LIMIT 1
@@ -365,7 +357,7 @@ public struct IndexReader {
     }
 
     /// The roots the database knows, with their ids.
-    public func roots() throws -> [(id: Int64, path: PathBytes)] {
+    public func roots() throws(StoreError) -> [(id: Int64, path: PathBytes)] {
         let s = try db.statement("SELECT id, path FROM roots ORDER BY path")
         var result: [(Int64, PathBytes)] = []
         while try s.step() { result.append((s.int64(0), PathBytes(s.bytes(1)))) }

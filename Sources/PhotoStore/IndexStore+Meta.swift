@@ -6,7 +6,7 @@ import PhotoModel
 
 extension IndexReader {
     /// An integer in `meta`, if set.
-    public func metaInteger(_ key: String) throws -> Int64? {
+    public func metaInteger(_ key: String) throws(StoreError) -> Int64? {
         let s = try db.statement("SELECT value FROM meta WHERE key = :key")
         defer { s.reset() }
         s.bind(":key", to: key)
@@ -14,7 +14,7 @@ extension IndexReader {
     }
 
     /// Every recorded tree with its identity.
-    public func mounts() throws -> [PathBytes: MountIdentity] {
+    public func mounts() throws(StoreError) -> [PathBytes: MountIdentity] {
         let s = try db.statement("SELECT path, fsid, fs_type, fs_path, volume FROM mounts")
         var result: [PathBytes: MountIdentity] = [:]
         while try s.step() {
@@ -27,7 +27,7 @@ extension IndexReader {
 
     /// What the index has of the directory at `path` for `TreeAvailability`: its entries and the
     /// file system and inode it was scanned with.
-    public func indexedTree(_ path: PathBytes) throws -> TreeAvailability.Indexed {
+    public func indexedTree(_ path: PathBytes) throws(StoreError) -> TreeAvailability.Indexed {
         let s = try db.statement("""
             SELECT (SELECT count(*) FROM files WHERE directory_id = d.id)
                  + (SELECT count(*) FROM directories WHERE parent_id = d.id), d.fsid, d.inode
@@ -42,7 +42,7 @@ extension IndexReader {
 
     /// Up to `limit` media files the index has at or below `path` (path, size, mtime): what a
     /// disk must hold to be the one indexed when its identity cannot tell.
-    public func sampleFiles(within path: PathBytes, limit: Int) throws -> [(path: PathBytes, size: Int64, mtimeNanoseconds: Int64)] {
+    public func sampleFiles(within path: PathBytes, limit: Int) throws(StoreError) -> [(path: PathBytes, size: Int64, mtimeNanoseconds: Int64)] {
         let s = try db.statement("""
             SELECT d.path, f.name, f.size, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE (d.path = :path OR (d.path >= :lower AND d.path < :upper)) AND f.status = 'media' LIMIT :limit
@@ -59,12 +59,12 @@ extension IndexReader {
 
     /// How many files and directories the index holds directly in `path` (0 when it has never
     /// been scanned).
-    public func entryCount(of path: PathBytes) throws -> Int { try indexedTree(path).entries }
+    public func entryCount(of path: PathBytes) throws(StoreError) -> Int { try indexedTree(path).entries }
 }
 
 extension IndexWriter {
     /// Sets an integer in `meta`.
-    public func setMetaInteger(_ key: String, _ value: Int64) throws {
+    public func setMetaInteger(_ key: String, _ value: Int64) throws(StoreError) {
         let s = try db.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (:key, :value)")
         defer { s.reset() }
         s.bind(":key", to: key)
@@ -73,7 +73,7 @@ extension IndexWriter {
     }
 
     /// Records (or replaces) the identity of the tree at `path`.
-    public func recordMount(_ path: PathBytes, _ identity: MountIdentity, now: Int64) throws {
+    public func recordMount(_ path: PathBytes, _ identity: MountIdentity, now: Int64) throws(StoreError) {
         let s = try db.statement("""
             INSERT INTO mounts (path, fsid, fs_type, fs_path, volume, recorded_at) VALUES (:path, :fsid, :fsType, :fsPath, :volume, :now)
             ON CONFLICT (path) DO UPDATE SET fsid = excluded.fsid, fs_type = excluded.fs_type,
@@ -90,7 +90,7 @@ extension IndexWriter {
     }
 
     /// Forgets the record of the tree at `path` (not those of mount points below it).
-    public func forgetMount(_ path: PathBytes) throws {
+    public func forgetMount(_ path: PathBytes) throws(StoreError) {
         let d = try db.statement("DELETE FROM mounts WHERE path = :path")
         defer { d.reset() }
         d.bind(":path", to: path)

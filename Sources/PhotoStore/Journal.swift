@@ -16,7 +16,7 @@ public struct JournalBounds: Sendable, Hashable {
 
 extension IndexReader {
     /// The journal's bounds, on this connection's snapshot.
-    public func journalBounds() throws -> JournalBounds {
+    public func journalBounds() throws(StoreError) -> JournalBounds {
         // AUTOINCREMENT keeps the highest token ever handed out in sqlite_sequence, even when
         // every row has been pruned.
         let current = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").int64 ?? 0
@@ -25,7 +25,7 @@ extension IndexReader {
     }
 
     /// Change sets after `token`, oldest first, at most `limit`.
-    public func changes(after token: Int64, limit: Int) throws -> [ChangeSet] {
+    public func changes(after token: Int64, limit: Int) throws(StoreError) -> [ChangeSet] {
         let s = try db.statement("""
             SELECT token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
                    collections_updated, collections_deleted
@@ -55,7 +55,7 @@ extension IndexReader {
     }
 
     /// Of `ids`, the assets that exist now with this media type.
-    public func assetIDs(_ ids: [String], mediaType: MediaType) throws -> Set<String> {
+    public func assetIDs(_ ids: [String], mediaType: MediaType) throws(StoreError) -> Set<String> {
         guard !ids.isEmpty else { return [] }
         var found = Set<String>()
         let s = try db.statement("SELECT 1 FROM assets WHERE id = :id AND media_type = :mediaType")
@@ -75,7 +75,7 @@ extension IndexWriter {
     /// ms), always keeping the newest one; returns how many were dropped. A client holding an
     /// older token is told `tokenExpired` and refetches.
     @discardableResult
-    public func pruneJournal(keep: Int, before: Int64) throws -> Int {
+    public func pruneJournal(keep: Int, before: Int64) throws(StoreError) -> Int {
         try db.transaction { () throws(StoreError) in
             // Always a prefix of the tokens (a clock that went back must not punch holes in
             // the middle: `floor` assumes the kept tokens are contiguous).

@@ -80,12 +80,17 @@ public final class Connection {
     ///
     /// A `durable` transaction commits with `PRAGMA synchronous=FULL`: in WAL mode the WAL is
     /// synced at that commit, so a power cut after it returns cannot undo it. Others commit
-    /// with the connection's `NORMAL` (a power cut may undo the last commits; `kill -9` cannot):
-    /// index batches are re-derived from the disk, what a user did is not.
+    /// with the connection's level, `NORMAL` (a power cut may undo the last commits; `kill -9`
+    /// cannot): index batches are re-derived from the disk, what a user did is not. The level
+    /// in force before is restored after.
     public func transaction<R>(immediate: Bool = true, durable: Bool = false,
                                _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        if durable { try execute("PRAGMA synchronous=FULL") }
-        defer { if durable { try? execute("PRAGMA synchronous=NORMAL") } }
+        var restore: Int64?
+        if durable {
+            restore = try scalar("PRAGMA synchronous").int64
+            if restore ?? 0 < 2 { try execute("PRAGMA synchronous=FULL") } else { restore = nil }
+        }
+        defer { if let restore { try? execute("PRAGMA synchronous=\(restore)") } }
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
@@ -105,6 +110,18 @@ public final class Connection {
         try s.bind(bindings)
         guard try s.step() else { return .null }
         return s.value(0)
+    }
+
+    /// The statements stepped to a row and not reset: each holds this connection's read
+    /// snapshot open (in autocommit mode the read transaction lasts until they are reset).
+    public var busyStatements: [String] {
+        var out: [String] = []
+        var next = sqlite3_next_stmt(handle, nil)
+        while let stmt = next {
+            if sqlite3_stmt_busy(stmt) != 0 { out.append(sqlite3_sql(stmt).map { String(cString: $0) } ?? "?") }
+            next = sqlite3_next_stmt(handle, stmt)
+        }
+        return out
     }
 
     /// Whether a transaction is open on this connection.

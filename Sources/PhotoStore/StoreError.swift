@@ -51,6 +51,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         return e
     }
 
+    /// `error` as a store error: itself when it is one (what the store's closures throw), else
+    /// an `sqlite` error with its description.
+    public static func wrapping(_ error: any Error) -> StoreError {
+        (error as? StoreError) ?? StoreError(code: .sqlite, message: "\(error)")
+    }
+
     /// A stored row that does not decode (a damaged database or a bug).
     static func undecodable(table: String, key: String) -> StoreError {
         StoreError(code: .corrupt, message: "a row of '\(table)' cannot be decoded (\(key))")

@@ -23,7 +23,7 @@ public struct UserFolder: Sendable, Hashable {
 
 extension IndexReader {
     /// Every user folder, by title.
-    public func userFolders() throws -> [UserFolder] {
+    public func userFolders() throws(StoreError) -> [UserFolder] {
         let s = try db.statement("SELECT id, title, parent_id, created_at, updated_at FROM user_folders ORDER BY title, id")
         var result: [UserFolder] = []
         while try s.step() {
@@ -34,7 +34,7 @@ extension IndexReader {
     }
 
     /// Every user album (or one), by title, with its visible member count.
-    public func userAlbums(id: String? = nil) throws -> [UserAlbum] {
+    public func userAlbums(id: String? = nil) throws(StoreError) -> [UserAlbum] {
         let s = try db.statement("""
             SELECT u.id, u.title, u.folder_id, u.created_at, u.updated_at,
                    (SELECT count(*) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id

@@ -92,8 +92,8 @@ public struct UserStateBackup: Sendable, Hashable {
 extension IndexReader {
     /// The user state as it is now, in one read transaction. Costs the size of the user state,
     /// not the library's: the assets are reached from the user-state tables by their keys.
-    public func exportUserState(now: Int64) throws -> UserStateBackup {
-        try consistent {
+    public func exportUserState(now: Int64) throws(StoreError) -> UserStateBackup {
+        try consistent { () throws(StoreError) in
             var backup = UserStateBackup()
             backup.writtenAt = now
             backup.token = try db.scalar("SELECT coalesce(max(token), 0) FROM changes").int64 ?? 0

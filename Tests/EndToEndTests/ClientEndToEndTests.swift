@@ -15,11 +15,17 @@ final class EventCollector: Sendable {
 
     private let state = Locked(State())
     private let task = Locked<Task<Void, Never>?>(nil)
+    /// What a timeout reports besides the events (the daemon's log).
+    private let diagnostics: @Sendable () -> String
 
-    /// Starts consuming `stream`.
-    static func start(_ stream: ChangeStream) -> EventCollector {
-        let collector = EventCollector()
-        collector.task.withLock { $0 = Task { await collector.consume(stream) } }
+    private init(diagnostics: @escaping @Sendable () -> String) { self.diagnostics = diagnostics }
+
+    /// Starts consuming `stream`, on a thread of its own: on the cooperative pool the consumer
+    /// would wait behind tests that block it, and the events with it. A wait that times out
+    /// reports `diagnostics()` too.
+    static func start(_ stream: ChangeStream, diagnostics: @escaping @Sendable () -> String = { "" }) -> EventCollector {
+        let collector = EventCollector(diagnostics: diagnostics)
+        collector.task.withLock { $0 = Task(executorPreference: ThreadExecutor.shared) { await collector.consume(stream) } }
         return collector
     }
 
@@ -44,7 +50,8 @@ final class EventCollector: Sendable {
             let (events, ended, error) = state.withLock { ($0.events, $0.ended, $0.error) }
             if condition(events) { return events }
             if ended || ContinuousClock.now >= deadline {
-                throw HarnessError("waited for \(what); the stream \(ended ? "ended (\(error ?? "no error"))" : "timed out") after \(events)")
+                throw HarnessError("waited for \(what); the stream \(ended ? "ended (\(error ?? "no error"))" : "timed out") after \(events)\n"
+                                   + diagnostics())
             }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -62,6 +69,15 @@ final class EventCollector: Sendable {
         t?.cancel()
         await t?.value
     }
+}
+
+/// Every daemon log in a state directory (one per `DaemonProcess` started on it).
+func daemonLogs(in state: TemporaryDirectory) -> String {
+    let dir = state.path.string
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("photod-") && $0.hasSuffix(".log") }
+    return names.sorted().map { name in
+        "--- \(name)\n" + ((try? String(contentsOfFile: dir + "/" + name, encoding: .utf8)) ?? "(unreadable)")
+    }.joined(separator: "\n")
 }
 
 extension ChangeEvent {
@@ -103,7 +119,7 @@ struct ClientEndToEndTests {
         // and the change details of the favorites fetch insert it at index 0.
         let favorites = try library.fetchAssets(FetchOptions(predicate: "isFavorite == true"))
         #expect(favorites.isEmpty)
-        let events = EventCollector.start(library.changes(since: favorites.token))
+        let events = EventCollector.start(library.changes(since: favorites.token)) { daemonLogs(in: state) }
         let target = records[1].id
         let token = try #require(try library.setFavorite([target], true).token)
         let change = try await events.changeSet(token: token)
@@ -164,7 +180,7 @@ struct ClientEndToEndTests {
         let all = try library.fetchAssets()
         let current = try library.currentToken()
         // A token from a future this database never reached (as after a rebuilt database).
-        let events = EventCollector.start(library.changes(since: current + 100))
+        let events = EventCollector.start(library.changes(since: current + 100)) { daemonLogs(in: state) }
         try await events.waitFor("expired") { $0.first == .expired(currentToken: current) }
         let details = try #require(try library.changeDetails(for: all, event: .expired(currentToken: current)))
         #expect(!details.hasIncrementalChanges && details.fetchResultAfterChanges.ids == all.ids)

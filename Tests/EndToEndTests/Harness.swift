@@ -127,8 +127,13 @@ func withDaemon<T>(_ label: String, arguments: [String] = [], library: (Temporar
     try prepare(state)
     let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
     defer { daemon.stop() }
-    try daemon.waitForIdle()
-    return try body(lib, state, daemon)
+    do {
+        try daemon.waitForIdle()
+        return try body(lib, state, daemon)
+    } catch {
+        // What the daemon said is gone with its state directory: keep its end with the error.
+        throw HarnessError("\(error)\n--- photod's log, last 80 lines:\n" + daemon.log.split(separator: "\n").suffix(80).joined(separator: "\n"))
+    }
 }
 
 /// How much longer than on a plain build the tests wait for the daemon and its clients:

@@ -415,7 +415,7 @@ struct QueryFixture {
             var results: [(ids: [AssetID]?, page: [AssetID]?, total: Int?)] = []
             for r in [reader, reader.withoutCatalog] {
                 let ids = try r.assetIDs(query, in: scope, now: Self.now)
-                let page = try r.consistent { try r.assets(query, in: scope, limit: limit, offset: offset, now: Self.now) }
+                let page = try r.consistent { () throws(StoreError) in try r.assets(query, in: scope, limit: limit, offset: offset, now: Self.now) }
                 results.append((ids, page?.assets.map(\.id), page?.total))
             }
             #expect(results[0].ids == results[1].ids && results[0].page == results[1].page && results[0].total == results[1].total,

@@ -28,7 +28,7 @@ enum AssetColumns {
     /// Every row of a statement selecting `select`, stepped to the end and reset. A row this
     /// build cannot read is a bug or a damaged file, not something to skip (a short page would
     /// end a client's paging early): it throws `undecodable`.
-    static func decodeAll(_ s: Statement) throws -> [(pk: Int64, asset: Asset)] {
+    static func decodeAll(_ s: Statement) throws(StoreError) -> [(pk: Int64, asset: Asset)] {
         defer { s.reset() }
         var rows: [(pk: Int64, asset: Asset)] = []
         while try s.step() {

@@ -219,7 +219,7 @@ final class AssetRows {
         let row = try db.statement("SELECT media_type, root_id FROM assets WHERE pk = :pk")
         row.bind(":pk", to: pk)
         if try row.step() {
-            job.count("assets." + row.string(0), -1)
+            job.countAssets(MediaType(rawValue: row.string(0)) ?? .image, -1)
             job.countAssets(root: row.int64(1), -1)
         }
         row.reset()

@@ -66,7 +66,32 @@ final class Directories {
     }
 
     /// The row of a directory, creating it (and its parents up to the root) when missing.
+    /// A loop, not a recursion: a library may nest folders thousands deep.
     func row(_ path: PathBytes, _ job: WriteJob) throws(StoreError) -> Row {
+        if let last, last.path == path { return last }
+        // Up from `path` to the nearest directory that has a row (or past the root), then the
+        // missing ones created top down, each under the one before.
+        var missing: [PathBytes] = []
+        var parent: Row?
+        var cursor = path
+        while true {
+            if let known = try lookup(cursor) {
+                parent = known
+                break
+            }
+            guard root(for: cursor) != nil else {
+                throw StoreError(code: .constraint, message: "directory '\(path)' is not inside any library root")
+            }
+            missing.append(cursor)
+            if roots.contains(where: { $0.path == cursor }) { break }
+            cursor = cursor.parent
+        }
+        for p in missing.reversed() { parent = try insert(p, parent: parent?.id, job) }
+        return parent!
+    }
+
+    /// The row of `path` when it has one (the cache first).
+    private func lookup(_ path: PathBytes) throws(StoreError) -> Row? {
         if let last, last.path == path { return last }
         if let hit = rows[path] {
             last = hit
@@ -75,17 +100,17 @@ final class Directories {
         let find = try db.statement("SELECT id, root_id FROM directories WHERE path = :path")
         defer { find.reset() }
         find.bind(":path", to: path)
-        if try find.step() {
-            let found = Row(id: find.int64(0), root: find.int64(1), path: path)
-            remember(found)
-            return found
-        }
-        find.reset()
+        guard try find.step() else { return nil }
+        let found = Row(id: find.int64(0), root: find.int64(1), path: path)
+        remember(found)
+        return found
+    }
+
+    /// Creates the row of `path` under `parent` (nil for a root).
+    private func insert(_ path: PathBytes, parent: Int64?, _ job: WriteJob) throws(StoreError) -> Row {
         guard let rootID = root(for: path) else {
             throw StoreError(code: .constraint, message: "directory '\(path)' is not inside any library root")
         }
-        let isRoot = roots.contains { $0.path == path }
-        let parent: Int64? = isRoot ? nil : try row(path.parent, job).id
         let insert = try db.statement("""
             INSERT INTO directories (root_id, parent_id, path, name, album_id) VALUES (:root, :parent, :path, :name, :album)
             """)
