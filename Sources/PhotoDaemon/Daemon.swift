@@ -103,12 +103,17 @@ public final class Daemon: Sendable {
         }
         let activated = inherited.contains(listener)
 
-        do {
-            if try database.verifyCounters() {
-                logger.warning("the index's counters did not match its tables and were repaired")
+        if database.openedSealed {
+            logger.debug("the database is as the last clean stop left it: no integrity check or counter recount needed")
+        } else {
+            // After a crash, a power cut, or a file changed while photod was stopped.
+            do {
+                if try database.verifyCounters() {
+                    logger.warning("the index's counters did not match its tables and were repaired")
+                }
+            } catch {
+                logger.warning("cannot verify the index's counters: \(error)")
             }
-        } catch {
-            logger.warning("cannot verify the index's counters: \(error)")
         }
         let reads = ReadCounter()
         let sortQueue = SortQueue(database: database, logger: logger.facility("pipeline"))
@@ -201,8 +206,13 @@ public final class Daemon: Sendable {
             backup.finish()
             do {
                 try database.checkpoint()
+                if try database.seal() {
+                    logger.debug("sealed the database: the next start skips its integrity check")
+                } else {
+                    logger.debug("the WAL is not empty after the checkpoint: not sealed, the next start checks the database")
+                }
             } catch {
-                logger.warning("cannot checkpoint the database (the WAL keeps everything): \(error)")
+                logger.warning("cannot checkpoint or seal the database (the WAL keeps everything; the next start checks it): \(error)")
             }
             return handedOver
         }

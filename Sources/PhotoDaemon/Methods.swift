@@ -139,6 +139,11 @@ struct Methods: Sendable {
             c["toRead"] = .int(Int64(current.toRead))
             c["committed"] = .int(Int64(current.committed))
             c["directories"] = .int(Int64(current.directories))
+            let now = Monotonic.nanoseconds
+            c["walkFinished"] = .bool(current.walkFinished)
+            c["elapsedSeconds"] = .double((current.elapsedSeconds(at: now) * 10).rounded() / 10)
+            c["filesPerSecond"] = current.filesPerSecond(at: now).map { .double($0.rounded()) } ?? .null
+            c["secondsLeft"] = current.secondsLeft(at: now).map { .double($0.rounded(.up)) } ?? .null
             o["currentScan"] = .object(c)
         } else {
             o["currentScan"] = .null

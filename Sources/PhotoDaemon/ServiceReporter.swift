@@ -128,12 +128,20 @@ final class ServiceReporter: Sendable {
         let i = indexer.status
         if i.state == .indexing, i.current == nil, i.lastScan == nil { return "Starting the first scan" }
         if i.state == .indexing, let scan = i.current {
+            // Reading: what was found to read, at what pace, for how long still.
+            if scan.toRead > 0 {
+                let now = Monotonic.nanoseconds
+                return "Indexing: " + ProgressWords.scan(read: scan.committed, toRead: scan.toRead, walkFinished: scan.walkFinished,
+                                                         filesPerSecond: scan.filesPerSecond(at: now),
+                                                         secondsLeft: scan.secondsLeft(at: now))
+            }
+            // Comparing with the index, nothing to read so far.
             let known = state.withLock { $0.lastAssets }
             let expected = i.lastScan?.files ?? 0
             if expected > 0 {
-                return "Indexing \(Self.grouped(scan.files)) of ~\(Self.grouped(max(expected, scan.files))) files"
+                return "Checking \(Self.grouped(scan.files)) of ~\(Self.grouped(max(expected, scan.files))) files"
             }
-            return "Indexing \(Self.grouped(scan.files)) files" + (known > 0 ? " (\(Self.grouped(known)) assets so far)" : "")
+            return "Checking \(Self.grouped(scan.files)) files" + (known > 0 ? " (\(Self.grouped(known)) assets)" : "")
         }
         let assets = (try? database.read { try $0.counts() })?.assets ?? 0
         state.withLock { $0.lastAssets = assets }
@@ -158,13 +166,5 @@ final class ServiceReporter: Sendable {
         return line
     }
 
-    static func grouped(_ n: Int) -> String {
-        let digits = String(n)
-        var out = ""
-        for (k, c) in digits.enumerated() {
-            if k > 0, (digits.count - k) % 3 == 0 { out.append(",") }
-            out.append(c)
-        }
-        return out
-    }
+    static func grouped(_ n: Int) -> String { ProgressWords.grouped(Int64(n)) }
 }

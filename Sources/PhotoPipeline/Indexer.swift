@@ -207,6 +207,7 @@ public final class Indexer: Sendable {
             for root in roots { walker.walk(root: root) }
         }
         walker.finish()
+        statusBox.withLock { $0.current?.walkFinished = true }
 
         jobs.close()
         // Workers exit when `jobs` drains; the writer then needs to know no more results come.
@@ -309,7 +310,7 @@ public final class Indexer: Sendable {
                         $0.errors += errors
                         $0.lastCommit = ContinuousClock.now
                     }
-                    statusBox.withLock { $0.current?.committed += files }
+                    statusBox.withLock { $0.current?.noteCommitted(files) }
                 case .failure:
                     break  // logged by the queue; the files are read again by the next scan
                 }

@@ -1,4 +1,5 @@
 import PhotoModel
+import PhotoSystem
 import PhotoWatch
 
 /// The pipeline's progress, as `library.status` and `STATUS=` report it.
@@ -55,7 +56,61 @@ public struct ScanProgress: Sendable, Hashable {
     public var committed = 0
     /// Directories visited.
     public var directories = 0
-    public init() {}
+    /// Whether the walk has seen every directory (`files` and `toRead` are final); until then
+    /// they grow, since the walk runs ahead of the readers.
+    public var walkFinished = false
+    /// When the scan began, and what had been committed when: for the rate and the time left.
+    public var startedNanoseconds: UInt64
+    private var samples: [Sample] = []
+
+    /// The committed count at one moment (monotonic nanoseconds).
+    struct Sample: Sendable, Hashable {
+        var nanoseconds: UInt64
+        var committed: Int
+    }
+
+    /// The rate is measured over about this much of the recent past: it follows a change of
+    /// pace (a slow disk, a folder of large files) within seconds.
+    public static let rateWindowNanoseconds: UInt64 = 10_000_000_000
+
+    public init(startedNanoseconds: UInt64 = Monotonic.nanoseconds) {
+        self.startedNanoseconds = startedNanoseconds
+    }
+
+    /// Records `files` more committed at `nanoseconds`.
+    public mutating func noteCommitted(_ files: Int, at nanoseconds: UInt64 = Monotonic.nanoseconds) {
+        committed += files
+        // One sample per 100 ms at most, none older than the window and its predecessor.
+        if let last = samples.last, nanoseconds &- last.nanoseconds < 100_000_000 {
+            samples[samples.count - 1].committed = committed
+        } else {
+            samples.append(Sample(nanoseconds: nanoseconds, committed: committed))
+        }
+        while samples.count > 2, nanoseconds &- samples[1].nanoseconds > Self.rateWindowNanoseconds { samples.removeFirst() }
+    }
+
+    /// Files read and committed per second over the recent window; nil until a second of
+    /// commits shows the pace.
+    public func filesPerSecond(at nanoseconds: UInt64 = Monotonic.nanoseconds) -> Double? {
+        // Before the first sample the scan's start is the origin (committed 0 then).
+        let origin = samples.count > 1 && nanoseconds &- samples[0].nanoseconds > Self.rateWindowNanoseconds
+            ? samples[0] : Sample(nanoseconds: startedNanoseconds, committed: 0)
+        let span = Double(nanoseconds &- origin.nanoseconds) / 1e9
+        guard span >= 1, committed > origin.committed || span >= 5 else { return nil }
+        return Double(committed - origin.committed) / span
+    }
+
+    /// Seconds until what has been found to read is committed, at the recent rate; nil when the
+    /// rate is not known yet. A lower bound while the walk is still finding files.
+    public func secondsLeft(at nanoseconds: UInt64 = Monotonic.nanoseconds) -> Double? {
+        guard let rate = filesPerSecond(at: nanoseconds), rate > 0 else { return nil }
+        return Double(max(0, toRead - committed)) / rate
+    }
+
+    /// Seconds since the scan began.
+    public func elapsedSeconds(at nanoseconds: UInt64 = Monotonic.nanoseconds) -> Double {
+        Double(nanoseconds &- startedNanoseconds) / 1e9
+    }
 }
 
 /// The figures of a finished scan.

@@ -18,6 +18,10 @@ public final class Database: Sendable {
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
     private let catalog = AssetCatalog()
+    /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
+    /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
+    /// stopped — `quick_check`, the counter recount — can be skipped.
+    public let openedSealed: Bool
 
     /// How the database is opened.
     public struct Options: Sendable {
@@ -52,6 +56,9 @@ public final class Database: Sendable {
         } else {
             lock = nil
         }
+        // Under the lock and before SQLite opens the file: a second photod refused above
+        // cannot take the seal, and nothing has written to the file since it was sealed.
+        openedSealed = options.exclusive && DatabaseSeal.take(forDatabase: path)
         let connection = try Connection(path: path)
         do throws(StoreError) {
             try Schema.checkVersion(connection)
@@ -133,6 +140,19 @@ public final class Database: Sendable {
     /// that the database file alone is complete). Waits for the writer.
     public func checkpoint() throws(StoreError) {
         try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    /// Seals the database at a clean stop, after `checkpoint()`: the next open that finds it
+    /// unchanged skips the integrity check and the recount (``DatabaseSeal``). False, and no
+    /// seal, when the WAL still holds frames. Waits for the writer; call it when nothing
+    /// writes any more.
+    @discardableResult
+    public func seal() throws(StoreError) -> Bool {
+        do {
+            return try writer.withLock { _ throws(SystemError) in try DatabaseSeal.write(forDatabase: path) }
+        } catch {
+            throw StoreError(code: .cannotOpen, message: "cannot seal the database: \(error)")
+        }
     }
 
     /// Runs `body` on the writer connection (the one writer; callers are serialised).

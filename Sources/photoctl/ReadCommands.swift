@@ -60,7 +60,11 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  deleted     \(number(counts?["recentlyDeleted"])) in Recently Deleted")
     }
     if let scan = result["currentScan"], !scan.isNull {
-        out("  scanning    \(number(scan["files"])) files seen, \(number(scan["committed"])) of \(number(scan["toRead"])) read")
+        let progress = ProgressWords.scan(read: scan["committed"]?.intValue ?? 0, toRead: scan["toRead"]?.intValue ?? 0,
+                                          walkFinished: scan["walkFinished"]?.boolValue ?? true,
+                                          filesPerSecond: scan["filesPerSecond"]?.doubleValue,
+                                          secondsLeft: scan["secondsLeft"]?.doubleValue)
+        out("  scanning    \(progress) (\(number(scan["files"])) files seen)")
     }
     if let last = result["lastScan"], !last.isNull {
         let seconds = last["seconds"]?.doubleValue.map { String(format: "%.2f s", $0) } ?? "?"

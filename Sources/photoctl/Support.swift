@@ -210,15 +210,7 @@ func call(_ connection: PhotoConnection, _ method: String, _ params: JSONObject 
 /// A JSON array of strings.
 func strings(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }
 
-func grouped(_ n: Int64) -> String {
-    let s = String(n)
-    var out = ""
-    for (i, c) in s.reversed().enumerated() {
-        if i > 0, i % 3 == 0, c != "-" { out.append(",") }
-        out.append(c)
-    }
-    return String(out.reversed())
-}
+func grouped(_ n: Int64) -> String { ProgressWords.grouped(n) }
 
 func number(_ v: JSONValue?) -> String { v?.int64Value.map(grouped) ?? "-" }
 

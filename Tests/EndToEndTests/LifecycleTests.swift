@@ -91,12 +91,14 @@ struct LifecycleTests {
         let table = try run("photoctl", ["--socket", daemon.socket.string, "status"])
         #expect(table.stdout.contains("idle"))
         #expect(daemon.stop() == 0)
+        #expect(daemon.log.contains("sealed the database"), "a clean stop seals the database")
 
         // Restart: nothing is read again (not one metadata read), ids are kept.
         daemon = try DaemonProcess(libraries: [lib.path], state: state)
         status = try daemon.waitForIdle()
         #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
         #expect(status["metadataReads"]?.intValue == 0)
+        #expect(daemon.log.contains("as the last clean stop left it"), "after a clean stop the start skips the integrity check")
         let before = try daemon.allAssets()
         #expect(daemon.stop() == 0)
 
@@ -228,6 +230,7 @@ struct LifecycleTests {
 
         let final = try DaemonProcess(libraries: [lib.path], state: state)
         let status = try final.waitForIdle()
+        #expect(!final.log.contains("as the last clean stop left it"), "after kill -9 the start checks the database")
         #expect((status["lastScan"]?["readFiles"]?.intValue ?? 0) < 6000)
         #expect(comparable(try final.allAssets()) == expected)
         #expect(final.stop() == 0)

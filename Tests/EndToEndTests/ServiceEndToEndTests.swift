@@ -90,7 +90,7 @@ struct ServiceEndToEndTests {
             notify.assignments.contains { $0.key == "STATUS" && $0.value == "Watching 300 assets in 1 root" }
         }
         let statuses = notify.assignments.filter { $0.key == "STATUS" }.map(\.value)
-        #expect(statuses.first.map { ["Starting the first scan", "Indexing", "Watching"].contains(where: $0.hasPrefix) } == true, "\(statuses)")
+        #expect(statuses.first.map { ["Starting the first scan", "Indexing", "Checking", "Watching"].contains(where: $0.hasPrefix) } == true, "\(statuses)")
 
         // Pings about every 0.3 s while idle.
         let idleFrom = ContinuousClock.now

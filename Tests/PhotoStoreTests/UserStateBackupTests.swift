@@ -119,9 +119,9 @@ struct UserStateBackupTests {
         #expect(report.favorites == 1 && report.albumMembers == 3)
     }
 
-    @Test("A damaged database is moved aside with its backup kept, and a fresh one records the recovery",
-          arguments: ["truncated", "page overwritten", "header overwritten"])
-    func damaged(_ damage: String) throws {
+    @Test("A damaged database is moved aside with its backup kept, and a fresh one records the recovery — sealed at a clean stop or not",
+          arguments: ["truncated", "page overwritten", "header overwritten"], [false, true])
+    func damaged(_ damage: String, sealed: Bool) throws {
         defer { dir.remove() }
         let path = dir("d.db").string
         do {
@@ -130,6 +130,7 @@ struct UserStateBackupTests {
             let backup = try db.read { try $0.exportUserState(now: 5_000) }
             try AtomicFile.write(backup.encoded(), to: UserStateBackup.path(forDatabase: path))
             try db.checkpoint()
+            if sealed { #expect(try db.seal()) }
         }
         let size = try FileStat.of(PathBytes(path)).size
         let fd = open(path, O_RDWR)
