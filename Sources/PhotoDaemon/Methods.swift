@@ -141,6 +141,8 @@ struct Methods: Sendable {
             c["directories"] = .int(Int64(current.directories))
             let now = Monotonic.nanoseconds
             c["walkFinished"] = .bool(current.walkFinished)
+            c["expected"] = .int(Int64(current.expectedToRead))
+            c["expectedFinal"] = .bool(current.expectationFinal)
             c["elapsedSeconds"] = .double((current.elapsedSeconds(at: now) * 10).rounded() / 10)
             c["filesPerSecond"] = current.filesPerSecond(at: now).map { .double($0.rounded()) } ?? .null
             c["secondsLeft"] = current.secondsLeft(at: now).map { .double($0.rounded(.up)) } ?? .null

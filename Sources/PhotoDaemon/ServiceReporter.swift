@@ -129,9 +129,10 @@ final class ServiceReporter: Sendable {
         if i.state == .indexing, i.current == nil, i.lastScan == nil { return "Starting the first scan" }
         if i.state == .indexing, let scan = i.current {
             // Reading: what was found to read, at what pace, for how long still.
-            if scan.toRead > 0 {
+            if scan.expectedToRead > 0 {
                 let now = Monotonic.nanoseconds
-                return "Indexing: " + ProgressWords.scan(read: scan.committed, toRead: scan.toRead, walkFinished: scan.walkFinished,
+                return "Indexing: " + ProgressWords.scan(read: scan.committed, toRead: scan.expectedToRead,
+                                                         walkFinished: scan.expectationFinal,
                                                          filesPerSecond: scan.filesPerSecond(at: now),
                                                          secondsLeft: scan.secondsLeft(at: now))
             }

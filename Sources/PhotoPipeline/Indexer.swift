@@ -190,6 +190,24 @@ public final class Indexer: Sendable {
 
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
+        // A first index reads every file: the census counts them ahead of the walk, for the
+        // progress a person reads (done of expected, the time left).
+        let censusDone = DispatchSemaphore(value: 0)
+        let scanOver = Atomic(false)
+        if subtrees == nil, !lookForMoves {
+            statusBox.withLock { $0.current?.counted = 0 }
+            let census = Thread { [self] in
+                setThreadName("photod-census")
+                let shouldStop = { [self] in scanOver.load(ordering: .relaxed) || stopRequested.load(ordering: .relaxed) }
+                Census.count(roots: roots, shouldStop: shouldStop) { n in statusBox.withLock { $0.current?.counted = n } }
+                if !shouldStop() { statusBox.withLock { $0.current?.countFinished = true } }
+                censusDone.signal()
+            }
+            census.name = "photod-census"
+            census.start()
+        } else {
+            censusDone.signal()
+        }
         mounts.register(roots: roots)
         if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
         var walker = Walk(database: database, logger: logger, status: statusBox, mounts: mounts, roots: roots, emit: { job in
@@ -215,6 +233,8 @@ public final class Indexer: Sendable {
         results.close()
         ordered.wait()
         committed.wait()
+        scanOver.store(true, ordering: .relaxed)
+        censusDone.wait()
 
         if !reread.isEmpty { noteReadAgain(reread, ids: rootIDs) }
         let t = tally.withLock { $0 }

@@ -59,6 +59,18 @@ public struct ScanProgress: Sendable, Hashable {
     /// Whether the walk has seen every directory (`files` and `toRead` are final); until then
     /// they grow, since the walk runs ahead of the readers.
     public var walkFinished = false
+    /// A first index's census (`Census`): the files it will read, counted ahead of the walk;
+    /// nil when none runs (the index had files: only what changed is read).
+    public var counted: Int?
+    /// Whether the census has listed every directory.
+    public var countFinished = false
+
+    /// What the scan expects to read in all: the census's count on a first index, what the
+    /// walk found so far otherwise.
+    public var expectedToRead: Int { max(toRead, counted ?? 0) }
+    /// Whether `expectedToRead` is final (the walk or the census is done); else it is a lower
+    /// bound.
+    public var expectationFinal: Bool { walkFinished || countFinished }
     /// When the scan began, and what had been committed when: for the rate and the time left.
     public var startedNanoseconds: UInt64
     private var samples: [Sample] = []
@@ -100,11 +112,11 @@ public struct ScanProgress: Sendable, Hashable {
         return Double(committed - origin.committed) / span
     }
 
-    /// Seconds until what has been found to read is committed, at the recent rate; nil when the
-    /// rate is not known yet. A lower bound while the walk is still finding files.
+    /// Seconds until what is expected to be read is committed, at the recent rate; nil when the
+    /// rate is not known yet. A lower bound until `expectationFinal`.
     public func secondsLeft(at nanoseconds: UInt64 = Monotonic.nanoseconds) -> Double? {
         guard let rate = filesPerSecond(at: nanoseconds), rate > 0 else { return nil }
-        return Double(max(0, toRead - committed)) / rate
+        return Double(max(0, expectedToRead - committed)) / rate
     }
 
     /// Seconds since the scan began.

@@ -60,8 +60,9 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  deleted     \(number(counts?["recentlyDeleted"])) in Recently Deleted")
     }
     if let scan = result["currentScan"], !scan.isNull {
-        let progress = ProgressWords.scan(read: scan["committed"]?.intValue ?? 0, toRead: scan["toRead"]?.intValue ?? 0,
-                                          walkFinished: scan["walkFinished"]?.boolValue ?? true,
+        let progress = ProgressWords.scan(read: scan["committed"]?.intValue ?? 0,
+                                          toRead: scan["expected"]?.intValue ?? scan["toRead"]?.intValue ?? 0,
+                                          walkFinished: scan["expectedFinal"]?.boolValue ?? scan["walkFinished"]?.boolValue ?? true,
                                           filesPerSecond: scan["filesPerSecond"]?.doubleValue,
                                           secondsLeft: scan["secondsLeft"]?.doubleValue)
         out("  scanning    \(progress) (\(number(scan["files"])) files seen)")
