@@ -92,6 +92,16 @@ struct MomentsPropertyTests {
         var byDirectory: [PathBytes: Int] = [:]
         for a in assets { byDirectory[a.path.parent, default: 0] += 1 }
         #expect(Dictionary(uniqueKeysWithValues: albums.map { ($0.path, $0.assetCount) }) == byDirectory, "seed \(seed)")
+        // Each album's first and last capture times, kept by the jobs, equal its assets' now.
+        var spans: [PathBytes: (LocalDateTime, LocalDateTime)] = [:]
+        for a in assets {
+            let local = a.captureDate.local
+            let old = spans[a.path.parent] ?? (local, local)
+            spans[a.path.parent] = (min(old.0, local), max(old.1, local))
+        }
+        for album in albums {
+            #expect(album.start == spans[album.path]?.0 && album.end == spans[album.path]?.1, "seed \(seed): \(album.path)")
+        }
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }), "seed \(seed)")
         // Tokens have no gap.
         let tokens = try db.read { try $0.changes(after: 0, limit: 100_000) }.map(\.token)

@@ -26,6 +26,38 @@ struct StoreTests {
         #expect(mode == "wal")
     }
 
+    @Test("Migration 005 gives each folder album its first and last capture times, from its visible assets")
+    func albumDates() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            _ = try db.write { try $0.registerRoots([Self.root]) }
+            _ = try db.write {
+                try $0.apply(Make.batch([Make.outcome("/lib/a/1.jpg", inode: 1, .media(Make.media(date: "2020-05-01T10:00:00"))),
+                                         Make.outcome("/lib/a/2.jpg", inode: 2, .media(Make.media(date: "2019-03-01T08:00:00"))),
+                                         Make.outcome("/lib/a/3.jpg", inode: 3, .media(Make.media(date: "2021-01-01T00:00:00"))),
+                                         Make.outcome("/lib/b/4.jpg", inode: 4, .media(Make.media(date: "2018-07-07T07:07:07")))]), now: 1)
+            }
+            let hidden = try #require(try assets(db).first { $0.path == PathBytes("/lib/a/3.jpg") }?.id)
+            _ = try db.write { try $0.set(.hidden, true, ids: [hidden], now: 2) }
+            let albums = try db.read { try $0.folderAlbums() }
+            #expect(albums.map { "\($0.start!)…\($0.end!)" } == ["2019-03-01T08:00:00…2020-05-01T10:00:00", "2018-07-07T07:07:07…2018-07-07T07:07:07"])
+            // The database as version 4 left it: no date columns.
+            _ = try db.write { w in
+                try w.connection.execute("""
+                    ALTER TABLE directories DROP COLUMN start_local; ALTER TABLE directories DROP COLUMN end_local;
+                    PRAGMA user_version = 4;
+                    """)
+            }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("PRAGMA user_version").int64 } == Int64(Schema.currentVersion))
+        let albums = try db.read { try $0.folderAlbums() }
+        #expect(albums.map { "\($0.start!)…\($0.end!)" } == ["2019-03-01T08:00:00…2020-05-01T10:00:00", "2018-07-07T07:07:07…2018-07-07T07:07:07"])
+        let one = try #require(try db.read { try $0.folderAlbum(id: albums[0].id) })
+        #expect(one.start == albums[0].start && one.end == albums[0].end && one.assetCount == 2)
+    }
+
     @Test("A second photod on the same database is refused")
     func exclusive() throws {
         defer { dir.remove() }

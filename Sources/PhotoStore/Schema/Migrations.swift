@@ -306,6 +306,17 @@ public enum Schema {
             UPDATE assets SET is_raw = f.is_raw, user_comment = f.user_comment, content_identifier = f.content_identifier
             FROM files f WHERE f.asset_pk = assets.pk AND f.role = 'primary';
             """),
+        Migration(name: "005_album_dates", sql: """
+            -- A folder album's first and last capture times (of its visible assets), kept with
+            -- `asset_count` by the sort jobs, so that a page of albums reads its rows alone
+            -- instead of every asset of every album on it.
+            ALTER TABLE directories ADD COLUMN start_local TEXT;
+            ALTER TABLE directories ADD COLUMN end_local TEXT;
+            UPDATE directories SET (start_local, end_local) =
+                (SELECT min(a.local_datetime), max(a.local_datetime) FROM assets a
+                 WHERE a.directory_id = directories.id AND a.is_hidden = 0 AND a.deleted_at IS NULL)
+            WHERE asset_count > 0;
+            """),
     ]
 
     /// The `user_version` this build writes.

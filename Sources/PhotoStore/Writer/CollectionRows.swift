@@ -145,9 +145,11 @@ final class CollectionRows {
             existedBefore[list] = aboveGone.contains(list) ? true : try directories.albumsBelow(list)
         }
 
+        // The count and the first and last capture times in one pass over the album's assets.
         let recount = try db.statement("""
-            UPDATE directories SET asset_count =
-                (SELECT count(*) FROM assets WHERE directory_id = :id AND is_hidden = 0 AND deleted_at IS NULL)
+            UPDATE directories SET (asset_count, start_local, end_local) =
+                (SELECT count(*), min(local_datetime), max(local_datetime) FROM assets
+                 WHERE directory_id = :id AND is_hidden = 0 AND deleted_at IS NULL)
             WHERE id = :id RETURNING asset_count
             """)
         for album in albums {
