@@ -164,10 +164,21 @@ extension IndexReader {
         }
     }
 
-    /// Asset counts of every smart album: the kept counters minus the few invisible assets for
-    /// All Photos and Videos, partial indexes for the sparse ones, the `added_at` index for
-    /// Recently Added.
+    /// Asset counts of every smart album, from the kept counters (`SmartCounters`): O(1) for
+    /// each album but Recently Added, which sums its hours and minutes and counts one minute.
     public func smartAlbumCounts(now: Int64) throws(StoreError) -> [String: Int] {
+        let kept = try SmartCounters.albums(db)
+        var result: [String: Int] = [:]
+        for album in SmartAlbums.all {
+            result[album.id] = album.kind == .recentlyAdded
+                ? try SmartCounters.recentlyAdded(db, now: now) : kept[SmartCounters.album(album.kind)] ?? 0
+        }
+        return result
+    }
+
+    /// The same counts by counting the assets (the library counters minus the invisible ones,
+    /// the partial indexes, the `added_at` index): what the kept ones must equal.
+    public func smartAlbumCountsByScan(now: Int64) throws(StoreError) -> [String: Int] {
         func count(_ condition: String) throws(StoreError) -> Int {
             Int(try db.scalar("SELECT count(*) FROM assets a WHERE \(condition)").int64 ?? 0)
         }

@@ -82,6 +82,11 @@ public final class Database: Sendable {
                 PRAGMA secure_delete=OFF;
                 """)
             try Schema.migrate(connection)
+            // The smart albums' counters, counted once for a database from before them.
+            if try !SmartCounters.exist(connection) {
+                let actual = try SmartCounters.recount(connection, now: SmartCounters.now)
+                try connection.transaction { () throws(StoreError) in try SmartCounters.replace(connection, with: actual) }
+            }
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
@@ -111,7 +116,15 @@ public final class Database: Sendable {
             let byRoot = try reader.recountByRoot()
             let keptByRoot = try reader.rootCounters()
             let rootsAgree = Set(byRoot.keys).union(keptByRoot.keys).allSatisfy { (keptByRoot[$0] ?? 0) == (byRoot[$0] ?? 0) }
-            guard kept != actual || !rootsAgree else { return false }
+            // The smart albums' counters (zeros are the same as none).
+            let now = SmartCounters.now
+            let smartKept = try SmartCounters.kept(scan, now: now)
+            let smartRecount = try SmartCounters.recount(scan, now: now)
+            let smartActual = smartRecount.filter { $0.value != 0 }
+            if smartKept != smartActual {
+                try w.connection.transaction { () throws(StoreError) in try SmartCounters.replace(w.connection, with: smartRecount) }
+            }
+            guard kept != actual || !rootsAgree else { return smartKept != smartActual }
             try w.connection.transaction { () throws(StoreError) in
                 try w.connection.execute("DELETE FROM counters WHERE name LIKE 'root.%'")
                 let r = try w.connection.statement("INSERT INTO counters (name, value) VALUES (:name, :value)")

@@ -103,6 +103,10 @@ struct MomentsPropertyTests {
             #expect(album.start == spans[album.path]?.0 && album.end == spans[album.path]?.1, "seed \(seed): \(album.path)")
         }
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }), "seed \(seed)")
+        for now: Int64 in [0, 1_000_000, 40 * 86_400_000] {
+            #expect(try db.read { try $0.smartAlbumCounts(now: now) } == (try db.read { try $0.smartAlbumCountsByScan(now: now) }),
+                    "seed \(seed) at \(now)")
+        }
         // Tokens have no gap.
         let tokens = try db.read { try $0.changes(after: 0, limit: 100_000) }.map(\.token)
         #expect(tokens == Array(1...Int64(tokens.count)), "seed \(seed)")

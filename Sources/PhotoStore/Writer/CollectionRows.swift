@@ -183,6 +183,18 @@ final class CollectionRows {
 
     // MARK: Smart albums
 
+    /// Moves the smart albums' kept counts (`SmartCounters`) by the job's before and after
+    /// states of the assets it touched, and drops the Recently Added buckets the window left.
+    func countSmartAlbums(_ job: WriteJob) throws(StoreError) {
+        var deltas: [String: Int] = [:]
+        for pk in job.touched {
+            if let b = job.before[pk] { SmartCounters.add(b.facts, -1, now: job.now, into: &deltas) }
+            if let a = job.after[pk] ?? nil { SmartCounters.add(a.facts, +1, now: job.now, into: &deltas) }
+        }
+        for (name, delta) in deltas where delta != 0 { job.count(name, delta) }
+        try SmartCounters.prune(db, now: job.now)
+    }
+
     /// The smart albums whose membership or content the job changed.
     func updateSmartAlbums(_ job: WriteJob, _ changes: inout ChangeSet) {
         var ids = Set<String>()

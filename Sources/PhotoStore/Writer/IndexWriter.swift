@@ -43,6 +43,7 @@ public final class IndexWriter {
                 let job = WriteJob(now: now, assets: assets)
                 let extra = try body(job)
                 try job.loadAfterStates()
+                try collections.countSmartAlbums(job)
                 try journal.apply(counters: job.counterDeltas)
                 var changes = ChangeSet()
                 job.assetEvents(into: &changes)
