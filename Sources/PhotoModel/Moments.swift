@@ -82,8 +82,11 @@ public struct Moment: Sendable, Hashable {
     public var day: Int
     /// `m_YYYYMMDD`: derived from the day alone, so it survives restarts and full rebuilds.
     public var id: String
-    /// `YYYY-MM-DD`.
-    public var localDate: String
+    /// `YYYY-MM-DD` (derived from `day` when asked: a list of moments does not pay for it).
+    public var localDate: String {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+    }
     /// The oldest member's wall time.
     public var start: LocalDateTime
     /// The newest member's wall time.
@@ -102,18 +105,16 @@ public struct Moment: Sendable, Hashable {
     /// Which member gave the location. Kept so that a member added later can be compared
     /// with it without loading the day: persist it with the moment.
     public var locationMember: MomentMemberKey?
-    /// `Saturday, 4 May 2019` (English).
-    public var title: String
+    /// `Saturday, 4 May 2019` (English; derived from `day` when asked).
+    public var title: String { MomentGrouping.title(day: day) }
 
     /// A moment as a store holds it: the derived fields (`id`, `localDate`, `title`) come
     /// from `day`, so only these need columns.
     public init(day: Int, start: LocalDateTime, end: LocalDateTime, assetCount: Int, photoCount: Int,
                 videoCount: Int, latitude: Double? = nil, longitude: Double? = nil,
                 locationMember: MomentMemberKey? = nil) {
-        let (y, m, d) = CivilTime.civilFromDays(day)
         self.day = day
         self.id = MomentGrouping.id(day: day)
-        self.localDate = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
         self.start = start
         self.end = end
         self.assetCount = assetCount
@@ -122,7 +123,6 @@ public struct Moment: Sendable, Hashable {
         self.latitude = latitude
         self.longitude = longitude
         self.locationMember = locationMember
-        self.title = MomentGrouping.title(day: day)
     }
 
     /// An empty moment of `day` that `add` fills: not a valid moment until it has a member.
@@ -451,6 +451,21 @@ public struct MomentList: Sendable, Hashable {
     /// The newest moment's end.
     public var end: LocalDateTime
 
+    /// A list begun with its newest moment (`build` adds the older ones in turn).
+    init(id: String, kind: Kind, title: String, year: Int, month: Int?, first m: Moment, id momentID: String) {
+        self.init(id: id, kind: kind, title: title, year: year, month: month, momentIDs: [momentID],
+                  assetCount: m.assetCount, photoCount: m.photoCount, videoCount: m.videoCount, start: m.start, end: m.end)
+    }
+
+    /// Adds an older moment than those in the list.
+    mutating func add(_ m: Moment, id momentID: String) {
+        momentIDs.append(momentID)
+        assetCount += m.assetCount
+        photoCount += m.photoCount
+        videoCount += m.videoCount
+        start = m.start
+    }
+
     /// A list as a store holds it.
     public init(id: String, kind: Kind, title: String, year: Int, month: Int?, momentIDs: [String],
                 assetCount: Int, photoCount: Int, videoCount: Int, start: LocalDateTime, end: LocalDateTime) {
@@ -472,18 +487,29 @@ public struct MomentList: Sendable, Hashable {
 /// a job the caller rebuilds only the lists of the affected days' periods (`periods(ofDays:)`)
 /// from the moments of those periods: at most 366 moments a year.
 public enum MomentLists {
-    /// Year and month lists of `moments` (any order), each newest first.
+    /// Year and month lists of `moments` (any order; the store's newest first costs no sort),
+    /// each newest first: one pass, each moment's date worked out once — the lists equal
+    /// `yearList` and `monthList` of each period.
     public static func build(_ moments: [Moment]) -> (years: [MomentList], months: [MomentList]) {
-        var byYear: [Int: [Moment]] = [:]
-        var byMonth: [Int: [Moment]] = [:]
-        for m in moments {
+        let ordered = zip(moments, moments.dropFirst()).allSatisfy { $0.day > $1.day }
+        let newestFirst = ordered ? moments : moments.sorted { $0.day > $1.day }
+        var years: [MomentList] = []
+        var months: [MomentList] = []
+        for m in newestFirst {
             let (y, mo, _) = CivilTime.civilFromDays(m.day)
-            byYear[y, default: []].append(m)
-            byMonth[y * 12 + mo - 1, default: []].append(m)
-        }
-        let years = byYear.keys.sorted(by: >).compactMap { yearList(year: $0, moments: byYear[$0]!) }
-        let months = byMonth.keys.sorted(by: >).compactMap {
-            monthList(year: $0 / 12, month: $0 % 12 + 1, moments: byMonth[$0]!)
+            let id = m.id
+            if years.last?.year == y {
+                years[years.count - 1].add(m, id: id)
+            } else {
+                years.append(MomentList(id: yearID(y), kind: .year, title: String(y), year: y, month: nil, first: m, id: id))
+            }
+            if let last = months.last, last.year == y, last.month == mo {
+                months[months.count - 1].add(m, id: id)
+            } else {
+                months.append(MomentList(id: monthID(year: y, month: mo), kind: .month,
+                                         title: MomentGrouping.monthNames[mo - 1] + " " + String(y), year: y, month: mo,
+                                         first: m, id: id))
+            }
         }
         return (years, months)
     }
@@ -548,6 +574,7 @@ public enum MomentLists {
         CivilTime.daysFromCivil(year: year, month: 1, day: 1)...CivilTime.daysFromCivil(year: year, month: 12, day: 31)
     }
 
+    /// One period's list from its moments (the reference `build` equals).
     static func list(id: String, kind: MomentList.Kind, title: String, year: Int, month: Int?,
                      moments: [Moment]) -> MomentList? {
         let sorted = moments.sorted { $0.day > $1.day }

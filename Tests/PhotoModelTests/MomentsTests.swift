@@ -246,6 +246,27 @@ struct MomentsTests {
         #expect(MomentLists.monthList(year: 2019, month: 5, moments: all) == may)
         #expect(MomentLists.yearList(year: 2019, moments: all) == y2019)
         #expect(MomentLists.yearList(year: 2021, moments: all) == nil)
+        // The one-pass build equals each period's list built alone, in any input order, for
+        // random days over 30 years.
+        var g = SplitMix64(seed: 7)
+        for _ in 0..<20 {
+            let days = Set((0..<Int.random(in: 1...400, using: &g)).map { _ in Int.random(in: 9_000...20_000, using: &g) })
+            var random = days.map { day in
+                Moment(day: day, start: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 0..<43_200, using: &g), offsetSeconds: 0)!,
+                       end: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 43_200..<86_400, using: &g), offsetSeconds: 0)!,
+                       assetCount: 3, photoCount: 2, videoCount: 1)
+            }
+            random.shuffle(using: &g)
+            let (ys, ms) = MomentLists.build(random)
+            let yearsBack = Set(days.map { CivilTime.civilFromDays($0).year }).sorted(by: >)
+            #expect(ys == yearsBack.compactMap { MomentLists.yearList(year: $0, moments: random) })
+            let monthsBack = Set(days.map { d -> MomentLists.YearMonth in
+                let c = CivilTime.civilFromDays(d)
+                return MomentLists.YearMonth(year: c.year, month: c.month)
+            }).sorted(by: >)
+            #expect(ms == monthsBack.compactMap { MomentLists.monthList(year: $0.year, month: $0.month, moments: random) })
+            #expect(MomentLists.build(random.sorted { $0.day > $1.day }) == (ys, ms))
+        }
         let periods = MomentLists.periods(ofDays: [members[0].day, members[4].day])
         #expect(periods.years == [2019, 2020])
         #expect(periods.months == [.init(year: 2019, month: 5), .init(year: 2020, month: 1)])
