@@ -191,22 +191,31 @@ public final class Indexer: Sendable {
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
         // A first index reads every file: the census counts them ahead of the walk, for the
-        // progress a person reads (done of expected, the time left).
-        let censusDone = DispatchSemaphore(value: 0)
-        let scanOver = Atomic(false)
+        // progress a person reads (done of expected, the time left). The scan never waits for
+        // it (a listing may hang on a dead network mount the walk stays out of): it stops at
+        // the next directory once the scan is over, and writes only into its own scan's
+        // progress (told apart by its start time).
+        let scanOver = Locked(false)
         if subtrees == nil, !lookForMoves {
-            statusBox.withLock { $0.current?.counted = 0 }
+            let scanStart = statusBox.withLock { s -> UInt64? in
+                s.current?.counted = 0
+                return s.current?.startedNanoseconds
+            }
             let census = Thread { [self] in
                 setThreadName("photod-census")
-                let shouldStop = { [self] in scanOver.load(ordering: .relaxed) || stopRequested.load(ordering: .relaxed) }
-                Census.count(roots: roots, shouldStop: shouldStop) { n in statusBox.withLock { $0.current?.counted = n } }
-                if !shouldStop() { statusBox.withLock { $0.current?.countFinished = true } }
-                censusDone.signal()
+                let shouldStop = { [self] in scanOver.withLock { $0 } || stopRequested.load(ordering: .relaxed) }
+                let note: (Int, Bool) -> Void = { [self] n, finished in
+                    statusBox.withLock { s in
+                        guard s.current?.startedNanoseconds == scanStart else { return }
+                        s.current?.counted = n
+                        if finished { s.current?.countFinished = true }
+                    }
+                }
+                let n = Census.count(roots: roots, shouldStop: shouldStop) { note($0, false) }
+                if !shouldStop() { note(n, true) }
             }
             census.name = "photod-census"
             census.start()
-        } else {
-            censusDone.signal()
         }
         mounts.register(roots: roots)
         if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
@@ -233,8 +242,7 @@ public final class Indexer: Sendable {
         results.close()
         ordered.wait()
         committed.wait()
-        scanOver.store(true, ordering: .relaxed)
-        censusDone.wait()
+        scanOver.withLock { $0 = true }
 
         if !reread.isEmpty { noteReadAgain(reread, ids: rootIDs) }
         let t = tally.withLock { $0 }
