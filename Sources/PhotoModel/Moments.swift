@@ -203,6 +203,15 @@ public enum MomentGrouping {
         }
     }
 
+    /// The stored capture times of one day as a half-open text range: every `local_datetime`
+    /// of the day starts with `YYYY-MM-DDT`, so it lies in [`YYYY-MM-DD`, `YYYY-MM-DDU`) — a
+    /// range the `assets_order` index answers (no index of its own per day).
+    public static func localDateTimeRange(day: Int) -> (from: String, to: String) {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        let date = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        return (date, date + "U")
+    }
+
     /// `m_YYYYMMDD` for a day number.
     public static func id(day: Int) -> String {
         let (y, m, d) = CivilTime.civilFromDays(day)

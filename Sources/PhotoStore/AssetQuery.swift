@@ -67,17 +67,17 @@ public enum PredicateSQL {
         return SQLFragment(sql: sql, bindings: compiler.bindings)
     }
 
-    /// The ORDER BY terms of a non-empty sort, ending with the tie-breakers path and id, which
-    /// follow the first key's direction (so `-localDateTime` is the default order reversed and
+    /// The ORDER BY terms of a non-empty sort, ending with the tie-breakers path and pk (see
+    /// `AssetColumns.captureOrder`: the path decides), which follow the first key's direction (so `-localDateTime` is the default order reversed and
     /// can walk the `assets_order` index backwards). Missing values sort last either way.
     public static func orderBy(_ sort: AssetSort) -> String {
-        guard let first = sort.descriptors.first else { return "a.local_datetime, a.path, a.id" }
+        guard let first = sort.descriptors.first else { return AssetColumns.captureOrder }
         var terms = sort.descriptors.map { d in
             column(d.key) + (d.ascending ? "" : " DESC") + (d.key.isNullable ? " NULLS LAST" : "")
         }
         let direction = first.ascending ? "" : " DESC"
         if !sort.descriptors.contains(where: { $0.key == .path }) { terms.append("a.path" + direction) }
-        terms.append("a.id" + direction)
+        terms.append("a.pk" + direction)
         return terms.joined(separator: ", ")
     }
 
@@ -190,7 +190,8 @@ public enum PredicateSQL {
                 guard case .compare(let r, .boolean(let b)) = c.operation else { preconditionFailure("unchecked predicate: \(c)") }
                 // The partial index `assets_favorites` is on `is_favorite != 0`: the same text.
                 return (r == .equal) == b ? "(\(col) != 0)" : "(\(col) = 0)"
-            case .mediaType, .localDate, .instant, .integer, .real, .text, .path:
+            case .localDate: return localDate(c)
+            case .mediaType, .instant, .integer, .real, .text, .path:
                 break
             }
             let isText = key.valueType == .text
@@ -277,6 +278,34 @@ public enum PredicateSQL {
             }
         }
 
+        /// A capture date as a range of `local_datetime` (`MomentGrouping.localDateTimeRange`),
+        /// which the `assets_order` index answers; the same as comparing `day`, which is that
+        /// text's date.
+        mutating func localDate(_ c: PredicateComparison) -> String {
+            func range(_ v: PredicateValue) -> (from: String, to: String) {
+                guard case .localDate(let day) = v else { preconditionFailure("unchecked predicate: \(c)") }
+                return MomentGrouping.localDateTimeRange(day: day)
+            }
+            func on(_ v: PredicateValue) -> String {
+                let r = range(v)
+                return "a.local_datetime >= \(bind(.text(r.from))) AND a.local_datetime < \(bind(.text(r.to)))"
+            }
+            switch c.operation {
+            case .compare(.equal, let v): return "(\(on(v)))"
+            case .compare(.notEqual, let v): return "NOT (\(on(v)))"
+            case .compare(.less, let v): return "(a.local_datetime < \(bind(.text(range(v).from))))"
+            case .compare(.lessOrEqual, let v): return "(a.local_datetime < \(bind(.text(range(v).to))))"
+            case .compare(.greater, let v): return "(a.local_datetime >= \(bind(.text(range(v).to))))"
+            case .compare(.greaterOrEqual, let v): return "(a.local_datetime >= \(bind(.text(range(v).from))))"
+            case .isIn(let vs):
+                guard !vs.isEmpty else { return "(0)" }
+                return "(" + vs.map { "(" + on($0) + ")" }.joined(separator: " OR ") + ")"
+            case .between(let lo, let hi):
+                return "(a.local_datetime >= \(bind(.text(range(lo).from))) AND a.local_datetime < \(bind(.text(range(hi).to))))"
+            case .contains, .beginsWith: preconditionFailure("unchecked predicate: \(c)")
+            }
+        }
+
         /// An asset's keywords are its files' (`a.keywords`, one per line) and its taggers'
         /// (`asset_keywords`, NOCASE); a member matches ignoring ASCII case in both. The taggers'
         /// side is one uncorrelated subquery on `asset_keywords_keyword`, built once per query.
@@ -359,15 +388,18 @@ extension IndexReader {
     /// Resolves the scope; `nil` when the collection does not exist.
     func plan(_ query: AssetQuery, in scope: AssetScope, now: Int64) throws(StoreError) -> AssetQueryPlan? {
         let visibility = query.includeHidden ? Self.notDeleted : Self.visible
-        let byCapture = "a.local_datetime, a.path, a.id"
+        let byCapture = AssetColumns.captureOrder
         var plan: AssetQueryPlan
         switch scope {
         case .library:
             plan = AssetQueryPlan(from: "assets a", condition: visibility, order: byCapture, bindings: [], isFixed: true)
         case .moment(let day):
             guard try db.scalar("SELECT 1 FROM moments WHERE day = ?1", .integer(Int64(day))).int64 != nil else { return nil }
-            plan = AssetQueryPlan(from: "assets a", condition: "a.day = ?1 AND \(visibility)", order: byCapture,
-                                  bindings: [.integer(Int64(day))], isFixed: true)
+            let range = MomentGrouping.localDateTimeRange(day: day)
+            plan = AssetQueryPlan(from: "assets a",
+                                  condition: "a.local_datetime >= ?2 AND a.local_datetime < ?3 AND a.day = ?1 AND \(visibility)",
+                                  order: byCapture, bindings: [.integer(Int64(day)), .text(range.from), .text(range.to)],
+                                  isFixed: true)
         case .folderAlbum(let id):
             guard let dir = try db.scalar("SELECT id FROM directories WHERE album_id = ?1", .text(id)).int64 else { return nil }
             plan = AssetQueryPlan(from: "assets a", condition: "a.directory_id = ?1 AND \(visibility)", order: byCapture,

@@ -145,7 +145,7 @@ extension IndexReader {
     /// assets. The conditions repeat the partial indexes' own (`assets_favorites`, ...), so that
     /// SQLite uses them: a sparse album costs its size, not the library's.
     static func smartAlbumSQL(_ album: SmartAlbum, now: Int64) -> (condition: String, order: String) {
-        let byCapture = "a.local_datetime, a.path, a.id"
+        let byCapture = AssetColumns.captureOrder
         func subtype(_ s: AssetSubtype) -> String { "(a.subtypes & \(AssetColumns.bit(s))) != 0 AND \(visible)" }
         switch album.kind {
         case .allPhotos: return (visible, byCapture)
@@ -200,17 +200,19 @@ extension IndexReader {
     public func assets(in collection: CollectionRef, limit: Int, offset: Int, now: Int64) throws(StoreError) -> (assets: [Asset], total: Int)? {
         let condition: String
         let order: String
-        // The one parameter of a moment's or a folder album's condition.
+        // The one parameter of a moment's or a folder album's condition, and a moment's range.
         var key: (name: StaticString, value: Int64)?
+        var range: (from: String, to: String)?
         switch collection {
         case .moment(let day):
-            condition = "a.day = :day AND \(Self.visible)"
-            order = "a.local_datetime, a.path, a.id"
+            condition = "a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day AND \(Self.visible)"
+            order = AssetColumns.captureOrder
             key = (":day", Int64(day))
+            range = MomentGrouping.localDateTimeRange(day: day)
         case .folderAlbum(let id):
             guard let dir = try db.scalar("SELECT id FROM directories WHERE album_id = ?1", .text(id)).int64 else { return nil }
             condition = "a.directory_id = :directory AND \(Self.visible)"
-            order = "a.local_datetime, a.path, a.id"
+            order = AssetColumns.captureOrder
             key = (":directory", dir)
         case .smartAlbum(let album):
             (condition, order) = Self.smartAlbumSQL(album, now: now)
@@ -219,10 +221,12 @@ extension IndexReader {
         s.bind(":limit", to: min(limit, Int(Int32.max)))
         s.bind(":offset", to: offset)
         if let key { s.bind(key.name, to: key.value) }
+        if let range { s.bind(":from", to: range.from); s.bind(":to", to: range.to) }
         let rows = try AssetColumns.decodeAll(s)
         let count = try db.statement("SELECT count(*) FROM assets a WHERE \(condition)")
         defer { count.reset() }
         if let key { count.bind(key.name, to: key.value) }
+        if let range { count.bind(":from", to: range.from); count.bind(":to", to: range.to) }
         _ = try count.step()
         return (try attachResources(rows), count.int(0))
     }

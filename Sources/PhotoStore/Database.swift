@@ -70,6 +70,9 @@ public final class Database: Sendable {
             }
             // A larger checkpoint interval than SQLite's 1,000 pages: a bulk index rewrites the
             // same hot pages, and each checkpoint copies them back into the database file.
+            // A 4 MB page cache: the pages a batch misses are in the kernel's page cache (the
+            // database was just written), so a larger one bought no speed; 16 MB measured the
+            // same files/s at 50,000 assets with 13 MB more peak memory.
             // Debian builds SQLite with SECURE_DELETE on: freed pages are overwritten with zeros,
             // writes the index does not need (what they held is paths and metadata of files the
             // library holds anyway).
@@ -78,7 +81,7 @@ public final class Database: Sendable {
                 PRAGMA synchronous=NORMAL;
                 PRAGMA foreign_keys=ON;
                 PRAGMA temp_store=MEMORY;
-                PRAGMA cache_size=-16000;
+                PRAGMA cache_size=-4000;
                 PRAGMA secure_delete=OFF;
                 """)
             try Schema.migrate(connection)

@@ -134,11 +134,11 @@ public struct IndexReader {
     public func fileIssueCount() throws(StoreError) -> Int { try counts().errors }
 
     /// A page of visible assets (neither hidden nor in Recently Deleted) in the default order:
-    /// capture time on the capture clock, then path bytes, then id. Each carries its resources.
+    /// capture time on the capture clock, then path bytes. Each carries its resources.
     public func assets(limit: Int, offset: Int) throws(StoreError) -> [Asset] {
         let s = try db.statement("""
             SELECT \(AssetColumns.select) FROM assets a WHERE a.is_hidden = 0 AND a.deleted_at IS NULL
-            ORDER BY a.local_datetime, a.path, a.id LIMIT :limit OFFSET :offset
+            ORDER BY \(AssetColumns.captureOrder) LIMIT :limit OFFSET :offset
             """)
         s.bind(":limit", to: limit)
         s.bind(":offset", to: offset)

@@ -798,7 +798,7 @@ struct AssetQueryTests {
         let f = try QueryFixture(seed: 19)
         defer { f.dir.remove() }
         func plan(_ predicate: String, _ sort: String, _ scope: AssetScope = .library) throws -> [String] {
-            let query = AssetQuery(predicate: try AssetPredicate.parse(predicate), sort: try AssetSort.parse(sort))
+            let query = AssetQuery(predicate: predicate.isEmpty ? nil : try AssetPredicate.parse(predicate), sort: try AssetSort.parse(sort))
             return try f.db.read { r in
                 let p = try #require(try r.plan(query, in: scope, now: QueryFixture.now))
                 let s = try r.connection.transientStatement("EXPLAIN QUERY PLAN " + p.pageSQL)
@@ -815,7 +815,12 @@ struct AssetQueryTests {
         let range = try plan(#"localDateTime >= "2019-05-04" AND make CONTAINS "can""#, "-localDateTime")
         #expect(range.contains { $0.contains("assets_order (local_datetime>?)") }, "\(range)")
         let day = try plan(#"localDate == "2019-05-04""#, "")
-        #expect(day.contains { $0.contains("assets_day (day=?)") }, "\(day)")
+        #expect(day.contains { $0.contains("assets_order (local_datetime>? AND local_datetime<?)") }, "\(day)")
+        for scope in [AssetScope.moment(day: try #require(MomentGrouping.day(ofLocalDate: "2019-05-04")))] {
+            let moment = try plan("", "", scope)
+            #expect(moment.contains { $0.contains("assets_order (local_datetime>? AND local_datetime<?)") }, "\(moment)")
+            #expect(!moment.contains { $0.contains("TEMP B-TREE") }, "\(moment)")
+        }
         let raw = try plan(#"subtypes CONTAINS "raw" AND isFavorite == true"#, "")
         print("plan of a sparse subtype:", raw)
         let keywords = try plan(#"keywords CONTAINS "beach""#, "-localDateTime")

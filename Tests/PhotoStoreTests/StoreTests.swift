@@ -26,7 +26,7 @@ struct StoreTests {
         #expect(mode == "wal")
     }
 
-    @Test("Migration 005 gives each folder album its first and last capture times, from its visible assets")
+    @Test("Migration 005 gives each folder album its first and last capture times, from its visible assets; 006 narrows the capture-order index")
     func albumDates() throws {
         defer { dir.remove() }
         do {
@@ -42,16 +42,26 @@ struct StoreTests {
             _ = try db.write { try $0.set(.hidden, true, ids: [hidden], now: 2) }
             let albums = try db.read { try $0.folderAlbums() }
             #expect(albums.map { "\($0.start!)…\($0.end!)" } == ["2019-03-01T08:00:00…2020-05-01T10:00:00", "2018-07-07T07:07:07…2018-07-07T07:07:07"])
-            // The database as version 4 left it: no date columns.
+            // The database as version 4 left it: no date columns, the wide capture-order and day indexes.
             _ = try db.write { w in
                 try w.connection.execute("""
                     ALTER TABLE directories DROP COLUMN start_local; ALTER TABLE directories DROP COLUMN end_local;
+                    DROP INDEX assets_order;
+                    CREATE INDEX assets_order ON assets(local_datetime, path, id);
+                    CREATE INDEX assets_day ON assets(day, local_datetime, path, id);
                     PRAGMA user_version = 4;
                     """)
             }
         }
         let db = try open()
         #expect(try db.read { try $0.connection.scalar("PRAGMA user_version").int64 } == Int64(Schema.currentVersion))
+        let indexSQL = try db.read { r in
+            try r.connection.scalar("SELECT group_concat(name || ':' || sql, ';') FROM sqlite_schema WHERE name IN ('assets_order', 'assets_day')").string
+        }
+        #expect(indexSQL == "assets_order:CREATE INDEX assets_order ON assets(local_datetime, path)")
+        let day = try #require(MomentGrouping.day(ofLocalDate: "2020-05-01"))
+        let moment = try #require(try db.read { try $0.assets(in: .moment(day: day), limit: 10, offset: 0, now: 3) })
+        #expect(moment.assets.map(\.path) == [PathBytes("/lib/a/1.jpg")] && moment.total == 1)
         let albums = try db.read { try $0.folderAlbums() }
         #expect(albums.map { "\($0.start!)…\($0.end!)" } == ["2019-03-01T08:00:00…2020-05-01T10:00:00", "2018-07-07T07:07:07…2018-07-07T07:07:07"])
         let one = try #require(try db.read { try $0.folderAlbum(id: albums[0].id) })

@@ -2,6 +2,11 @@ import PhotoModel
 
 /// The mapping between `Asset` and the `assets` table, in one place.
 enum AssetColumns {
+    /// The capture order, which the `assets_order` index (local_datetime, path) walks with its
+    /// implicit rowid as the last term: no two assets share a path (each is its primary file's),
+    /// so the pk never decides and the order is the documented one (time, then path bytes).
+    static let captureOrder = "a.local_datetime, a.path, a.pk"
+
     /// The columns `decode` reads, in order (the table is aliased `a`): the asset's own, then
     /// the media fields (`MediaColumns`).
     static let select = """

@@ -317,6 +317,15 @@ public enum Schema {
                  WHERE a.directory_id = directories.id AND a.is_hidden = 0 AND a.deleted_at IS NULL)
             WHERE asset_count > 0;
             """),
+        Migration(name: "006_narrow_order", sql: """
+            -- The capture-order index without the id (a tie-breaker only where two assets share
+            -- a path, which the order's sort settles), and no index per day: a day's assets are a
+            -- range of `local_datetime` (`MomentGrouping.localDateTimeRange`). Each was 150 bytes
+            -- per asset and one more b-tree written for every asset inserted or changed.
+            DROP INDEX IF EXISTS assets_day;
+            DROP INDEX IF EXISTS assets_order;
+            CREATE INDEX assets_order ON assets(local_datetime, path);
+            """),
     ]
 
     /// The `user_version` this build writes.

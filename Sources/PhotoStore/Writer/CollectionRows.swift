@@ -95,9 +95,12 @@ final class CollectionRows {
     private func dayMembers(_ day: Int) throws(StoreError) -> [MomentMember] {
         let s = try db.statement("""
             SELECT id, local_datetime, path, media_type, latitude, longitude FROM assets
-            WHERE day = :day AND is_hidden = 0 AND deleted_at IS NULL
+            WHERE local_datetime >= :from AND local_datetime < :to AND day = :day AND is_hidden = 0 AND deleted_at IS NULL
             """)
+        let range = MomentGrouping.localDateTimeRange(day: day)
         s.bind(":day", to: day)
+        s.bind(":from", to: range.from)
+        s.bind(":to", to: range.to)
         var members: [MomentMember] = []
         while try s.step() {
             guard let id = AssetID(rawValue: s.string(0)), let local = LocalDateTime(iso: s.string(1)),
