@@ -94,6 +94,19 @@ void photo_stdout_flush(void) { fflush(stdout); }
 
 int photo_fadvise_random(int fd) { return posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); }
 
+int photo_prefetch(const char *path, int64_t size, int64_t head, int64_t tail) {
+    if (size <= 0) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -errno;
+    int rc = posix_fadvise(fd, 0, size < head ? size : head, POSIX_FADV_WILLNEED);
+    if (rc == 0 && size > head && tail > 0) {
+        int64_t start = size - tail > head ? size - tail : head;
+        rc = posix_fadvise(fd, start, size - start, POSIX_FADV_WILLNEED);
+    }
+    close(fd);
+    return -rc;
+}
+
 static void fill_stat(const struct stat *st, photo_stat *out) {
     out->dev = (uint64_t)st->st_dev;
     out->ino = (uint64_t)st->st_ino;

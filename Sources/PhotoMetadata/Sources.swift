@@ -45,8 +45,12 @@ public struct FileSource: ByteSource {
     /// `pread` calls made so far.
     public private(set) var readCalls: Int = 0
 
+    /// How much of a file is read at once when it is first asked for (the pipeline's prefetch
+    /// asks the kernel for the same span ahead of the readers).
+    public static let defaultHeadBytes = 65536
+
     /// A source over an open descriptor; `size` comes from the caller's `fstat`.
-    public init(descriptor: FileDescriptor, size: Int64, headBytes: Int = 65536) {
+    public init(descriptor: FileDescriptor, size: Int64, headBytes: Int = defaultHeadBytes) {
         self.descriptor = descriptor
         self.size = max(0, size)
         self.headLimit = max(0, headBytes)

@@ -147,6 +147,7 @@ public final class Indexer: Sendable {
         }
         let reread = subtrees == nil ? rootsToReadAgain(roots, ids: rootIDs) : []
 
+        let walked = Channel<Job>(capacity: 2)
         let jobs = Channel<Job>(capacity: workers * 2)
         let results = Channel<Job>(capacity: workers * 2 + 2)
         // Jobs between the walk and their commit, at most: with the reorder buffer, a reader stuck
@@ -185,8 +186,25 @@ public final class Indexer: Sendable {
             ordered.signal()
         }
         orderThread.name = "photod-order"
+        // Between the walk and the readers: starts the reads of each job's files as it joins the
+        // readers' queue, so that up to `workers * 2 + 1` jobs (a few hundred files) are read by
+        // the kernel in parallel while the readers parse the ones before. With a reader per core
+        // and one file at a time each, a cold disk would otherwise have two reads in flight.
+        let prefetchThread = Thread {
+            setThreadName("photod-prefetch")
+            while let job = walked.receive() {
+                for c in job.candidates {
+                    FileDescriptor.prefetch(c.path, size: c.identity.size, head: FileSource.defaultHeadBytes,
+                                            tail: ContentFingerprint.span)
+                }
+                jobs.send(job)
+            }
+            jobs.close()
+        }
+        prefetchThread.name = "photod-prefetch"
         threads.forEach { $0.start() }
         orderThread.start()
+        prefetchThread.start()
 
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
@@ -221,7 +239,7 @@ public final class Indexer: Sendable {
         if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
         var walker = Walk(database: database, logger: logger, status: statusBox, mounts: mounts, roots: roots, emit: { job in
                               inFlight.wait()
-                              jobs.send(job)
+                              walked.send(job)
                           },
                           shouldStop: { [self] in stopRequested.load(ordering: .relaxed) },
                           lookForMoves: lookForMoves)
@@ -236,8 +254,9 @@ public final class Indexer: Sendable {
         walker.finish()
         statusBox.withLock { $0.current?.walkFinished = true }
 
-        jobs.close()
-        // Workers exit when `jobs` drains; the writer then needs to know no more results come.
+        walked.close()
+        // The prefetch thread closes `jobs` once `walked` drains, and the readers exit when
+        // `jobs` does; the writer then needs to know no more results come.
         readersDone.wait()
         results.close()
         ordered.wait()

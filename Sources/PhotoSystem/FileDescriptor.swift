@@ -110,6 +110,16 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// Hints that the file is read in small pieces (no readahead): cheaper cold reads of headers.
     public func adviseRandomAccess() { _ = photo_fadvise_random(rawValue) }
+
+    /// Asks the kernel to start reading the first `head` bytes of the file at `path` and its
+    /// last `tail` bytes into the page cache, and returns at once (`POSIX_FADV_WILLNEED`):
+    /// reads issued ahead of the thread that will need them, so that a cold disk has many in
+    /// flight. Only a hint: whatever fails here (the file gone, refused) fails again, and is
+    /// reported, when the file is read. Returns 0 or the errno (for tests).
+    @discardableResult
+    public static func prefetch(_ path: PathBytes, size: Int64, head: Int, tail: Int) -> CInt {
+        -path.withCString { photo_prefetch($0, size, Int64(head), Int64(tail)) }
+    }
 }
 
 /// The fields of `struct stat` the indexer compares and stores.

@@ -53,6 +53,12 @@ void photo_stdout_flush(void);
 /// `posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)`: headers only, no readahead.
 int photo_fadvise_random(int fd);
 
+/// Starts reading the first `head` bytes of the file at `path` and, when it is larger, its last
+/// `tail` bytes (past the head) into the page cache, without waiting for them
+/// (`POSIX_FADV_WILLNEED`), and closes it. `size` is the caller's last measure of the file.
+/// Opened as the reader opens it (no symbolic link, non-blocking). 0 or -errno.
+int photo_prefetch(const char *path, int64_t size, int64_t head, int64_t tail);
+
 /// The file-type bits of a `struct stat` and the fields the indexer compares.
 typedef struct {
     uint64_t dev;
