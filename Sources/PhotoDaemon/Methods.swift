@@ -360,7 +360,7 @@ struct Methods: Sendable {
     func fetchMomentLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["kind"])
         let kind = try p.optionalString("kind", oneOf: ["year", "month"])
-        let (moments, token) = try snapshot { try $0.moments() }
+        let (moments, token) = try snapshot { try $0.moments(locations: false) }
         let (years, months) = MomentLists.build(moments)
         var o = JSONObject()
         o["token"] = .int(token)

@@ -83,18 +83,39 @@ public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// Parses the form `description` produces (the store's and the wire's form).
     public init?(iso text: String) {
-        let b = Array(text.utf8)
+        // In place over the string's UTF-8 (the store's texts are native strings): no copy.
+        var text = text
+        guard let value = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = value
+    }
+
+    /// The same from the text's UTF-8 bytes (a database column read in place).
+    public init?(isoBytes bytes: UnsafeBufferPointer<UInt8>) {
+        guard let value = Self.parse(bytes) else { return nil }
+        self = value
+    }
+
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> LocalDateTime? {
+        @inline(__always) func digits(_ start: Int, _ count: Int) -> Int? {
+            var v = 0
+            for i in start..<(start + count) {
+                let c = b[i]
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                v = v * 10 + Int(c - 0x30)
+            }
+            return v
+        }
         guard b.count == 19 || b.count == 23, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
               b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              let y = Digits.value(b, 0, 4), let mo = Digits.value(b, 5, 2), let d = Digits.value(b, 8, 2),
-              let h = Digits.value(b, 11, 2), let mi = Digits.value(b, 14, 2), let s = Digits.value(b, 17, 2)
+              let y = digits(0, 4), let mo = digits(5, 2), let d = digits(8, 2),
+              let h = digits(11, 2), let mi = digits(14, 2), let s = digits(17, 2)
         else { return nil }
         var ms: Int?
         if b.count == 23 {
-            guard b[19] == UInt8(ascii: "."), let v = Digits.value(b, 20, 3) else { return nil }
+            guard b[19] == UInt8(ascii: "."), let v = digits(20, 3) else { return nil }
             ms = v
         }
-        self.init(year: y, month: mo, day: d, hour: h, minute: mi, second: s, millisecond: ms)
+        return LocalDateTime(year: y, month: mo, day: d, hour: h, minute: mi, second: s, millisecond: ms)
     }
 
     public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool {

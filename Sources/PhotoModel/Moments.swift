@@ -212,10 +212,20 @@ public enum MomentGrouping {
         return (date, date + "U")
     }
 
-    /// `m_YYYYMMDD` for a day number.
+    /// `m_YYYYMMDD` for a day number, formatted into one small buffer (every moment read
+    /// from the store makes its id).
     public static func id(day: Int) -> String {
         let (y, m, d) = CivilTime.civilFromDays(day)
-        return "m_" + pad(y, 4) + pad(m, 2) + pad(d, 2)
+        guard (0...9999).contains(y) else { return "m_" + pad(y, 4) + pad(m, 2) + pad(d, 2) }
+        return String(unsafeUninitializedCapacity: 10) { b in
+            b[0] = UInt8(ascii: "m"); b[1] = UInt8(ascii: "_")
+            var v = y * 10_000 + m * 100 + d
+            for k in stride(from: 9, through: 2, by: -1) {
+                b[k] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                v /= 10
+            }
+            return 10
+        }
     }
 
     /// The day number of a moment id; `nil` when it is not one (wrong shape or no such date).

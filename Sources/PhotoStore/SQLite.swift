@@ -287,6 +287,11 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
     public func optionalString(_ col: Int32) -> String? { isNull(col) ? nil : string(col) }
+    /// Column `col`'s text in place (valid only inside `body`): no string made.
+    public func withText<R>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard let p = sqlite3_column_text(handle, col) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, col))))
+    }
     public func bytes(_ col: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(handle, col))
         guard n > 0, let p = sqlite3_column_blob(handle, col) else { return [] }
