@@ -96,15 +96,7 @@ public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvert
     }
 
     private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> LocalDateTime? {
-        @inline(__always) func digits(_ start: Int, _ count: Int) -> Int? {
-            var v = 0
-            for i in start..<(start + count) {
-                let c = b[i]
-                guard c >= 0x30, c <= 0x39 else { return nil }
-                v = v * 10 + Int(c - 0x30)
-            }
-            return v
-        }
+        @inline(__always) func digits(_ start: Int, _ count: Int) -> Int? { Digits.value(b, start, count) }
         guard b.count == 19 || b.count == 23, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
               b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
               let y = digits(0, 4), let mo = digits(5, 2), let d = digits(8, 2),
@@ -138,6 +130,12 @@ public enum Digits {
     /// The value of `count` ASCII digits at `start`, or `nil` when any is not a digit.
     @inline(__always)
     public static func value(_ bytes: [UInt8], _ start: Int, _ count: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { value($0, start, count) }
+    }
+
+    /// The same over bytes in place.
+    @inline(__always)
+    public static func value(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int? {
         guard start >= 0, start + count <= bytes.count else { return nil }
         var v = 0
         for i in start..<(start + count) {
