@@ -276,8 +276,11 @@ final class CatalogSnapshot: Sendable {
     private let valueRankCache = Locked<[AssetSortKey: [Int32]]>([:])
     /// Recent results: the record indexes a query selects, in its order.
     private let results = Locked<[(AssetQuery, [Int32])]>([])
-    /// Results kept per snapshot.
+    /// Results kept per snapshot, at most, and the record indexes they may hold together
+    /// (8 MB; the newest result is kept whatever its size): without the second bound, 16 results
+    /// of a million-asset library could hold 64 MB.
     static let cachedResults = 16
+    static let cachedIndexes = 2 << 20
 
     init(token: Int64, columns: CatalogColumns, ids: ByteTable, paths: ByteTable, keywords: [[String]], pathRank: [Int32]? = nil,
          strings: [String], stringIndex: [String: Int32], stringRank: [Int32]? = nil, byID: [Int32]? = nil,
@@ -588,11 +591,19 @@ final class CatalogSnapshot: Sendable {
             }
         }
         if sort.count > 1 { sortByTheRest(&out, sort) }
-        results.withLock { cache in
-            cache.insert((query, out), at: 0)
-            if cache.count > Self.cachedResults { cache.removeLast() }
-        }
+        results.withLock { Self.keep((query, out), in: &$0) }
         return out
+    }
+
+    /// Puts a result first in `cache` and drops the oldest beyond `count` results or
+    /// `indexes` record indexes in all (never the one just put).
+    static func keep(_ result: (AssetQuery, [Int32]), in cache: inout [(AssetQuery, [Int32])],
+                     count: Int = cachedResults, indexes: Int = cachedIndexes) {
+        cache.insert(result, at: 0)
+        var held = cache.reduce(0) { $0 + $1.1.count }
+        while cache.count > 1, cache.count > count || held > indexes {
+            held -= cache.removeLast().1.count
+        }
     }
 
     /// Where the records without a value for `key` start in its ascending order.

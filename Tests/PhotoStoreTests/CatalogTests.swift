@@ -1,5 +1,5 @@
 import PhotoModel
-import PhotoStore
+@testable import PhotoStore
 import PhotoTesting
 import Testing
 
@@ -127,6 +127,18 @@ struct CatalogTests {
                 try Self.check(db, step: step, &g)
             }
         }
+    }
+
+    @Test("Kept results are bounded by their number and by the record indexes they hold; the newest is always kept")
+    func resultCacheBound() throws {
+        var cache: [(AssetQuery, [Int32])] = []
+        func query(_ width: Int) throws -> AssetQuery { AssetQuery(predicate: try AssetPredicate.parse("pixelWidth == \(width)")) }
+        for i in 0..<5 { CatalogSnapshot.keep((try query(i), Array(repeating: 0, count: 100)), in: &cache, count: 4, indexes: 1_000) }
+        #expect(cache.map(\.0) == [try query(4), try query(3), try query(2), try query(1)], "at most four")
+        CatalogSnapshot.keep((try query(5), Array(repeating: 0, count: 850)), in: &cache, count: 4, indexes: 1_000)
+        #expect(cache.map(\.0) == [try query(5), try query(4)], "850 + 100 indexes fit, 850 + 200 do not")
+        CatalogSnapshot.keep((try query(6), Array(repeating: 0, count: 5_000)), in: &cache, count: 4, indexes: 1_000)
+        #expect(cache.map(\.0) == [try query(6)], "a result above the bound is kept alone")
     }
 
     @Test("A journal pruned past the catalog's token: everything is read again")
