@@ -49,6 +49,9 @@ struct Walk {
     /// at once, and a copy among them gets a new id).
     private var deferredCandidates: [Candidate] = []
     static let maxDeferredCandidates = 50_000
+    /// Lists directories ahead of this walk while it walks a root (nil for subtrees: few
+    /// directories, not worth a thread).
+    private var lister: Lister?
     private var sequence = 0
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
     private var pendingExtras = 0
@@ -100,6 +103,14 @@ struct Walk {
         forgetUnreadable(below: root)
         readingEverything = readEverything.contains(root)
         defer { readingEverything = false }
+        // A whole root: its listings are made ahead on a thread of their own (`Lister`).
+        let lister = Lister()
+        lister.start(root, isMountPoint: { [mounts] in mounts.isTree($0) })
+        self.lister = lister
+        defer {
+            lister.stop()
+            self.lister = nil
+        }
         walkTree(root, on: mounts.probedMount(of: root))
     }
 
@@ -181,10 +192,17 @@ struct Walk {
         let dir: Directory
         let dirStat: FileStat
         let entries: [DirectoryEntry]
+        // The lister's stats of the entries, when its listing is of this directory as it is now.
+        var listedStats: [FileStat?]?
         do {
             dir = try Directory(path: path)
             dirStat = try dir.stat()
-            entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
+            if let listing = lister?.take(path), listing.matches(dirStat) {
+                entries = listing.entries
+                listedStats = listing.stats
+            } else {
+                entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
+            }
         } catch {
             // Vanished while walking: removed through its parent's listing next time.
             if error.errno != ENOENT, error.errno != ENOTDIR { reportUnreadable(path, error) }
@@ -248,11 +266,11 @@ struct Walk {
         var subdirectories: [PathBytes] = []
         var moves = WriteBatch()
 
-        for entry in entries where !Self.isHidden(entry.name) {
+        for (i, entry) in entries.enumerated() where !Self.isHidden(entry.name) {
             var kind = entry.kind
             var stat: FileStat?
             if kind == .file || kind == .unknown {
-                stat = try? FileStat.at(dir.descriptor, entry.name)
+                stat = listedStats?[i] ?? (try? FileStat.at(dir.descriptor, entry.name))
                 guard let s = stat else { continue }  // vanished since readdir
                 kind = s.isRegularFile ? .file : (s.isDirectory ? .directory : .other)
             }

@@ -1,0 +1,80 @@
+import Foundation
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoSystem
+import PhotoTesting
+import Testing
+
+@Suite("The lister: directories listed ahead of the walk")
+struct ListerTests {
+    /// The listing of `path` once the lister has made it (nil after two seconds).
+    static func take(_ lister: Lister, _ path: PathBytes) -> Lister.Listing? {
+        for _ in 0..<400 {
+            if let listing = lister.take(path) { return listing }
+            usleep(5_000)
+        }
+        return nil
+    }
+
+    @Test("It lists in the walk's order, by the walk's rules: no dot-folders, links or .nomedia trees; files with their stats")
+    func order() throws {
+        let dir = try TemporaryDirectory("lister")
+        defer { dir.remove() }
+        try CensusTests.tree(dir)
+        let lister = Lister()
+        lister.start(dir.path, isMountPoint: { _ in false })
+        defer { lister.stop() }
+        let root = try #require(Self.take(lister, dir.path))
+        #expect(root.entries.map { String(decoding: $0.name, as: UTF8.self) }
+                    == [".hidden.jpg", ".thumbs", "2020", "2021", "a.jpg", "empty", "link.jpg", "linked-folder", "notes.txt", "skip"])
+        let statted = zip(root.entries, root.stats).filter { $0.1 != nil }.map { String(decoding: $0.0.name, as: UTF8.self) }
+        #expect(statted == ["a.jpg", "notes.txt"], "files only, dot-files left out")
+        #expect(root.stats[4]?.size == 3)
+        for path in ["2020", "2020/deep", "2020/deep/er", "2021", "empty", "skip"] {
+            #expect(Self.take(lister, dir(path)) != nil, "\(path)")
+        }
+        #expect(lister.take(dir("skip/sub")) == nil, "a .nomedia tree is not entered")
+        #expect(lister.take(dir(".thumbs")) == nil)
+    }
+
+    @Test("A listing stops matching its directory once an entry is added; a mount point below the start is not entered")
+    func staleAndMounts() throws {
+        let dir = try TemporaryDirectory("lister-stale")
+        defer { dir.remove() }
+        try CensusTests.tree(dir)
+        let lister = Lister()
+        lister.start(dir.path, isMountPoint: { $0 == dir("2021") })
+        defer { lister.stop() }
+        let root = try #require(Self.take(lister, dir.path))
+        #expect(root.matches(try FileStat.of(dir.path)))
+        usleep(20_000)  // past the kernel's coarse clock tick (a file's times move in steps of a few ms)
+        try dir.write("new.jpg", [9])
+        #expect(!root.matches(try FileStat.of(dir.path)), "the walk lists it again")
+        for path in ["2020", "2020/deep", "2020/deep/er"] { #expect(Self.take(lister, dir(path)) != nil, "\(path)") }
+        usleep(100_000)
+        #expect(lister.take(dir("2021")) == nil, "the mount point is the walk's to check")
+        #expect(Self.take(lister, dir("empty")) != nil)
+    }
+
+    @Test("At most its budget of entries is held ahead; each take makes room; a directory not asked for is dropped; stop ends it")
+    func budget() throws {
+        let dir = try TemporaryDirectory("lister-budget")
+        defer { dir.remove() }
+        for d in 0..<10 {
+            for f in 0..<10 { try dir.write("d\(d)/f\(f).jpg", [1]) }
+        }
+        let lister = Lister(budget: 25)
+        lister.start(dir.path, isMountPoint: { _ in false })
+        defer { lister.stop() }
+        #expect(Self.take(lister, dir.path) != nil)
+        usleep(200_000)
+        #expect(lister.heldEntries <= 25 && lister.heldEntries >= 10, "\(lister.heldEntries)")
+        #expect(Self.take(lister, dir("d0")) != nil)
+        // d1 is never asked for: taking d2 drops it.
+        #expect(Self.take(lister, dir("d2")) != nil)
+        #expect(lister.take(dir("d1")) == nil)
+        for d in 3..<10 { #expect(Self.take(lister, dir("d\(d)")) != nil, "d\(d)") }
+        lister.stop()
+        #expect(lister.heldEntries == 0)
+    }
+}
