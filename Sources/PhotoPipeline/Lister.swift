@@ -45,7 +45,7 @@ final class Lister: Sendable {
     private let room = DispatchSemaphore(value: 0)
     let budget: Int
 
-    init(budget: Int = 20_000) {
+    init(budget: Int = 4_000) {
         self.budget = budget
     }
 

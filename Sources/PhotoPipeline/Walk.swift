@@ -49,8 +49,8 @@ struct Walk {
     /// at once, and a copy among them gets a new id).
     private var deferredCandidates: [Candidate] = []
     static let maxDeferredCandidates = 50_000
-    /// Lists directories ahead of this walk while it walks a root (nil for subtrees: few
-    /// directories, not worth a thread).
+    /// Lists directories ahead of this walk while it walks a root of an index that has files
+    /// (nil for subtrees: few directories, not worth a thread; nil for a first index).
     private var lister: Lister?
     private var sequence = 0
     private var pending = Job(sequence: 0, candidates: [], batch: WriteBatch())
@@ -103,7 +103,11 @@ struct Walk {
         forgetUnreadable(below: root)
         readingEverything = readEverything.contains(root)
         defer { readingEverything = false }
-        // A whole root: its listings are made ahead on a thread of their own (`Lister`).
+        // A whole root over an index that has files (a restart, a rescan: the walk is what the
+        // scan waits for): its listings are made ahead on a thread of their own (`Lister`). A
+        // first index waits for its readers and writer instead; there the lister would only hold
+        // memory.
+        guard lookForMoves else { return walkTree(root, on: mounts.probedMount(of: root)) }
         let lister = Lister()
         lister.start(root, isMountPoint: { [mounts] in mounts.isTree($0) })
         self.lister = lister
