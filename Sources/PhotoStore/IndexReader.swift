@@ -288,11 +288,13 @@ public struct IndexReader {
     public func group(directory: PathBytes, key: [UInt8]) throws(StoreError) -> [IndexedFile] {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
-            JOIN directories d ON d.id = f.directory_id WHERE d.path = :directory AND f.group_key = :groupKey
+            JOIN directories d ON d.id = f.directory_id
+            WHERE d.path = :directory AND f.name >= :groupKey AND f.name < :groupEnd AND f.group_key = :groupKey
             """)
         defer { s.reset() }
         s.bind(":directory", to: directory)
         s.bind(":groupKey", to: key)
+        s.bind(":groupEnd", to: ResourcePairing.groupNamesEnd(key))
         var files: [IndexedFile] = []
         while try s.step() {
             let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),

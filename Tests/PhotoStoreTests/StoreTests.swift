@@ -26,6 +26,47 @@ struct StoreTests {
         #expect(mode == "wal")
     }
 
+    @Test("A group's files are found by a range of names: its key, the key and a dot; not IMG_1-2 or IMG_10")
+    func groupByName() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([Self.root]) }
+        let names = ["IMG_1", "IMG_1.JPG", "IMG_1.CR2", "IMG_1.JPG.xmp", "IMG_1-2.jpg", "IMG_10.jpg", "IMG_1 copy.jpg", "IMG_.jpg",
+                     "IMG_1.2.jpg"]
+        _ = try db.write {
+            try $0.apply(Make.batch(names.enumerated().map { i, name in
+                Make.outcome("/lib/a/" + name, inode: UInt64(i + 1), .media(Make.media(date: "2020-05-01T10:00:0\(i)")))
+            }), now: 1)
+        }
+        func group(_ key: String) throws -> [String] {
+            try db.read { try $0.group(directory: PathBytes("/lib/a"), key: Array(key.utf8)) }
+                .map { String(decoding: $0.name, as: UTF8.self) }.sorted()
+        }
+        #expect(try group("IMG_1") == ["IMG_1", "IMG_1.CR2", "IMG_1.JPG", "IMG_1.JPG.xmp"])
+        #expect(try group("IMG_1.2") == ["IMG_1.2.jpg"])
+        #expect(try group("IMG_1-2") == ["IMG_1-2.jpg"])
+        #expect(try group("IMG_10") == ["IMG_10.jpg"])
+        #expect(try group("IMG_1 copy") == ["IMG_1 copy.jpg"])
+        #expect(try group("IMG_") == ["IMG_.jpg"])
+        // Every name lies in its own group's range.
+        for name in names {
+            let key = ResourcePairing.groupKey(of: Array(name.utf8))
+            #expect(!Array(name.utf8).lexicographicallyPrecedes(key), "\(name)")
+            #expect(Array(name.utf8).lexicographicallyPrecedes(ResourcePairing.groupNamesEnd(key)), "\(name)")
+        }
+        let plan = try db.read { r in
+            let s = try r.connection.statement("""
+                EXPLAIN QUERY PLAN SELECT name FROM files WHERE directory_id = 1 AND name >= x'41' AND name < x'42' AND group_key = x'41'
+                """)
+            defer { s.reset() }
+            var details: [String] = []
+            while try s.step() { details.append(s.string(3)) }
+            return details
+        }
+        #expect(plan.contains { $0.contains("sqlite_autoindex_files_1 (directory_id=? AND name>? AND name<?)") }, "\(plan)")
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
+    }
+
     @Test("Migration 005 gives each folder album its first and last capture times, from its visible assets; 006 narrows the capture-order index")
     func albumDates() throws {
         defer { dir.remove() }

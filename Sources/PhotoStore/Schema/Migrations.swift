@@ -326,6 +326,13 @@ public enum Schema {
             DROP INDEX IF EXISTS assets_order;
             CREATE INDEX assets_order ON assets(local_datetime, path);
             """),
+        Migration(name: "007_group_by_name", sql: """
+            -- A group's files are a range of names in the (directory_id, name) index: each name is
+            -- its group key or the key, a dot and more (`ResourcePairing.groupNamesEnd`). The
+            -- index on (directory_id, group_key) was 26 bytes per file and one more b-tree
+            -- written for every file.
+            DROP INDEX IF EXISTS files_group;
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -82,10 +82,11 @@ final class AssetRows {
     private func groupFiles(_ group: GroupRef) throws(StoreError) -> [AssetComposer.File] {
         let s = try db.statement("""
             SELECT pk, name, status, asset_pk, role, size, \(MediaColumns.list.names())
-            FROM files WHERE directory_id = :directory AND group_key = :groupKey
+            FROM files WHERE directory_id = :directory AND name >= :groupKey AND name < :groupEnd AND group_key = :groupKey
             """)
         s.bind(":directory", to: group.directory)
         s.bind(":groupKey", to: group.key)
+        s.bind(":groupEnd", to: ResourcePairing.groupNamesEnd(group.key))
         var files: [AssetComposer.File] = []
         while try s.step() {
             let content: AssetComposer.File.Content
