@@ -67,7 +67,7 @@ let helps: [String: String] = [
           --json              One JSON object (library.status's result) instead of a table.
         """,
     "assets": """
-        OVERVIEW: List assets in the default order (capture time, then path, then id), or the
+        OVERVIEW: List assets in the default order (capture time, then path), or the
         assets of one collection (a moment, a folder album, a smart album or a user album) in its
         order; optionally filtered by a predicate and sorted by other keys.
 
