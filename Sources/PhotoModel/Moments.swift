@@ -83,10 +83,7 @@ public struct Moment: Sendable, Hashable {
     /// `m_YYYYMMDD`: derived from the day alone, so it survives restarts and full rebuilds.
     public var id: String
     /// `YYYY-MM-DD` (derived from `day` when asked: a list of moments does not pay for it).
-    public var localDate: String {
-        let (y, m, d) = CivilTime.civilFromDays(day)
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
-    }
+    public var localDate: String { MomentGrouping.localDate(day: day) }
     /// The oldest member's wall time.
     public var start: LocalDateTime
     /// The newest member's wall time.
@@ -207,9 +204,14 @@ public enum MomentGrouping {
     /// of the day starts with `YYYY-MM-DDT`, so it lies in [`YYYY-MM-DD`, `YYYY-MM-DDU`) — a
     /// range the `assets_order` index answers (no index of its own per day).
     public static func localDateTimeRange(day: Int) -> (from: String, to: String) {
-        let (y, m, d) = CivilTime.civilFromDays(day)
-        let date = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        let date = localDate(day: day)
         return (date, date + "U")
+    }
+
+    /// `YYYY-MM-DD` for a day number.
+    public static func localDate(day: Int) -> String {
+        let (y, m, d) = CivilTime.civilFromDays(day)
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
     }
 
     /// `m_YYYYMMDD` for a day number, formatted into one small buffer (every moment read

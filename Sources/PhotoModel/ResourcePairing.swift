@@ -151,16 +151,16 @@ public enum ResourcePairing {
         name.count > 4 && lowercased(name.suffix(4)) == Array(".xmp".utf8)
     }
 
-    /// The key files are grouped by: the name without its extension (`IMG_1` for `IMG_1.JPG`,
-    /// `IMG_1.CR2` and `IMG_1.MOV`), and for sidecars without `.xmp` and then without a media
-    /// extension (`IMG_1` for `IMG_1.xmp` and `IMG_1.JPG.xmp`). A name without extension is its
-    /// own key.
     /// The names of a group's members lie in [key, `groupNamesEnd(key)`): each is its key, or its
     /// key followed by a dot and more (the key is always a prefix of the name, cut at a dot), and
     /// `.` sorts before `/`, which no name holds. A range of the `(directory_id, name)` index, which
     /// may hold a few names of other groups (`IMG_1-2.jpg`): callers test the key too.
     public static func groupNamesEnd(_ key: [UInt8]) -> [UInt8] { key + [UInt8(ascii: "/")] }
 
+    /// The key files are grouped by: the name without its extension (`IMG_1` for `IMG_1.JPG`,
+    /// `IMG_1.CR2` and `IMG_1.MOV`), and for sidecars without `.xmp` and then without a media
+    /// extension (`IMG_1` for `IMG_1.xmp` and `IMG_1.JPG.xmp`). A name without extension is its
+    /// own key.
     public static func groupKey(of name: [UInt8]) -> [UInt8] {
         if isSidecarName(name) {
             let rest = Array(name.dropLast(4))

@@ -68,8 +68,9 @@ public enum PredicateSQL {
     }
 
     /// The ORDER BY terms of a non-empty sort, ending with the tie-breakers path and pk (see
-    /// `AssetColumns.captureOrder`: the path decides), which follow the first key's direction (so `-localDateTime` is the default order reversed and
-    /// can walk the `assets_order` index backwards). Missing values sort last either way.
+    /// `AssetColumns.captureOrder`: the path decides), which follow the first key's direction
+    /// (so `-localDateTime` is the default order reversed and can walk the `assets_order` index
+    /// backwards). Missing values sort last either way.
     public static func orderBy(_ sort: AssetSort) -> String {
         guard let first = sort.descriptors.first else { return AssetColumns.captureOrder }
         var terms = sort.descriptors.map { d in

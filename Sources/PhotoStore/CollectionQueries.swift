@@ -74,7 +74,6 @@ extension IndexReader {
         s.bind(":limit", to: min(limit, Int(Int32.max)))
         s.bind(":offset", to: offset)
         var result: [Moment] = []
-        result.reserveCapacity(min(limit, max(0, try momentCount(filter) - offset)))
         while try s.step() {
             guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
                 let key = String(s.int(0))

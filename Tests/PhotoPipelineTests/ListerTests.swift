@@ -30,11 +30,14 @@ struct ListerTests {
         let statted = zip(root.entries, root.stats).filter { $0.1 != nil }.map { String(decoding: $0.0.name, as: UTF8.self) }
         #expect(statted == ["a.jpg", "notes.txt"], "files only, dot-files left out")
         #expect(root.stats[4]?.size == 3)
+        // The tree is far below the budget: after a pause everything is listed. A miss drops
+        // nothing, so a dot-folder listed right after the root would be found here.
+        usleep(200_000)
+        #expect(lister.take(dir(".thumbs")) == nil, "a dot-folder is not entered")
         for path in ["2020", "2020/deep", "2020/deep/er", "2021", "empty", "skip"] {
-            #expect(Self.take(lister, dir(path)) != nil, "\(path)")
+            #expect(lister.take(dir(path)) != nil, "\(path)")
         }
         #expect(lister.take(dir("skip/sub")) == nil, "a .nomedia tree is not entered")
-        #expect(lister.take(dir(".thumbs")) == nil)
     }
 
     @Test("A listing stops matching its directory once an entry is added; a mount point below the start is not entered")
