@@ -39,6 +39,7 @@ final class Lister: Sendable {
         var head = 0
         var held = 0
         var stopped = false
+        var finished = false
     }
 
     private let state = Locked(State())
@@ -95,7 +96,11 @@ final class Lister: Sendable {
     /// Entries held ahead of the walk now (for tests).
     var heldEntries: Int { state.withLock { $0.held } }
 
+    /// Whether it has listed everything it will (for tests).
+    var isFinished: Bool { state.withLock { $0.finished } }
+
     private func run(_ top: PathBytes, isMountPoint: (PathBytes) -> Bool) {
+        defer { state.withLock { $0.finished = true } }
         var stack = [top]
         while let path = stack.popLast(), !isStopped {
             if path != top, isMountPoint(path) { continue }

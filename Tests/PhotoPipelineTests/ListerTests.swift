@@ -16,6 +16,12 @@ struct ListerTests {
         return nil
     }
 
+    /// Waits until the lister has listed all it will (a small tree, within its budget).
+    static func waitFinished(_ lister: Lister) throws {
+        for _ in 0..<2_000 where !lister.isFinished { usleep(5_000) }
+        try #require(lister.isFinished, "the lister did not finish in 10 s")
+    }
+
     @Test("It lists in the walk's order, by the walk's rules: no dot-folders, links or .nomedia trees; files with their stats")
     func order() throws {
         let dir = try TemporaryDirectory("lister")
@@ -30,9 +36,9 @@ struct ListerTests {
         let statted = zip(root.entries, root.stats).filter { $0.1 != nil }.map { String(decoding: $0.0.name, as: UTF8.self) }
         #expect(statted == ["a.jpg", "notes.txt"], "files only, dot-files left out")
         #expect(root.stats[4]?.size == 3)
-        // The tree is far below the budget: after a pause everything is listed. A miss drops
-        // nothing, so a dot-folder listed right after the root would be found here.
-        usleep(200_000)
+        // The tree is far below the budget: the lister finishes. A miss drops nothing, so a
+        // dot-folder listed right after the root would be found here.
+        try Self.waitFinished(lister)
         #expect(lister.take(dir(".thumbs")) == nil, "a dot-folder is not entered")
         for path in ["2020", "2020/deep", "2020/deep/er", "2021", "empty", "skip"] {
             #expect(lister.take(dir(path)) != nil, "\(path)")
@@ -54,7 +60,7 @@ struct ListerTests {
         try dir.write("new.jpg", [9])
         #expect(!root.matches(try FileStat.of(dir.path)), "the walk lists it again")
         for path in ["2020", "2020/deep", "2020/deep/er"] { #expect(Self.take(lister, dir(path)) != nil, "\(path)") }
-        usleep(100_000)
+        try Self.waitFinished(lister)
         #expect(lister.take(dir("2021")) == nil, "the mount point is the walk's to check")
         #expect(Self.take(lister, dir("empty")) != nil)
     }
