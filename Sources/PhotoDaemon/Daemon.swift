@@ -58,7 +58,9 @@ public final class Daemon: Sendable {
         let database: Database
         let recovery: DatabaseRecovery?
         do {
-            (database, recovery) = try Database.openRecovering(path: options.database.string,
+            var databaseOptions = Database.Options()
+            databaseOptions.catalogInBackground = true
+            (database, recovery) = try Database.openRecovering(path: options.database.string, options: databaseOptions,
                                                                now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw StartupError(description: error.message)

@@ -1,50 +1,363 @@
 import CLinux
+import Foundation
 import PhotoModel
 import PhotoSystem
 
-/// An in-memory copy of what fetch predicates and sorts read, for every asset: library fetches
-/// with a predicate or a sort are answered from it in a few milliseconds on 100,000 assets,
-/// where SQLite would scan and sort the whole table for each page.
+/// What library fetches with a predicate or a sort are answered from: the values predicates and
+/// sorts read, for every asset, column by column, in files beside the database that are mapped
+/// (not read into memory), plus the few assets changed since those files were written.
 ///
-/// It is a cache of the database, never a source of truth. Each `CatalogSnapshot` reflects
-/// one change token; a reader brings it up to the token of its own read transaction by
-/// re-reading the assets that the change journal names after the snapshot's token (every
-/// change to an asset is journaled: that is the journal's promise to clients too), or by
-/// reading everything again when that is cheaper, the journal no longer reaches back, or the
-/// database was rebuilt. The page's rows are then read in that same transaction, so a page, its
-/// total and its token always agree.
+/// It is a cache of the database, never a source of truth. The files (`CatalogFiles`) hold the
+/// library at one change token, the *base*. A reader at a later token takes a `CatalogView`: the
+/// base with the assets the change journal names after the base's token masked out, and those
+/// assets re-read from SQLite in the reader's own transaction (every change to an asset is
+/// journaled: that is the journal's promise to clients too). The page's rows are read in that
+/// same transaction, so a page, its total and its token always agree.
+///
+/// When the changed assets pass a bound (`Settings.overlayLimit`), the journal no longer reaches
+/// back, or the database is not the one the files were made from, the files are made again: in
+/// the reader's request (`Settings.background == false`: tests and tools), or on a thread of
+/// their own while fetches are answered by SQL (the daemon). The files survive restarts: the
+/// first fetch after a start maps them instead of reading the library.
 final class AssetCatalog: Sendable {
-    private let latest = Locked<CatalogSnapshot?>(nil)
+    struct Settings: Sendable {
+        /// Where the files go; nil keeps the base in memory (readers without a database).
+        var directory: String?
+        /// Make the files on a thread of their own (fetches meanwhile are answered by SQL).
+        var background = false
+        /// Changed assets a view takes before the files are made again, at least.
+        var overlayMinimum = 4_096
 
-    init() {}
+        /// The changed assets a view over `count` records may hold (at most 0.8 % of the
+        /// library above the minimum: each is a record in memory and a merge step per fetch).
+        func overlayLimit(_ count: Int) -> Int { max(overlayMinimum, count / 128) }
+    }
 
-    /// Drops the snapshot: the next fetch reads everything again (for writes that bypass the
-    /// journal: tests and maintenance tools).
-    func invalidate() { latest.withLock { $0 = nil } }
+    private struct State {
+        var base: CatalogSnapshot?
+        /// Whether the files have been looked for since the start (or the last invalidation).
+        var looked = false
+        var latest: CatalogView?
+        var identity: Int64?
+        var building = false
+        var stopped = false
+        var lastBuildEnd: UInt64 = 0
+        var lastBuildTook: UInt64 = 0
+        var builds = 0
+        var lastError: String?
+    }
 
-    /// The snapshot at `reader`'s token, refreshed if needed; call inside a read transaction.
-    func snapshot(_ reader: IndexReader) throws(StoreError) -> CatalogSnapshot {
-        let bounds = try reader.journalBounds()
-        let held = latest.withLock { $0 }
-        if let held, held.token == bounds.current { return held }
-        // A snapshot newer than this transaction (another reader's) cannot be taken back:
-        // this reader builds its own and does not keep it.
-        let fresh: CatalogSnapshot
-        if let held, held.token < bounds.current, held.token >= bounds.floor,
-           let refreshed = try CatalogSnapshot.refreshed(held, reader: reader, to: bounds.current) {
-            fresh = refreshed
-        } else {
-            fresh = try CatalogSnapshot.build(reader, token: bounds.current)
+    let settings: Settings
+    private let state = Locked(State())
+    /// Runs `build(_:)` in a read transaction of its own (set by the database).
+    let runner = Locked<(@Sendable () -> Void)?>(nil)
+    /// The build thread, while one runs (waited for at stop).
+    private let buildDone = Locked<Bool>(true)
+
+    init(_ settings: Settings = Settings()) { self.settings = settings }
+
+    /// How many times the files (or the in-memory base) were made; the last failure to make them.
+    var buildCount: Int { state.withLock { $0.builds } }
+    var lastError: String? { state.withLock { $0.lastError } }
+
+    var status: FetchCatalogStatus {
+        state.withLock { s in
+            FetchCatalogStatus(token: s.base?.token, assets: s.base?.count ?? 0, changed: s.latest.map { $0.base === s.base ? $0.changedCount : 0 } ?? 0,
+                               building: s.building, builds: s.builds,
+                               lastBuildSeconds: s.builds > 0 ? Double(s.lastBuildTook) / 1e9 : nil, lastError: s.lastError)
         }
-        // Keep the newest (another reader may have stored a newer one meanwhile).
-        latest.withLock { if $0 == nil || $0!.token <= fresh.token { $0 = fresh } }
-        return fresh
+    }
+
+    /// Drops the base and the files: the next fetch reads everything again (for writes that
+    /// bypass the journal: tests and maintenance tools).
+    func invalidate() {
+        state.withLock {
+            $0.base = nil
+            $0.latest = nil
+            $0.looked = true
+        }
+        if let dir = settings.directory { CatalogFiles(directory: dir).removeAll() }
+    }
+
+    /// Stops making files: a build under way gives up at its next row, and none starts again.
+    /// Returns when none runs (a clean stop's checkpoint must not wait behind a long read).
+    func stopBuilding() {
+        state.withLock { $0.stopped = true }
+        while !buildDone.withLock({ $0 }) { usleep(2_000) }
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Records why a background build could not run (a stop is not a failure).
+    func failed(_ error: StoreError) {
+        guard error.code != .cancelled else { return }
+        state.withLock { $0.lastError = error.message }
+    }
+
+    /// The view at `reader`'s token, or nil when there is none to be had now (the files are
+    /// being made in the background): the caller answers from SQL. Call inside a read transaction.
+    func view(_ reader: IndexReader) throws(StoreError) -> CatalogView? {
+        let bounds = try reader.journalBounds()
+        let held = state.withLock { $0.latest }
+        if let held, held.token == bounds.current { return held }
+        let identity = try self.identity(reader)
+        var base = state.withLock { $0.base }
+        if base == nil, settings.directory != nil, !state.withLock({ $0.looked }) {
+            base = loadFiles(identity: identity)
+        }
+        // A transaction older than the files (another reader made them meanwhile) is answered by SQL.
+        if let base, base.token > bounds.current { return nil }
+        if let base, base.token >= bounds.floor {
+            let from = held.flatMap { $0.base === base && $0.token <= bounds.current ? $0 : nil }
+            if let view = try CatalogView.make(base, reader: reader, to: bounds.current, from: from,
+                                               limit: settings.overlayLimit(base.count)) {
+                keep(view)
+                if view.changedCount > settings.overlayLimit(base.count) / 2 { schedule() }
+                return view
+            }
+        }
+        // No base this reader can use: make one.
+        if settings.background {
+            schedule()
+            return nil
+        }
+        guard let fresh = try build(reader, token: bounds.current, identity: identity) else { return nil }
+        let view = CatalogView(base: fresh)
+        keep(view)
+        return view
+    }
+
+    private func keep(_ view: CatalogView) {
+        state.withLock { if $0.latest == nil || $0.latest!.token <= view.token { $0.latest = view } }
+    }
+
+    /// The database's identity (in `meta`), which the files name: files of another database
+    /// (a recovered one, a copy) are never used.
+    private func identity(_ reader: IndexReader) throws(StoreError) -> Int64 {
+        if let known = state.withLock({ $0.identity }) { return known }
+        let identity = try reader.metaInteger(CatalogFiles.identityKey) ?? 0
+        state.withLock { $0.identity = identity }
+        return identity
+    }
+
+    private func loadFiles(identity: Int64) -> CatalogSnapshot? {
+        guard let dir = settings.directory else { return nil }
+        let loaded = CatalogFiles(directory: dir).load(identity: identity)
+        state.withLock {
+            $0.looked = true
+            if $0.base == nil { $0.base = loaded }
+        }
+        return state.withLock { $0.base }
+    }
+
+    /// Makes the base at `token` in `reader`'s transaction: files when there is a directory (nil
+    /// when they cannot be written: fetches are answered by SQL), else in memory.
+    @discardableResult
+    func build(_ reader: IndexReader, token: Int64, identity known: Int64? = nil,
+               cancellable: Bool = false) throws(StoreError) -> CatalogSnapshot? {
+        let identity: Int64
+        if let known { identity = known } else { identity = try self.identity(reader) }
+        let started = Monotonic.nanoseconds
+        let snapshot: CatalogSnapshot?
+        if let dir = settings.directory {
+            do throws(StoreError) {
+                snapshot = try CatalogFiles(directory: dir).build(reader, token: token, identity: identity,
+                                                                  cancelled: { [self] in cancellable && isStopped })
+            } catch {
+                if error.code == .cancelled { throw error }
+                state.withLock { $0.lastError = error.message }
+                return nil
+            }
+        } else {
+            snapshot = try CatalogSnapshot.buildInMemory(reader, token: token)
+        }
+        let took = Monotonic.nanoseconds - started
+        state.withLock {
+            $0.builds += 1
+            $0.lastBuildTook = took
+            $0.lastBuildEnd = Monotonic.nanoseconds
+            $0.lastError = nil
+            if $0.base == nil || $0.base!.token <= token {
+                $0.base = snapshot
+                $0.looked = true
+                if let latest = $0.latest, latest.token < token { $0.latest = nil }
+            }
+        }
+        return snapshot
+    }
+
+    /// Starts a background build unless one runs or the catalog stopped. Builds are spaced:
+    /// the next starts no sooner than three times the last one's length after it ended, so that
+    /// a library changing fast (a first index with a client fetching) spends at most a quarter
+    /// of a core on them.
+    private func schedule() {
+        guard settings.background, let run = runner.withLock({ $0 }) else { return }
+        let wait: UInt64? = state.withLock { s in
+            guard !s.building, !s.stopped else { return nil }
+            s.building = true
+            let ready = s.lastBuildEnd == 0 ? 0 : s.lastBuildEnd + 3 * s.lastBuildTook
+            let now = Monotonic.nanoseconds
+            return ready > now ? ready - now : 0
+        }
+        guard let wait else { return }
+        buildDone.withLock { $0 = false }
+        let thread = Thread { [self] in
+            setThreadName("photod-catalog")
+            lowerThreadPriority(by: 5)
+            if wait > 0 { usleep(UInt32(min(wait / 1_000, 60_000_000))) }
+            if !isStopped { run() }
+            state.withLock { $0.building = false }
+            buildDone.withLock { $0 = true }
+        }
+        thread.start()
     }
 }
 
-/// One asset as predicates and sorts see it: plain data (no references), so that copying the
-/// array for a new snapshot is a memory copy. Its id, path and keywords are in the snapshot's
-/// parallel arrays. Text compared without regard to ASCII case (make, model) is interned folded.
+/// What the fetch catalog holds now (`library.status`).
+public struct FetchCatalogStatus: Sendable, Hashable {
+    /// The token of its files (nil: none made or found yet).
+    public var token: Int64?
+    /// The assets in them (Recently Deleted too).
+    public var assets: Int
+    /// The assets changed since, laid over them by the latest fetch.
+    public var changed: Int
+    /// Whether new files are being made.
+    public var building: Bool
+    /// Files made since the start, and how long the last took.
+    public var builds: Int
+    public var lastBuildSeconds: Double?
+    /// Why the last attempt to make them failed (fetches are answered by SQL meanwhile).
+    public var lastError: String?
+}
+
+/// A snapshot's records at one token with the assets changed since the snapshot's token laid
+/// over it: what a reader at that token fetches from. Immutable, shared by readers at the token.
+final class CatalogView: Sendable {
+    let token: Int64
+    let base: CatalogSnapshot
+    /// Base records whose asset changed after the base's token (nil: none).
+    let masked: Bitmap?
+    /// The changed assets as they are at `token` (those that still exist), in a small snapshot.
+    let overlay: CatalogSnapshot?
+    /// The changed assets' ids, and their rows (none for an asset that is gone).
+    let changed: Set<String>
+    let rows: [String: CatalogRow]
+    private let results = Locked<[(AssetQuery, [Int32])]>([])
+
+    var changedCount: Int { changed.count }
+
+    init(base: CatalogSnapshot) {
+        token = base.token
+        self.base = base
+        masked = nil
+        overlay = nil
+        changed = []
+        rows = [:]
+    }
+
+    init(token: Int64, base: CatalogSnapshot, masked: Bitmap?, overlay: CatalogSnapshot?, changed: Set<String>,
+         rows: [String: CatalogRow]) {
+        self.token = token
+        self.base = base
+        self.masked = masked
+        self.overlay = overlay
+        self.changed = changed
+        self.rows = rows
+    }
+
+    /// `base` brought to `token` (from `from`, a view of the same base at an earlier token, when
+    /// there is one): the assets the journal names after it re-read. Nil when more than `limit`
+    /// changed in all.
+    static func make(_ base: CatalogSnapshot, reader: IndexReader, to token: Int64, from: CatalogView?,
+                     limit: Int) throws(StoreError) -> CatalogView? {
+        if token == base.token { return CatalogView(base: base) }
+        var changed = from?.changed ?? []
+        var rows = from?.rows ?? [:]
+        var after = from?.token ?? base.token
+        var newly = Set<String>()
+        while after < token {
+            let page = try reader.changes(after: after, limit: 500)
+            guard let last = page.last else { break }
+            for c in page {
+                for id in c.inserted + c.updated + c.deleted where !newly.contains(id.rawValue) { newly.insert(id.rawValue) }
+            }
+            if changed.union(newly).count > limit { return nil }
+            after = last.token ?? after
+        }
+        if newly.isEmpty, let from { return from.at(token) }
+        var masked = from?.masked ?? Bitmap(count: base.count, filled: false)
+        for id in newly {
+            if let i = base.index(of: id) { masked.insert(Int(i)) }
+            rows[id] = nil
+        }
+        let list = IndexWriter.jsonArray(Array(newly))
+        var interner = CatalogSnapshot.Interner()
+        let s = try reader.db.statement("SELECT \(CatalogSnapshot.columns) FROM assets a WHERE a.id IN (SELECT value FROM json_each(:ids))")
+        defer { s.reset() }
+        s.bind(":ids", to: list)
+        while try s.step() {
+            guard let r = CatalogSnapshot.row(s, &interner) else { throw StoreError.undecodable(table: "assets", key: s.string(1)) }
+            rows[r.id] = r
+        }
+        let tagged = try CatalogSnapshot.taggerKeywords(reader, ids: list)
+        for (id, more) in tagged {
+            guard var row = rows[id] else { continue }
+            row.keywords = CatalogSnapshot.folded(row.keywords, more)
+            rows[id] = row
+        }
+        changed.formUnion(newly)
+        let overlay = rows.isEmpty ? nil : CatalogSnapshot.inMemory(Array(rows.values), token: token)
+        return CatalogView(token: token, base: base, masked: masked, overlay: overlay, changed: changed, rows: rows)
+    }
+
+    /// This view at a later token at which none of the assets changed (collections did).
+    private func at(_ token: Int64) -> CatalogView {
+        CatalogView(token: token, base: base, masked: masked, overlay: overlay, changed: changed, rows: rows)
+    }
+
+    /// How many assets (records) it holds.
+    var count: Int { base.count - (masked?.cardinality ?? 0) + (overlay?.count ?? 0) }
+
+    /// A selected record: an index into the base (≥ 0) or into the overlay (`-1 - index`).
+    func pk(_ ref: Int32) -> Int64 { ref >= 0 ? base.columns.pk[Int(ref)] : overlay!.columns.pk[Int(-1 - ref)] }
+
+    func id(_ ref: Int32) -> String { ref >= 0 ? base.ids.string(Int(ref)) : overlay!.ids.string(Int(-1 - ref)) }
+
+    /// Lets go of the base's mapped pages after a fetch.
+    func release() { base.release() }
+
+    /// The records `query` selects, in its order: the base's without the masked ones, merged
+    /// with the overlay's by the same order.
+    func select(_ query: AssetQuery) -> [Int32] {
+        if let hit = results.withLock({ $0.first { $0.0 == query }?.1 }) { return hit }
+        var fromBase = base.select(query)
+        if let masked, masked.cardinality > 0 { fromBase.removeAll { masked[Int($0)] } }
+        guard let overlay else { return fromBase }
+        let fromOverlay = overlay.select(query)
+        guard !fromOverlay.isEmpty else { return fromBase }
+        let sort = query.sort.descriptors.isEmpty ? [AssetSortDescriptor(.localDateTime)] : query.sort.descriptors
+        var out: [Int32] = []
+        out.reserveCapacity(fromBase.count + fromOverlay.count)
+        var i = 0, j = 0
+        while i < fromBase.count, j < fromOverlay.count {
+            if CatalogSnapshot.before(overlay, Int(fromOverlay[j]), base, Int(fromBase[i]), sort) {
+                out.append(-1 - fromOverlay[j])
+                j += 1
+            } else {
+                out.append(fromBase[i])
+                i += 1
+            }
+        }
+        out.append(contentsOf: fromBase[i...])
+        for k in fromOverlay[j...] { out.append(-1 - k) }
+        results.withLock { CatalogSnapshot.keep((query, out), in: &$0, count: 4, indexes: CatalogSnapshot.cachedIndexes) }
+        return out
+    }
+}
+
+/// One asset as predicates and sorts see it: plain data (no references). Its id, path and
+/// keywords are in the snapshot's tables. Text compared without regard to ASCII case (make,
+/// model) is interned folded.
 struct CatalogRecord: Sendable {
     var pk: Int64
     /// `local_datetime` as milliseconds on the capture clock since 0000-01-01.
@@ -59,9 +372,8 @@ struct CatalogRecord: Sendable {
     var latitude: Double?
     var longitude: Double?
     var duration: Double?
-    /// Index into the snapshot's `strings`, -1 for none.
-    var make: Int32
-    var model: Int32
+    var make: String?
+    var model: String?
     var subtypes: Int64
     var isVideo: Bool
     var isFavorite: Bool
@@ -70,7 +382,7 @@ struct CatalogRecord: Sendable {
 }
 
 /// A record read from the database with the parts kept apart.
-struct CatalogRow {
+struct CatalogRow: Sendable {
     var record: CatalogRecord
     var id: String
     var path: [UInt8]
@@ -80,241 +392,277 @@ struct CatalogRow {
 
 /// The records column by column: a predicate reads only the columns it tests (a pass over
 /// one column of 100,000 records touches 800 KB, not the 14 MB of whole records). Missing
-/// integers are `Int64.min`, missing reals NaN (SQLite stores neither).
+/// integers are `Int64.min`, missing reals NaN (SQLite stores neither); missing text -1.
 struct CatalogColumns: Sendable {
     static let noInteger = Int64.min
 
-    var pk: [Int64] = []
-    var time: [Int64] = []
-    var timeHasMillis: [Bool] = []
-    var day: [Int32] = []
-    var added: [Int64] = []
-    var width: [Int64] = []
-    var height: [Int64] = []
-    var latitude: [Double] = []
-    var longitude: [Double] = []
-    var duration: [Double] = []
-    var make: [Int32] = []
-    var model: [Int32] = []
-    var subtypes: [Int64] = []
+    var pk = CatalogColumn<Int64>()
+    var time = CatalogColumn<Int64>()
+    var day = CatalogColumn<Int32>()
+    var added = CatalogColumn<Int64>()
+    var width = CatalogColumn<Int64>()
+    var height = CatalogColumn<Int64>()
+    var latitude = CatalogColumn<Double>()
+    var longitude = CatalogColumn<Double>()
+    var duration = CatalogColumn<Double>()
+    /// Indexes into the snapshot's `strings`.
+    var make = CatalogColumn<Int32>()
+    var model = CatalogColumn<Int32>()
+    var subtypes = CatalogColumn<Int64>()
     /// `Flags` bits.
-    var flags: [UInt8] = []
+    var flags = CatalogColumn<UInt8>()
 
     enum Flags {
         static let video: UInt8 = 1
         static let favorite: UInt8 = 2
         static let hidden: UInt8 = 4
         static let deleted: UInt8 = 8
-    }
-
-    var count: Int { pk.count }
-
-    init() {}
-
-    mutating func reserve(_ n: Int) {
-        pk.reserveCapacity(n); time.reserveCapacity(n); timeHasMillis.reserveCapacity(n); day.reserveCapacity(n)
-        added.reserveCapacity(n); width.reserveCapacity(n); height.reserveCapacity(n); latitude.reserveCapacity(n)
-        longitude.reserveCapacity(n); duration.reserveCapacity(n); make.reserveCapacity(n); model.reserveCapacity(n)
-        subtypes.reserveCapacity(n); flags.reserveCapacity(n)
-    }
-
-    mutating func append(_ r: CatalogRecord) {
-        pk.append(r.pk); time.append(r.time); timeHasMillis.append(r.timeHasMillis); day.append(r.day); added.append(r.added)
-        width.append(r.width ?? Self.noInteger); height.append(r.height ?? Self.noInteger)
-        latitude.append(r.latitude ?? .nan); longitude.append(r.longitude ?? .nan); duration.append(r.duration ?? .nan)
-        make.append(r.make); model.append(r.model); subtypes.append(r.subtypes); flags.append(Self.flags(r))
+        static let millis: UInt8 = 16
     }
 
     static func flags(_ r: CatalogRecord) -> UInt8 {
         (r.isVideo ? Flags.video : 0) | (r.isFavorite ? Flags.favorite : 0) | (r.isHidden ? Flags.hidden : 0)
-            | (r.isDeleted ? Flags.deleted : 0)
+            | (r.isDeleted ? Flags.deleted : 0) | (r.timeHasMillis ? Flags.millis : 0)
     }
 
-    subscript(i: Int) -> CatalogRecord {
-        get {
-            func int(_ v: Int64) -> Int64? { v == Self.noInteger ? nil : v }
-            func real(_ v: Double) -> Double? { v.isNaN ? nil : v }
-            let f = flags[i]
-            return CatalogRecord(pk: pk[i], time: time[i], timeHasMillis: timeHasMillis[i], day: day[i], added: added[i],
-                                 width: int(width[i]), height: int(height[i]), latitude: real(latitude[i]),
-                                 longitude: real(longitude[i]), duration: real(duration[i]), make: make[i], model: model[i],
-                                 subtypes: subtypes[i], isVideo: f & Flags.video != 0, isFavorite: f & Flags.favorite != 0,
-                                 isHidden: f & Flags.hidden != 0, isDeleted: f & Flags.deleted != 0)
-        }
-        set {
-            // Column by column, only where the value differs: the columns a change does not
-            // touch stay shared with the snapshot they were copied from.
-            func put<T: Equatable>(_ column: inout [T], _ value: T) { if column[i] != value { column[i] = value } }
-            put(&pk, newValue.pk); put(&time, newValue.time); put(&timeHasMillis, newValue.timeHasMillis)
-            put(&day, newValue.day); put(&added, newValue.added)
-            put(&width, newValue.width ?? Self.noInteger); put(&height, newValue.height ?? Self.noInteger)
-            func putReal(_ column: inout [Double], _ value: Double?) {
-                let v = value ?? .nan
-                if !(column[i] == v || (column[i].isNaN && v.isNaN)) { column[i] = v }
-            }
-            putReal(&latitude, newValue.latitude); putReal(&longitude, newValue.longitude); putReal(&duration, newValue.duration)
-            put(&make, newValue.make); put(&model, newValue.model); put(&subtypes, newValue.subtypes)
-            put(&flags, Self.flags(newValue))
-        }
+    var count: Int { pk.count }
+
+    /// Every column's memory (to let go of mapped pages).
+    var memories: [ColumnMemory] {
+        [pk.memory, time.memory, day.memory, added.memory, width.memory, height.memory, latitude.memory, longitude.memory,
+         duration.memory, make.memory, model.memory, subtypes.memory, flags.memory].compactMap { $0 }
     }
 }
 
-/// A byte string per record in one buffer (no object per string): the paths, over which a
-/// predicate runs through contiguous memory, and the ids.
-struct ByteTable: Sendable {
-    private(set) var bytes: [UInt8] = []
-    /// Where each path starts; one more entry for the end of the last.
-    private(set) var starts: [Int] = [0]
+/// The columns being collected in memory, then frozen into `CatalogColumns`.
+struct ColumnArrays {
+    var pk: [Int64] = [], time: [Int64] = [], day: [Int32] = [], added: [Int64] = [], width: [Int64] = []
+    var height: [Int64] = [], latitude: [Double] = [], longitude: [Double] = [], duration: [Double] = []
+    var make: [Int32] = [], model: [Int32] = [], subtypes: [Int64] = [], flags: [UInt8] = []
 
-    init() {}
-
-
-    var count: Int { starts.count - 1 }
-
-    mutating func append(_ path: some Collection<UInt8>) {
-        bytes.append(contentsOf: path)
-        starts.append(bytes.count)
+    mutating func append(_ r: CatalogRecord, make m: Int32, model md: Int32) {
+        pk.append(r.pk); time.append(r.time); day.append(r.day); added.append(r.added)
+        width.append(r.width ?? CatalogColumns.noInteger); height.append(r.height ?? CatalogColumns.noInteger)
+        latitude.append(r.latitude ?? .nan); longitude.append(r.longitude ?? .nan); duration.append(r.duration ?? .nan)
+        make.append(m); model.append(md); subtypes.append(r.subtypes); flags.append(CatalogColumns.flags(r))
     }
 
-    subscript(i: Int) -> [UInt8] { Array(bytes[starts[i]..<starts[i + 1]]) }
+    var frozen: CatalogColumns {
+        CatalogColumns(pk: CatalogColumn(pk), time: CatalogColumn(time), day: CatalogColumn(day), added: CatalogColumn(added), width: CatalogColumn(width),
+                       height: CatalogColumn(height), latitude: CatalogColumn(latitude), longitude: CatalogColumn(longitude),
+                       duration: CatalogColumn(duration), make: CatalogColumn(make), model: CatalogColumn(model), subtypes: CatalogColumn(subtypes),
+                       flags: CatalogColumn(flags))
+    }
+}
+
+/// A byte string per entry in one buffer (no object per string): the paths, over which a
+/// predicate runs through contiguous memory, the ids, interned text.
+struct ByteTable: Sendable {
+    let bytes: CatalogColumn<UInt8>
+    /// Where each entry starts; one more for the end of the last.
+    let starts: CatalogColumn<Int>
+
+    init(bytes: CatalogColumn<UInt8>, starts: CatalogColumn<Int>) {
+        self.bytes = bytes
+        self.starts = starts
+    }
+
+    /// A table of `entries` made in memory.
+    init(_ entries: [[UInt8]]) {
+        var bytes: [UInt8] = []
+        var starts: [Int] = [0]
+        for e in entries {
+            bytes.append(contentsOf: e)
+            starts.append(bytes.count)
+        }
+        self.init(bytes: CatalogColumn(bytes), starts: CatalogColumn(starts))
+    }
+
+    var count: Int { max(0, starts.count - 1) }
 
     /// Entry `i`'s bytes, in place.
-    func slice(_ i: Int) -> ArraySlice<UInt8> { bytes[starts[i]..<starts[i + 1]] }
+    func slice(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes.buffer[starts[i]..<starts[i + 1]])
+    }
 
     /// Entry `i` as text (ids are ASCII).
-    func string(_ i: Int) -> String { String(decoding: bytes[starts[i]..<starts[i + 1]], as: UTF8.self) }
+    func string(_ i: Int) -> String { String(decoding: slice(i), as: UTF8.self) }
 
     /// Whether entry `i` sorts before `other`, byte for byte.
-    func precedes(_ i: Int, _ other: some Collection<UInt8>) -> Bool {
-        bytes[starts[i]..<starts[i + 1]].lexicographicallyPrecedes(other)
-    }
+    func precedes(_ i: Int, _ other: some Collection<UInt8>) -> Bool { slice(i).lexicographicallyPrecedes(other) }
 
-    mutating func reserve(entries: Int, bytes total: Int) {
-        starts.reserveCapacity(entries + 1)
-        bytes.reserveCapacity(total)
-    }
+    /// Whether entry `i` is `other`.
+    func equals(_ i: Int, _ other: some Collection<UInt8>) -> Bool { slice(i).elementsEqual(other) }
 
-    /// Whether paths `i` and `j` are the same bytes.
-    func same(_ i: Int, _ j: Int) -> Bool { bytes[starts[i]..<starts[i + 1]].elementsEqual(bytes[starts[j]..<starts[j + 1]]) }
-
-    /// Whether path `i` is `other`.
-    func equals(_ i: Int, _ other: [UInt8]) -> Bool { bytes[starts[i]..<starts[i + 1]].elementsEqual(other) }
-
-    /// The records whose path holds `needle`: one search through the whole buffer, an
-    /// occurrence counting for the path it starts in when it ends there too.
+    /// The entries that hold `needle`: one search through the whole buffer, an occurrence
+    /// counting for the entry it starts in when it ends there too.
     func containing(_ needle: [UInt8]) -> Bitmap {
         guard !needle.isEmpty else { return Bitmap(count: count, filled: true) }
         var words = [UInt64](repeating: 0, count: (count + 63) / 64)
-        bytes.withUnsafeBufferPointer { b in
-            needle.withUnsafeBufferPointer { n in
-                guard let base = b.baseAddress, let nb = n.baseAddress else { return }
-                var cursor = 0
-                var record = 0
-                while cursor < b.count {
-                    let found = photo_memfind(base + cursor, b.count - cursor, nb, n.count)
-                    if found < 0 { break }
-                    let at = cursor + Int(found)
-                    // The path the occurrence starts in (paths are in buffer order).
-                    var lo = record, hi = count - 1
-                    while lo < hi {
-                        let mid = (lo + hi + 1) / 2
-                        if starts[mid] <= at { lo = mid } else { hi = mid - 1 }
-                    }
-                    record = lo
-                    if at + n.count <= starts[record + 1] {
-                        words[record >> 6] |= 1 << UInt64(record & 63)
-                        cursor = starts[record + 1]  // this path is decided
-                    } else {
-                        cursor = at + 1
-                    }
+        let b = bytes.buffer
+        needle.withUnsafeBufferPointer { n in
+            guard let base = b.baseAddress, let nb = n.baseAddress else { return }
+            var cursor = 0
+            var record = 0
+            while cursor < b.count {
+                let found = photo_memfind(base + cursor, b.count - cursor, nb, n.count)
+                if found < 0 { break }
+                let at = cursor + Int(found)
+                // The entry the occurrence starts in (entries are in buffer order).
+                var lo = record, hi = count - 1
+                while lo < hi {
+                    let mid = (lo + hi + 1) / 2
+                    if starts[mid] <= at { lo = mid } else { hi = mid - 1 }
+                }
+                record = lo
+                if at + n.count <= starts[record + 1] {
+                    words[record >> 6] |= 1 << UInt64(record & 63)
+                    cursor = starts[record + 1]  // this entry is decided
+                } else {
+                    cursor = at + 1
                 }
             }
         }
         return Bitmap(words: words, count: count)
     }
 
-    /// The records whose path passes `test`, given each path's bytes.
+    /// The entries that pass `test`, given each one's bytes.
     func scan(_ test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bitmap {
         var words = [UInt64](repeating: 0, count: (count + 63) / 64)
-        bytes.withUnsafeBufferPointer { b in
-            starts.withUnsafeBufferPointer { s in
-                words.withUnsafeMutableBufferPointer { w in
-                    guard let base = b.baseAddress ?? UnsafePointer(bitPattern: 1) else { return }
-                    for i in 0..<(s.count - 1) where test(UnsafeBufferPointer(start: base + s[i], count: s[i + 1] - s[i])) {
-                        w[i >> 6] |= 1 << UInt64(i & 63)
-                    }
-                }
+        let s = starts.buffer
+        let base = bytes.buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
+        words.withUnsafeMutableBufferPointer { w in
+            for i in 0..<count where test(UnsafeBufferPointer(start: base + s[i], count: s[i + 1] - s[i])) {
+                w[i >> 6] |= 1 << UInt64(i & 63)
             }
         }
         return Bitmap(words: words, count: count)
+    }
+
+    /// The first entry at or after `key` in a table sorted by bytes.
+    func lowerBound(_ key: some Collection<UInt8>) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if precedes(mid, key) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    var memories: [ColumnMemory] { [bytes.memory, starts.memory].compactMap { $0 } }
+}
+
+/// Each record's keywords: indexes into a table of distinct folded keywords.
+struct KeywordLists: Sendable {
+    /// The distinct keywords, folded.
+    let table: ByteTable
+    let refs: CatalogColumn<Int32>
+    /// Where each record's refs start; one more for the end of the last.
+    let starts: CatalogColumn<Int>
+
+    /// The records with any of `words` (folded).
+    func records(withAny words: Set<String>) -> Bitmap {
+        let n = max(0, starts.count - 1)
+        var wanted = [Bool](repeating: false, count: table.count)
+        var any = false
+        for k in 0..<table.count where words.contains(table.string(k)) {
+            wanted[k] = true
+            any = true
+        }
+        guard any else { return Bitmap(count: n, filled: false) }
+        var words = [UInt64](repeating: 0, count: (n + 63) / 64)
+        let s = starts.buffer, r = refs.buffer
+        wanted.withUnsafeBufferPointer { want in
+            for i in 0..<n {
+                var k = s[i]
+                let end = s[i + 1]
+                while k < end {
+                    if want[Int(r[k])] {
+                        words[i >> 6] |= 1 << UInt64(i & 63)
+                        break
+                    }
+                    k += 1
+                }
+            }
+        }
+        return Bitmap(words: words, count: n)
+    }
+
+    var memories: [ColumnMemory] { table.memories + [refs.memory, starts.memory].compactMap { $0 } }
+}
+
+/// Interns text while records are collected: each distinct value gets the next index.
+struct TextInterner {
+    var strings: [String] = []
+    var index: [String: Int32] = [:]
+
+    mutating func intern(_ text: String?) -> Int32 {
+        guard let text else { return -1 }
+        if let i = index[text] { return i }
+        let i = Int32(strings.count)
+        strings.append(text)
+        index[text] = i
+        return i
     }
 }
 
-/// The catalog at one change token: immutable, shared by every reader.
+/// The catalog's records at one change token: immutable, shared by every reader.
 final class CatalogSnapshot: Sendable {
     let token: Int64
     /// Every asset (Recently Deleted too), in (path, id) order: a record's index is its place
-    /// in the tie-breaking order of every sort. `ids`, `paths` and `keywords` run in parallel.
+    /// in the tie-breaking order of every sort.
     let columns: CatalogColumns
     let ids: ByteTable
     let paths: ByteTable
-    let keywords: [[String]]
-    /// Per record: the index of the first record with the same path (for `path` as a sort key:
-    /// equal paths tie).
-    let pathRank: [Int32]
+    let keywords: KeywordLists
     /// Folded make and model values.
     let strings: [String]
     /// Per string: its rank in the sorted `strings`.
     let stringRank: [Int32]
-    let stringIndex: [String: Int32]
-    /// The records in id order, to find one by id (made on first use; kept by snapshots with
-    /// the same positions).
-    private let byID = Locked<[Int32]?>(nil)
+    /// The records in id order, to find one by id (made on first use when not given).
+    private let byID = Locked<CatalogColumn<Int32>?>(nil)
+    /// Where sort orders and value ranks are kept (nil: in memory).
+    private let files: CatalogFiles.Generation?
     /// Per sort key, the records in ascending order (made on first use).
-    private let orders = Locked<[AssetSortKey: [Int32]]>([:])
+    private let orders = Locked<[AssetSortKey: CatalogColumn<Int32>]>([:])
     /// Per sort key, the dense rank of each record's value (made on first use).
-    private let valueRankCache = Locked<[AssetSortKey: [Int32]]>([:])
+    private let valueRankCache = Locked<[AssetSortKey: CatalogColumn<Int32>]>([:])
     /// Recent results: the record indexes a query selects, in its order.
     private let results = Locked<[(AssetQuery, [Int32])]>([])
     /// Results kept per snapshot, at most, and the record indexes they may hold together
-    /// (8 MB; the newest result is kept whatever its size): without the second bound, 16 results
-    /// of a million-asset library could hold 64 MB.
+    /// (4 MB; the newest result is kept whatever its size).
     static let cachedResults = 16
-    static let cachedIndexes = 2 << 20
+    static let cachedIndexes = 1 << 20
 
-    init(token: Int64, columns: CatalogColumns, ids: ByteTable, paths: ByteTable, keywords: [[String]], pathRank: [Int32]? = nil,
-         strings: [String], stringIndex: [String: Int32], stringRank: [Int32]? = nil, byID: [Int32]? = nil,
-         orders: [AssetSortKey: [Int32]] = [:]) {
+    init(token: Int64, columns: CatalogColumns, ids: ByteTable, paths: ByteTable, keywords: KeywordLists, strings: [String],
+         byID: CatalogColumn<Int32>? = nil, files: CatalogFiles.Generation? = nil) {
         self.token = token
         self.columns = columns
         self.ids = ids
         self.paths = paths
         self.keywords = keywords
-        if let pathRank {
-            self.pathRank = pathRank
-        } else {
-            var rank = [Int32](repeating: 0, count: paths.count)
-            for i in 0..<paths.count where i > 0 { rank[i] = paths.same(i, i - 1) ? rank[i - 1] : Int32(i) }
-            self.pathRank = rank
-        }
         self.strings = strings
-        self.stringIndex = stringIndex
-        if let stringRank, stringRank.count == strings.count {
-            self.stringRank = stringRank
-        } else {
-            var ranks = [Int32](repeating: 0, count: strings.count)
-            let bytes = strings.map { Array($0.utf8) }
-            for (r, i) in strings.indices.sorted(by: { bytes[$0].lexicographicallyPrecedes(bytes[$1]) }).enumerated() {
-                ranks[i] = Int32(r)
-            }
-            self.stringRank = ranks
+        var ranks = [Int32](repeating: 0, count: strings.count)
+        let bytes = strings.map { Array($0.utf8) }
+        for (r, i) in strings.indices.sorted(by: { bytes[$0].lexicographicallyPrecedes(bytes[$1]) }).enumerated() {
+            ranks[i] = Int32(r)
         }
+        stringRank = ranks
+        self.files = files
         self.byID.withLock { $0 = byID }
-        self.orders.withLock { $0 = orders }
     }
 
     /// How many records (assets) it holds.
     var count: Int { ids.count }
+
+    /// Lets go of mapped pages (a snapshot in memory has none).
+    func release() {
+        guard files != nil else { return }
+        for m in columns.memories + ids.memories + paths.memories + keywords.memories { m.release() }
+        for m in orders.withLock({ $0.values.compactMap(\.memory) }) { m.release() }
+        for m in valueRankCache.withLock({ $0.values.compactMap(\.memory) }) { m.release() }
+        byID.withLock { $0?.memory?.release() }
+    }
 
     /// Record index by id.
     func index(of id: String) -> Int32? {
@@ -330,10 +678,10 @@ final class CatalogSnapshot: Sendable {
     }
 
     /// The records in id order, made if needed.
-    private var idOrder: [Int32] {
+    private var idOrder: CatalogColumn<Int32> {
         if let order = byID.withLock({ $0 }) { return order }
         let table = ids
-        let order = (0..<Int32(count)).sorted { a, b in table.precedes(Int(a), table.slice(Int(b))) }
+        let order = CatalogColumn((0..<Int32(count)).sorted { a, b in table.precedes(Int(a), table.slice(Int(b))) })
         byID.withLock { $0 = order }
         return order
     }
@@ -346,19 +694,16 @@ final class CatalogSnapshot: Sendable {
         a.duration, a.make, a.model, a.subtypes, a.media_type, a.is_favorite, a.is_hidden, a.deleted_at IS NOT NULL, a.keywords
         """
 
-    /// Interns folded make and model values while records are read.
+    /// Interns the raw make and model texts a statement returns (many rows share a few).
     struct Interner {
-        var strings: [String] = []
-        var index: [String: Int32] = [:]
+        var folded: [String: String] = [:]
 
-        mutating func intern(_ text: String?) -> Int32 {
-            guard let text else { return -1 }
-            let folded = Keywords.folded(text)
-            if let i = index[folded] { return i }
-            let i = Int32(strings.count)
-            strings.append(folded)
-            index[folded] = i
-            return i
+        mutating func fold(_ text: String?) -> String? {
+            guard let text else { return nil }
+            if let f = folded[text] { return f }
+            let f = Keywords.folded(text)
+            folded[text] = f
+            return f
         }
     }
 
@@ -369,7 +714,7 @@ final class CatalogSnapshot: Sendable {
             pk: s.int64(0), time: time, timeHasMillis: millis, day: Int32(truncatingIfNeeded: s.int64(4)),
             added: s.int64(5), width: s.isNull(6) ? nil : s.int64(6), height: s.isNull(7) ? nil : s.int64(7),
             latitude: s.optionalDouble(8), longitude: s.optionalDouble(9), duration: s.optionalDouble(10),
-            make: interner.intern(s.optionalString(11)), model: interner.intern(s.optionalString(12)), subtypes: s.int64(13),
+            make: interner.fold(s.optionalString(11)), model: interner.fold(s.optionalString(12)), subtypes: s.int64(13),
             isVideo: s.string(14) == MediaType.video.rawValue, isFavorite: s.int(15) != 0, isHidden: s.int(16) != 0,
             isDeleted: s.int(17) != 0)
         return CatalogRow(record: record, id: s.string(1), path: s.bytes(2), keywords: folded(Keywords.decode(s.optionalString(18)), []))
@@ -414,47 +759,39 @@ final class CatalogSnapshot: Sendable {
         return out
     }
 
-    /// Collects records in (path, id) order into columns and byte tables.
-    struct Builder {
-        var columns = CatalogColumns()
-        var ids = ByteTable()
-        var paths = ByteTable()
-        var keywords: [[String]] = []
-
-        init(capacity: Int) {
-            columns.reserve(capacity)
-            ids.reserve(entries: capacity, bytes: capacity * 22)
-            paths.reserve(entries: capacity, bytes: capacity * 64)
-            keywords.reserveCapacity(capacity)
+    /// A snapshot in memory of `rows` (any order).
+    static func inMemory(_ rows: [CatalogRow], token: Int64) -> CatalogSnapshot {
+        var rows = rows
+        rows.sort(by: precedes)
+        var columns = ColumnArrays()
+        var strings = TextInterner(), words = TextInterner()
+        var ids: [[UInt8]] = [], paths: [[UInt8]] = []
+        var refs: [Int32] = [], starts: [Int] = [0]
+        for r in rows {
+            columns.append(r.record, make: strings.intern(r.record.make), model: strings.intern(r.record.model))
+            ids.append(Array(r.id.utf8))
+            paths.append(r.path)
+            for w in r.keywords { refs.append(words.intern(w)) }
+            starts.append(refs.count)
         }
-
-        mutating func append(_ record: CatalogRecord, id: some Collection<UInt8>, path: some Collection<UInt8>, keywords k: [String]) {
-            columns.append(record)
-            ids.append(id)
-            paths.append(path)
-            keywords.append(k)
-        }
-
-        func snapshot(token: Int64, interner: Interner) -> CatalogSnapshot {
-            CatalogSnapshot(token: token, columns: columns, ids: ids, paths: paths, keywords: keywords, strings: interner.strings,
-                            stringIndex: interner.index)
-        }
+        let keywords = KeywordLists(table: ByteTable(words.strings.map { Array($0.utf8) }), refs: CatalogColumn(refs), starts: CatalogColumn(starts))
+        return CatalogSnapshot(token: token, columns: columns.frozen, ids: ByteTable(ids), paths: ByteTable(paths), keywords: keywords,
+                               strings: strings.strings)
     }
 
-    /// Reads every asset, in (path, id) order, straight into columns.
-    static func build(_ reader: IndexReader, token: Int64) throws(StoreError) -> CatalogSnapshot {
+    /// Reads every asset into a snapshot in memory (a reader without a directory for files).
+    static func buildInMemory(_ reader: IndexReader, token: Int64) throws(StoreError) -> CatalogSnapshot {
+        var rows: [CatalogRow] = []
         var interner = Interner()
-        let tagged = try taggerKeywords(reader, ids: nil)
-        let total = try reader.db.scalar("SELECT count(*) FROM assets").int64 ?? 0
-        var builder = Builder(capacity: Int(total))
-        let s = try reader.db.statement("SELECT \(columns) FROM assets a ORDER BY a.path, a.id")
+        let s = try reader.db.statement("SELECT \(columns) FROM assets a")
         defer { s.reset() }
         while try s.step() {
             guard let r = row(s, &interner) else { throw StoreError.undecodable(table: "assets", key: s.string(1)) }
-            let words = tagged[r.id].map { folded(r.keywords, $0) } ?? r.keywords
-            builder.append(r.record, id: r.id.utf8, path: r.path, keywords: words)
+            rows.append(r)
         }
-        return builder.snapshot(token: token, interner: interner)
+        let tagged = try taggerKeywords(reader, ids: nil)
+        for i in rows.indices { if let more = tagged[rows[i].id] { rows[i].keywords = folded(rows[i].keywords, more) } }
+        return inMemory(rows, token: token)
     }
 
     /// The taggers' keywords by asset id (of `ids`, a JSON array, or of every asset).
@@ -466,94 +803,6 @@ final class CatalogSnapshot: Sendable {
         if let ids { k.bind(":ids", to: ids) }
         while try k.step() { tagged[k.string(0), default: []].append(k.string(1)) }
         return tagged
-    }
-
-    /// `held` brought up to `token` by re-reading the assets the journal names after its token;
-    /// nil when reading everything is the better way (many changes).
-    static func refreshed(_ held: CatalogSnapshot, reader: IndexReader, to token: Int64) throws(StoreError) -> CatalogSnapshot? {
-        var changed = Set<String>()
-        var after = held.token
-        while after < token {
-            let page = try reader.changes(after: after, limit: 500)
-            guard let last = page.last else { break }
-            for c in page {
-                for id in c.inserted + c.updated + c.deleted { changed.insert(id.rawValue) }
-            }
-            if changed.count > max(1_000, held.count / 5) { return nil }
-            after = last.token ?? after
-        }
-        var interner = Interner(strings: held.strings, index: held.stringIndex)
-        var fresh: [CatalogRow] = []
-        if !changed.isEmpty {
-            let list = IndexWriter.jsonArray(Array(changed))
-            let s = try reader.db.statement("SELECT \(columns) FROM assets a WHERE a.id IN (SELECT value FROM json_each(:ids))")
-            defer { s.reset() }
-            s.bind(":ids", to: list)
-            while try s.step() {
-                guard let r = row(s, &interner) else { return nil }
-                fresh.append(r)
-            }
-            let tagged = try taggerKeywords(reader, ids: list)
-            for i in fresh.indices {
-                if let more = tagged[fresh[i].id] { fresh[i].keywords = folded(fresh[i].keywords, more) }
-            }
-        }
-        if let inPlace = held.updatedInPlace(fresh, changed: changed, token: token, interner: interner) { return inPlace }
-        fresh.sort(by: precedes)
-        // Merge the kept records (in order) with the re-read ones (sorted).
-        var builder = Builder(capacity: held.count + fresh.count)
-        var j = 0
-        for i in 0..<held.count where !changed.contains(held.ids.string(i)) {
-            let path = held.paths[i]
-            let id = held.ids[i]
-            while j < fresh.count, fresh[j].path.lexicographicallyPrecedes(path)
-                    || (fresh[j].path == path && Array(fresh[j].id.utf8).lexicographicallyPrecedes(id)) {
-                builder.append(fresh[j].record, id: fresh[j].id.utf8, path: fresh[j].path, keywords: fresh[j].keywords)
-                j += 1
-            }
-            builder.append(held.columns[i], id: id, path: path, keywords: held.keywords[i])
-        }
-        for row in fresh[j...] { builder.append(row.record, id: row.id.utf8, path: row.path, keywords: row.keywords) }
-        return builder.snapshot(token: token, interner: interner)
-    }
-
-    /// When every changed asset is still there at its path (favorites, hidden, keywords,
-    /// re-read metadata): the new snapshot keeps every position, the path ranks and the index by
-    /// id, and repairs each sort order by moving only the changed records. Nil otherwise.
-    private func updatedInPlace(_ fresh: [CatalogRow], changed: Set<String>, token: Int64, interner: Interner) -> CatalogSnapshot? {
-        // Some were purged, or so many changed that re-sorting beats repairing each order.
-        guard fresh.count == changed.count, fresh.count <= 64 else { return nil }
-        var positions: [(Int, CatalogRow)] = []
-        for row in fresh {
-            guard let i = index(of: row.id), paths.equals(Int(i), row.path) else { return nil }
-            positions.append((Int(i), row))
-        }
-        var columns = self.columns
-        var keywords = self.keywords
-        for (i, row) in positions {
-            columns[i] = row.record
-            if keywords[i] != row.keywords { keywords[i] = row.keywords }
-        }
-        let next = CatalogSnapshot(token: token, columns: columns, ids: ids, paths: paths, keywords: keywords, pathRank: pathRank,
-                                   strings: interner.strings, stringIndex: interner.index,
-                                   stringRank: interner.strings.count == strings.count ? stringRank : nil, byID: idOrder)
-        // The orders this snapshot had made, with the changed records put back in their places.
-        let moved = positions.map { Int32($0.0) }.sorted()
-        var isMoved = [Bool](repeating: false, count: count)
-        for i in moved { isMoved[Int(i)] = true }
-        for (key, order) in orders.withLock({ $0 }) {
-            var kept = order.filter { !isMoved[Int($0)] }
-            for i in moved {
-                var lo = 0, hi = kept.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if next.ascendingPrecedes(kept[mid], i, key) { lo = mid + 1 } else { hi = mid }
-                }
-                kept.insert(i, at: lo)
-            }
-            next.orders.withLock { $0[key] = kept }
-        }
-        return next
     }
 
     /// The (path, id) order: bytes, then id bytes (as SQLite's `ORDER BY a.path, a.id`).
@@ -607,7 +856,7 @@ final class CatalogSnapshot: Sendable {
     }
 
     /// Where the records without a value for `key` start in its ascending order.
-    private func nullStart(_ order: [Int32], _ key: AssetSortKey) -> Int {
+    private func nullStart(_ order: CatalogColumn<Int32>, _ key: AssetSortKey) -> Int {
         guard key.isNullable else { return order.count }
         var lo = 0, hi = order.count
         while lo < hi {
@@ -645,46 +894,78 @@ final class CatalogSnapshot: Sendable {
 
     /// Per record, the rank of its value for `key` among the distinct values (equal values,
     /// equal ranks), `Int32.max` when it has none; made on first use from the key's order.
-    func valueRanks(_ key: AssetSortKey) -> [Int32] {
+    func valueRanks(_ key: AssetSortKey) -> CatalogColumn<Int32> {
         if let ranks = valueRankCache.withLock({ $0[key] }) { return ranks }
-        var ranks = [Int32](repeating: Int32.max, count: count)
-        var rank: Int32 = -1
-        var previous: SortValue?
-        for i in ascending(key) {
-            guard let v = sortValue(Int(i), key) else { break }  // the rest have none
-            if previous != v {
-                rank += 1
-                previous = v
+        let order = ascending(key)
+        let fill = { [self] (ranks: UnsafeMutableBufferPointer<Int32>) in
+            for i in 0..<ranks.count { ranks[i] = Int32.max }
+            var rank: Int32 = -1
+            var previous: SortValue?
+            for i in order {
+                guard let v = sortValue(Int(i), key) else { break }  // the rest have none
+                if previous != v {
+                    rank += 1
+                    previous = v
+                }
+                ranks[Int(i)] = rank
             }
-            ranks[Int(i)] = rank
         }
+        let ranks = made("rank-\(key.rawValue)", fill)
         valueRankCache.withLock { $0[key] = ranks }
         return ranks
     }
 
     /// The records in ascending order of `key` (missing values last; ties by path and id).
-    func ascending(_ key: AssetSortKey) -> [Int32] {
+    func ascending(_ key: AssetSortKey) -> CatalogColumn<Int32> {
         if let order = orders.withLock({ $0[key] }) { return order }
-        let keys = (0..<count).map { sortValue($0, key) }
-        var order = (0..<Int32(count)).map { $0 }
-        order.sort { a, b in Self.precedes(keys[Int(a)], a, keys[Int(b)], b) }
+        let fill = { [self] (order: UnsafeMutableBufferPointer<Int32>) in
+            // Records are in path order: that order is the path's, and the tie-breaker of the rest.
+            guard key != .path else {
+                for i in 0..<order.count { order[i] = Int32(i) }
+                return
+            }
+            // Each value as an unsigned number in the same order, sorted with its record.
+            var present: [(UInt64, Int32)] = []
+            present.reserveCapacity(count)
+            var missing: [Int32] = []
+            for i in 0..<count {
+                if let k = orderKey(i, key) { present.append((k, Int32(i))) } else { missing.append(Int32(i)) }
+            }
+            present.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+            for (k, item) in present.enumerated() { order[k] = item.1 }
+            for (k, i) in missing.enumerated() { order[present.count + k] = i }
+        }
+        let order = made("order-\(key.rawValue)", fill)
         orders.withLock { $0[key] = order }
         return order
     }
 
-    /// Whether record `a` comes before record `b` in the ascending order of `key`.
-    func ascendingPrecedes(_ a: Int32, _ b: Int32, _ key: AssetSortKey) -> Bool {
-        Self.precedes(sortValue(Int(a), key), a, sortValue(Int(b), key), b)
+    /// A column of `count` Int32 filled by `fill`: in a file of the snapshot's generation (kept
+    /// for the next start), or in memory for a snapshot in memory or when the file cannot be made.
+    private func made(_ name: String, _ fill: (UnsafeMutableBufferPointer<Int32>) -> Void) -> CatalogColumn<Int32> {
+        if let files, let column = files.column(name, count: count, fill) { return column }
+        var values = [Int32](repeating: 0, count: count)
+        values.withUnsafeMutableBufferPointer { fill($0) }
+        return CatalogColumn(values)
     }
 
-    /// Values ascending, missing ones last, ties by record index.
-    static func precedes(_ x: SortValue?, _ a: Int32, _ y: SortValue?, _ b: Int32) -> Bool {
-        switch (x, y) {
-        case (nil, nil): return a < b
-        case (nil, _): return false
-        case (_, nil): return true
-        case (let x?, let y?): return x != y ? x < y : a < b
+    /// Record `i`'s value for `key` as an unsigned number in the same order (`-0.0` as `0.0`,
+    /// which SQLite holds equal), nil when it has none.
+    func orderKey(_ i: Int, _ key: AssetSortKey) -> UInt64? {
+        switch sortValue(i, key) {
+        case nil: return nil
+        case .int(let v): return UInt64(bitPattern: v) ^ (1 << 63)
+        case .real(let d):
+            let bits = (d == 0 ? 0.0 : d).bitPattern
+            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
         }
+    }
+
+    /// Makes every sort order (a library's snapshot, as its files are made: the first fetch in
+    /// any order does not wait for one).
+    func makeOrders() {
+        for key in AssetSortKey.allCases { _ = ascending(key) }
+        release()
     }
 
     /// A record's value for `key` as an order-preserving number (nil when it has none).
@@ -693,7 +974,7 @@ final class CatalogSnapshot: Sendable {
         func real(_ v: Double) -> SortValue? { v.isNaN ? nil : .real(v) }
         func text(_ m: Int32) -> SortValue? { m < 0 ? nil : .int(Int64(stringRank[Int(m)])) }
         switch key {
-        case .localDateTime: return .int(columns.time[i] * 2 + (columns.timeHasMillis[i] ? 1 : 0))
+        case .localDateTime: return .int(columns.time[i] * 2 + (columns.flags[i] & CatalogColumns.Flags.millis != 0 ? 1 : 0))
         case .addedDate: return .int(columns.added[i])
         case .pixelWidth: return int(columns.width[i])
         case .pixelHeight: return int(columns.height[i])
@@ -702,9 +983,55 @@ final class CatalogSnapshot: Sendable {
         case .longitude: return real(columns.longitude[i])
         case .make: return text(columns.make[i])
         case .model: return text(columns.model[i])
-        case .path: return .int(Int64(pathRank[i]))
+        case .path: return .int(Int64(i))
         case .mediaType: return .int(columns.flags[i] & CatalogColumns.Flags.video != 0 ? 1 : 0)
         case .isFavorite: return .int(columns.flags[i] & CatalogColumns.Flags.favorite != 0 ? 1 : 0)
+        }
+    }
+
+    /// Whether record `a` of `s` comes before record `b` of `t` in `sort`'s order (missing
+    /// values last; ties by path, then id, in the first key's direction): the order `select`
+    /// gives within one snapshot, across two.
+    static func before(_ s: CatalogSnapshot, _ a: Int, _ t: CatalogSnapshot, _ b: Int, _ sort: [AssetSortDescriptor]) -> Bool {
+        for d in sort {
+            let c: Int
+            switch d.key {
+            case .make, .model:
+                let x = d.key == .make ? s.columns.make[a] : s.columns.model[a]
+                let y = d.key == .make ? t.columns.make[b] : t.columns.model[b]
+                if x < 0 || y < 0 {
+                    if (x < 0) == (y < 0) { continue }
+                    return y < 0  // missing values last
+                }
+                c = compareBytes(s.strings[Int(x)].utf8, t.strings[Int(y)].utf8)
+            case .path:
+                c = compareBytes(s.paths.slice(a), t.paths.slice(b))
+            default:
+                let x = s.sortValue(a, d.key), y = t.sortValue(b, d.key)
+                switch (x, y) {
+                case (nil, nil): continue
+                case (nil, _): return false
+                case (_, nil): return true
+                case (let x?, let y?): c = x == y ? 0 : (x < y ? -1 : 1)
+                }
+            }
+            if c != 0 { return (c < 0) == d.ascending }
+        }
+        let ascending = sort.first?.ascending ?? true
+        var c = compareBytes(s.paths.slice(a), t.paths.slice(b))
+        if c == 0 { c = compareBytes(s.ids.slice(a), t.ids.slice(b)) }
+        return (c < 0) == ascending
+    }
+
+    static func compareBytes(_ x: some Sequence<UInt8>, _ y: some Sequence<UInt8>) -> Int {
+        var i = x.makeIterator(), j = y.makeIterator()
+        while true {
+            switch (i.next(), j.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let p?, let q?): if p != q { return p < q ? -1 : 1 }
+            }
         }
     }
 }

@@ -444,12 +444,17 @@ extension IndexReader {
     /// Run it inside `consistent` for a page and total from one snapshot.
     public func assets(_ query: AssetQuery, in scope: AssetScope = .library, limit: Int, offset: Int,
                        now: Int64) throws(StoreError) -> (assets: [Asset], total: Int)? {
-        if scope == .library, let catalog {
-            return try consistent { () throws(StoreError) in
-                let snapshot = try catalog.snapshot(self)
-                let selected = snapshot.select(query)
-                return (try assets(selected, of: snapshot, limit: limit, offset: offset), selected.count)
+        // The library in capture order near its start is an index walk and a kept counter:
+        // cheaper than the catalog, which selects every asset first.
+        let plainStart = query.predicate == nil && query.sort.isEmpty && offset < 10_000
+        if scope == .library, let catalog, !plainStart {
+            let answer = try consistent { () throws(StoreError) -> (assets: [Asset], total: Int)? in
+                guard let view = try catalog.view(self) else { return nil }
+                defer { view.release() }
+                let selected = view.select(query)
+                return (try assets(selected, of: view, limit: limit, offset: offset), selected.count)
             }
+            if let answer { return answer }
         }
         guard let plan = try plan(query, in: scope, now: now) else { return nil }
         let n = plan.nextParameter
@@ -460,12 +465,12 @@ extension IndexReader {
         return (try attachResources(rows), try total(plan, query, scope))
     }
 
-    /// The assets at `offset..<offset + limit` of `selected` (a catalog's record indexes), read
-    /// from SQLite in the same transaction as the catalog's snapshot, in that order.
-    private func assets(_ selected: [Int32], of snapshot: CatalogSnapshot, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
+    /// The assets at `offset..<offset + limit` of `selected` (a catalog view's records), read
+    /// from SQLite in the same transaction as the view, in that order.
+    private func assets(_ selected: [Int32], of view: CatalogView, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
         let offset = max(0, offset)
         guard offset < selected.count, limit > 0 else { return [] }
-        let page = selected[offset..<min(selected.count, offset + limit)].map { snapshot.columns.pk[Int($0)] }
+        let page = selected[offset..<min(selected.count, offset + limit)].map { view.pk($0) }
         let s = try db.statement("SELECT \(AssetColumns.select) FROM assets a WHERE a.pk IN (SELECT value FROM json_each(:pks))")
         s.bind(":pks", to: "[" + page.map(String.init).joined(separator: ",") + "]")
         var byPK: [Int64: (pk: Int64, asset: Asset)] = [:]
@@ -495,14 +500,16 @@ extension IndexReader {
     /// one column per row: no decoding, no resources.
     public func assetIDs(_ query: AssetQuery, in scope: AssetScope = .library, now: Int64) throws(StoreError) -> [AssetID]? {
         if scope == .library, let catalog {
-            return try consistent { () throws(StoreError) in
-                let snapshot = try catalog.snapshot(self)
-                return try snapshot.select(query).map { i throws(StoreError) in
-                    let id = snapshot.ids.string(Int(i))
+            let answer = try consistent { () throws(StoreError) -> [AssetID]? in
+                guard let view = try catalog.view(self) else { return nil }
+                defer { view.release() }
+                return try view.select(query).map { i throws(StoreError) in
+                    let id = view.id(i)
                     guard let asset = AssetID(rawValue: id) else { throw StoreError.undecodable(table: "assets", key: id) }
                     return asset
                 }
             }
+            if let answer { return answer }
         }
         guard let plan = try plan(query, in: scope, now: now) else { return nil }
         let s = try statement(plan.idsSQL, plan)

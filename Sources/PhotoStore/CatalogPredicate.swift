@@ -19,6 +19,8 @@ struct Bitmap: Sendable {
 
     subscript(i: Int) -> Bool { words[i >> 6] & (1 << UInt64(i & 63)) != 0 }
 
+    mutating func insert(_ i: Int) { words[i >> 6] |= 1 << UInt64(i & 63) }
+
     mutating func formIntersection(_ other: Bitmap) {
         for k in words.indices { words[k] &= other.words[k] }
     }
@@ -78,7 +80,7 @@ enum CatalogPredicate {
 
     /// The records whose value in `column` passes `test`: one pass, a word of bits at a time.
     @inline(__always)
-    static func scan<T>(_ column: [T], _ test: (T) -> Bool) -> Bitmap {
+    static func scan<T>(_ column: CatalogColumn<T>, _ test: (T) -> Bool) -> Bitmap {
         let n = column.count
         var words = [UInt64](repeating: 0, count: (n + 63) / 64)
         column.withUnsafeBufferPointer { c in
@@ -175,7 +177,7 @@ enum CatalogPredicate {
             }
             let wanted = Set(words.map(Keywords.folded))
             guard !wanted.isEmpty else { return none(s) }
-            return scan(s.keywords) { !$0.isEmpty && $0.contains { wanted.contains($0) } }
+            return s.keywords.records(withAny: wanted)
         }
     }
 
@@ -194,7 +196,7 @@ enum CatalogPredicate {
 
     /// A comparison on a value every record has (`field` reads it from the column's element).
     @inline(__always)
-    static func compare<T, V: Comparable>(_ op: PredicateComparison.Operation, _ s: CatalogSnapshot, _ column: [T],
+    static func compare<T, V: Comparable>(_ op: PredicateComparison.Operation, _ s: CatalogSnapshot, _ column: CatalogColumn<T>,
                                           _ field: (T) -> V, _ value: (PredicateValue) -> V?) -> Bitmap {
         switch op {
         case .compare(.equal, .null): return none(s)
@@ -222,7 +224,7 @@ enum CatalogPredicate {
 
     /// A comparison on a value a record may lack: nil fails all but `== null` (and passes `!=`).
     @inline(__always)
-    static func compareOptional<T, V: Comparable>(_ op: PredicateComparison.Operation, _ s: CatalogSnapshot, _ column: [T],
+    static func compareOptional<T, V: Comparable>(_ op: PredicateComparison.Operation, _ s: CatalogSnapshot, _ column: CatalogColumn<T>,
                                                   _ field: (T) -> V?, _ value: (PredicateValue) -> V?) -> Bitmap {
         switch op {
         case .compare(.equal, .null): return scan(column) { field($0) == nil }

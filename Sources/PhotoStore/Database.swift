@@ -17,7 +17,7 @@ public final class Database: Sendable {
     private let writer: Locked<IndexWriter>
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
-    private let catalog = AssetCatalog()
+    private let catalog: AssetCatalog
     /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
     /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
     /// stopped — `quick_check`, the counter recount — can be skipped.
@@ -29,6 +29,15 @@ public final class Database: Sendable {
         public var exclusive = true
         /// Reader connections in the pool.
         public var readers = 4
+        /// Make the fetch catalog's files on a thread of their own, answering fetches from SQL
+        /// meanwhile (the daemon); otherwise in the fetch that needs them (tests and tools).
+        public var catalogInBackground = false
+        /// Keep the fetch catalog in files beside the database (`<database>.catalog`); without,
+        /// it is made in memory.
+        public var catalogFiles = true
+        /// Changed assets the catalog lays over its files before it makes them again, at least
+        /// (small in tests, to make them often).
+        public var catalogOverlayMinimum = 4_096
         public init() {}
     }
 
@@ -93,9 +102,40 @@ public final class Database: Sendable {
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
+        // The identity the fetch catalog's files name: a recovered or replaced database has
+        // another, so files made from an earlier one are never used with it.
+        if try connection.scalar("SELECT value FROM meta WHERE key = ?1", .text(CatalogFiles.identityKey)).int64 == nil {
+            try connection.execute("INSERT INTO meta (key, value) VALUES ('\(CatalogFiles.identityKey)', \(Int64.random(in: 1 ... .max)))")
+        }
         writer = Locked(IndexWriter(connection))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
+        catalog = AssetCatalog(AssetCatalog.Settings(directory: options.catalogFiles ? path + ".catalog" : nil,
+                                                     background: options.catalogInBackground,
+                                                     overlayMinimum: options.catalogOverlayMinimum))
+        let catalog = catalog
+        catalog.runner.withLock {
+            // On a connection of its own: a build reads for seconds, and a pooled reader taken
+            // for that long would hold up every fetch sent to it.
+            $0 = { [path] in
+                do throws(StoreError) {
+                    let connection = try Connection(path: path, readOnly: true, create: false)
+                    try connection.execute("PRAGMA query_only=ON; PRAGMA cache_size=-2000;")
+                    let r = IndexReader(connection)
+                    try r.consistent { () throws(StoreError) in
+                        _ = try catalog.build(r, token: try r.journalBounds().current, cancellable: true)
+                    }
+                } catch {
+                    catalog.failed(error)
+                }
+            }
+        }
     }
+
+    /// The fetch catalog (for tests: its builds and errors).
+    var fetchCatalog: AssetCatalog { catalog }
+
+    /// What the fetch catalog holds now.
+    public var fetchCatalogStatus: FetchCatalogStatus { catalog.status }
 
     /// Process-wide SQLite settings, once, before the first connection.
     private static let configureSQLite: Void = {
@@ -155,6 +195,8 @@ public final class Database: Sendable {
     /// Checkpoints the WAL into the database file and truncates it (on a clean shutdown, so
     /// that the database file alone is complete). Waits for the writer.
     public func checkpoint() throws(StoreError) {
+        // A catalog build holds a read transaction for seconds: the checkpoint could not finish.
+        catalog.stopBuilding()
         try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 

@@ -25,6 +25,7 @@ do {
     }
 }
 photo_stdout_line_buffered()
+_ = photo_malloc_return_large_blocks()
 // The journal when stderr is the journal (or PHOTOD_JOURNAL_SOCKET names one), else stderr;
 // PHOTOD_DEBUG=watch,pipeline,… turns on debug output per facility.
 let logger = Logger.daemon(threshold: options.logLevel, environment: environment)

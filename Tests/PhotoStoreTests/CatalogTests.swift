@@ -1,4 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import PhotoModel
+import PhotoSystem
 @testable import PhotoStore
 import PhotoTesting
 import Testing
@@ -37,12 +42,17 @@ struct CatalogTests {
         }
     }
 
-    @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges), 12 seeds × 40 steps")
-    func followsWrites() throws {
+    @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges), 12 seeds × 40 steps",
+          arguments: [4_096, 3])
+    func followsWrites(overlay: Int) throws {
         for seed in UInt64(1)...12 {
             let dir = try TemporaryDirectory("catalog")
             defer { dir.remove() }
-            let db = try Database(path: dir("c.db").string)
+            // With room for 4,096 changed assets, every change is laid over the first files;
+            // with room for 3, the files are made again every few steps.
+            var options = Database.Options()
+            options.catalogOverlayMinimum = overlay
+            let db = try Database(path: dir("c.db").string, options: options)
             _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
             var g = SplitMix64(seed: seed)
             var inode: UInt64 = 1
@@ -126,7 +136,85 @@ struct CatalogTests {
                 }
                 try Self.check(db, step: step, &g)
             }
+            #expect(db.fetchCatalog.lastError == nil)
+            if overlay == 3 {
+                #expect(db.fetchCatalog.buildCount > 3, "seed \(seed): the files were made again")
+            } else {
+                #expect(db.fetchCatalog.buildCount == 1, "seed \(seed): every change laid over the first files")
+            }
         }
+    }
+
+    @Test("The files outlive the database's closing: a reopened database maps them, and a changed one lays its changes over them")
+    func persisted() throws {
+        let dir = try TemporaryDirectory("catalog-persisted")
+        defer { dir.remove() }
+        var g = SplitMix64(seed: 5)
+        func add(_ db: Database, _ i: Int) throws {
+            _ = try db.write { w in
+                try w.apply(Make.batch([Make.outcome("/lib/a/\(i).jpg", inode: UInt64(i + 1), .media(Make.media(width: 100 * i)))]),
+                            now: 1_000)
+            }
+        }
+        do {
+            let db = try Database(path: dir("c.db").string)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            for i in 0..<10 { try add(db, i) }
+            try Self.check(db, step: 0, &g)
+            #expect(db.fetchCatalog.buildCount == 1)
+        }
+        do {
+            let db = try Database(path: dir("c.db").string)
+            try Self.check(db, step: 1, &g)
+            #expect(db.fetchCatalog.buildCount == 0, "the files were mapped, not made")
+            for i in 10..<15 { try add(db, i) }
+            try Self.check(db, step: 2, &g)
+            #expect(db.fetchCatalog.buildCount == 0, "the new assets were laid over them")
+        }
+        // Damaged files are not used: the catalog is made again, and answers stay right.
+        let files = try Directory(path: PathBytes(dir("c.db.catalog").string)).entries().map { String(decoding: $0.name, as: UTF8.self) }
+        let starts = try #require(files.first { $0.hasSuffix(".paths.starts") })
+        let fd = open(dir("c.db.catalog").string + "/" + starts, O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        close(fd)
+        let db = try Database(path: dir("c.db").string)
+        try Self.check(db, step: 3, &g)
+        #expect(db.fetchCatalog.buildCount == 1, "made again")
+        // Files of another database (a recovered one, with the same tokens) are never used.
+        let other = try TemporaryDirectory("catalog-other")
+        defer { other.remove() }
+        let fresh = try Database(path: other("c.db").string)
+        _ = try fresh.write { try $0.registerRoots([PathBytes("/lib")]) }
+        for i in 0..<20 { try add(fresh, 100 + i) }
+        try FileManager.default.copyItem(atPath: dir("c.db.catalog").string, toPath: other("c.db.catalog").string)
+        let query = AssetQuery(predicate: try AssetPredicate.parse("pixelWidth >= 0"))
+        let page = try fresh.read { try $0.assets(query, limit: 100, offset: 0, now: 0) }
+        #expect(page?.total == 20 && page?.assets.allSatisfy { $0.path.string.hasPrefix("/lib/a/1") } == true)
+        #expect(fresh.fetchCatalog.buildCount == 1, "made from this database")
+    }
+
+    @Test("In the background: fetches are answered from SQL until the files are made, then from them")
+    func background() throws {
+        let dir = try TemporaryDirectory("catalog-background")
+        defer { dir.remove() }
+        var options = Database.Options()
+        options.catalogInBackground = true
+        let db = try Database(path: dir("c.db").string, options: options)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { w in
+            try w.apply(Make.batch((0..<30).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
+                        now: 1_000)
+        }
+        var g = SplitMix64(seed: 8)
+        try Self.check(db, step: 0, &g)
+        var waited = 0
+        while db.fetchCatalog.buildCount == 0, waited < 500 {
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(db.fetchCatalog.buildCount == 1)
+        try Self.check(db, step: 1, &g)
+        try db.checkpoint()
     }
 
     @Test("Kept results are bounded by their number and by the record indexes they hold; the newest is always kept")

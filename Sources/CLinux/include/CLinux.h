@@ -46,6 +46,9 @@ int photo_poll_priority(int watched, int wake, int timeout_ms);
 
 /// Line-buffers stdout (under systemd it is not a terminal and would be fully buffered).
 void photo_stdout_line_buffered(void);
+/// Fixes malloc's thresholds (see the definition): large blocks are mapped and unmapped, never
+/// kept in the heap after they are freed. Returns 0 when a setting was refused.
+int photo_malloc_return_large_blocks(void);
 
 /// Flushes stdout (referencing `stdout` from Swift 6 is a concurrency error).
 void photo_stdout_flush(void);
