@@ -165,7 +165,13 @@ final class AssetCatalog: Sendable {
                                                                   cancelled: { [self] in cancellable && isStopped })
             } catch {
                 if error.code == .cancelled { throw error }
-                state.withLock { $0.lastError = error.message }
+                // Spaced like a build that took this long: a full disk is not retried at every fetch.
+                let took = Monotonic.nanoseconds - started
+                state.withLock {
+                    $0.lastError = error.message
+                    $0.lastBuildEnd = Monotonic.nanoseconds
+                    $0.lastBuildTook = max(took, 1_000_000_000)
+                }
                 return nil
             }
         } else {
@@ -963,9 +969,10 @@ final class CatalogSnapshot: Sendable {
 
     /// Makes every sort order (a library's snapshot, as its files are made: the first fetch in
     /// any order does not wait for one).
-    func makeOrders() {
-        for key in AssetSortKey.allCases { _ = ascending(key) }
-        release()
+    /// Stops early when `cancelled` (the rest are made on first use).
+    func makeOrders(cancelled: () -> Bool) {
+        defer { release() }
+        for key in AssetSortKey.allCases where !cancelled() { _ = ascending(key) }
     }
 
     /// A record's value for `key` as an order-preserving number (nil when it has none).

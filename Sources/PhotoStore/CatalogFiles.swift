@@ -136,9 +136,12 @@ struct CatalogFiles {
         guard identity != 0,
               let bytes = try? FileDescriptor.readAll(PathBytes(manifestPath), limit: 4096),
               let manifest = Manifest(String(decoding: bytes, as: UTF8.self)),
-              manifest.identity == identity, manifest.schema == Schema.currentVersion
+              manifest.identity == identity, manifest.schema == Schema.currentVersion,
+              let snapshot = try? open(manifest)
         else { return nil }
-        return try? open(manifest)
+        // What a build cut short (a kill, a crash) left behind; nothing else writes here yet.
+        removeAll(except: manifest.generation)
+        return snapshot
     }
 
     private func open(_ m: Manifest) throws(SystemError) -> CatalogSnapshot? {
@@ -268,6 +271,7 @@ struct CatalogFiles {
         for text in words.strings { try keywordTable.append(text.utf8) }
         for w in fixed + [refs, refStarts] { try w.finish() }
         for t in [ids, paths, stringTable, keywordTable] { try t.finish() }
+        if cancelled() { throw StoreError(code: .cancelled, message: "the catalog build was stopped") }
         // The records in id order, sorted in the file.
         let idTable = ByteTable(bytes: CatalogColumn(memory: try Self.mapFile(g.path("ids.bytes"), bytes: ids.bytes, exact: true),
                                               count: ids.bytes),
@@ -284,7 +288,7 @@ struct CatalogFiles {
         guard let snapshot = try open(manifest) else {
             throw StoreError(code: .corrupt, message: "the fetch catalog just written does not read back")
         }
-        snapshot.makeOrders()
+        snapshot.makeOrders(cancelled: cancelled)
         return snapshot
     }
 

@@ -193,6 +193,26 @@ struct CatalogTests {
         #expect(fresh.fetchCatalog.buildCount == 1, "made from this database")
     }
 
+    @Test("Files that cannot be written: fetches are answered by SQL, and the status says why")
+    func unwritable() throws {
+        let dir = try TemporaryDirectory("catalog-unwritable")
+        defer { dir.remove() }
+        // A plain file where the directory would go: it cannot be made.
+        let fd = open(dir("c.db.catalog").string, O_WRONLY | O_CREAT, 0o600)
+        #expect(fd >= 0)
+        close(fd)
+        let db = try Database(path: dir("c.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { w in
+            try w.apply(Make.batch((0..<12).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
+                        now: 1_000)
+        }
+        var g = SplitMix64(seed: 3)
+        try Self.check(db, step: 0, &g)
+        #expect(db.fetchCatalog.buildCount == 0)
+        #expect(db.fetchCatalogStatus.lastError?.contains("catalog") == true, "\(String(describing: db.fetchCatalogStatus.lastError))")
+    }
+
     @Test("In the background: fetches are answered from SQL until the files are made, then from them")
     func background() throws {
         let dir = try TemporaryDirectory("catalog-background")
