@@ -39,20 +39,32 @@ final class AssetCatalog: Sendable {
         var looked = false
         var latest: CatalogView?
         var identity: Int64?
+        /// A background build is scheduled or running (its thread clears it as it ends).
         var building = false
         var stopped = false
+        /// Moved by `invalidate`: a build or view begun before it is not kept.
+        var epoch = 0
         var lastBuildEnd: UInt64 = 0
         var lastBuildTook: UInt64 = 0
         var builds = 0
         var lastError: String?
+
+        /// Whether a build may start now: none for three times the last one's length after it
+        /// ended (successful or not), so that a library changing fast, or a disk that is full,
+        /// costs at most a quarter of a core.
+        func waitBeforeBuild(at now: UInt64) -> UInt64 {
+            let ready = lastBuildEnd == 0 ? 0 : lastBuildEnd + 3 * lastBuildTook
+            return ready > now ? ready - now : 0
+        }
     }
 
     let settings: Settings
     private let state = Locked(State())
     /// Runs `build(_:)` in a read transaction of its own (set by the database).
     let runner = Locked<(@Sendable () -> Void)?>(nil)
-    /// The build thread, while one runs (waited for at stop).
-    private let buildDone = Locked<Bool>(true)
+    /// Held while the files are looked for or made: one at a time, and no clean-up of the
+    /// directory while another writes in it.
+    private let filesLock = Locked<Void>(())
 
     init(_ settings: Settings = Settings()) { self.settings = settings }
 
@@ -71,19 +83,23 @@ final class AssetCatalog: Sendable {
     /// Drops the base and the files: the next fetch reads everything again (for writes that
     /// bypass the journal: tests and maintenance tools).
     func invalidate() {
-        state.withLock {
-            $0.base = nil
-            $0.latest = nil
-            $0.looked = true
+        let old = state.withLock { s -> CatalogSnapshot? in
+            let old = s.base
+            s.base = nil
+            s.latest = nil
+            s.looked = true
+            s.epoch += 1
+            return old
         }
-        if let dir = settings.directory { CatalogFiles(directory: dir).removeAll() }
+        old?.retire()
+        if let dir = settings.directory { filesLock.withLock { _ in CatalogFiles(directory: dir).removeAll() } }
     }
 
     /// Stops making files: a build under way gives up at its next row, and none starts again.
     /// Returns when none runs (a clean stop's checkpoint must not wait behind a long read).
     func stopBuilding() {
         state.withLock { $0.stopped = true }
-        while !buildDone.withLock({ $0 }) { usleep(2_000) }
+        while state.withLock({ $0.building }) { usleep(2_000) }
     }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
@@ -98,12 +114,12 @@ final class AssetCatalog: Sendable {
     /// being made in the background): the caller answers from SQL. Call inside a read transaction.
     func view(_ reader: IndexReader) throws(StoreError) -> CatalogView? {
         let bounds = try reader.journalBounds()
-        let held = state.withLock { $0.latest }
+        let (held, epoch) = state.withLock { ($0.latest, $0.epoch) }
         if let held, held.token == bounds.current { return held }
         let identity = try self.identity(reader)
         var base = state.withLock { $0.base }
         if base == nil, settings.directory != nil, !state.withLock({ $0.looked }) {
-            base = loadFiles(identity: identity)
+            base = try loadFiles(identity: identity, reader: reader, bounds: bounds)
         }
         // A transaction older than the files (another reader made them meanwhile) is answered by SQL.
         if let base, base.token > bounds.current { return nil }
@@ -111,7 +127,7 @@ final class AssetCatalog: Sendable {
             let from = held.flatMap { $0.base === base && $0.token <= bounds.current ? $0 : nil }
             if let view = try CatalogView.make(base, reader: reader, to: bounds.current, from: from,
                                                limit: settings.overlayLimit(base.count)) {
-                keep(view)
+                keep(view, epoch: epoch)
                 if view.changedCount > settings.overlayLimit(base.count) / 2 { schedule() }
                 return view
             }
@@ -121,14 +137,26 @@ final class AssetCatalog: Sendable {
             schedule()
             return nil
         }
-        guard let fresh = try build(reader, token: bounds.current, identity: identity) else { return nil }
+        // In the request, spaced like a background build (files that cannot be written are not
+        // tried again at every fetch), and one at a time.
+        if state.withLock({ $0.waitBeforeBuild(at: Monotonic.nanoseconds) }) > 0 { return nil }
+        let fresh: CatalogSnapshot? = try filesLock.withLock { (_: inout Void) throws(StoreError) -> CatalogSnapshot? in
+            // Another request may have made them while this one waited.
+            if let made = state.withLock({ $0.base }), made.token == bounds.current { return made }
+            return try build(reader, token: bounds.current, identity: identity)
+        }
+        guard let fresh else { return nil }
+        fresh.makeOrders(cancelled: { false })
         let view = CatalogView(base: fresh)
-        keep(view)
+        keep(view, epoch: epoch)
         return view
     }
 
-    private func keep(_ view: CatalogView) {
-        state.withLock { if $0.latest == nil || $0.latest!.token <= view.token { $0.latest = view } }
+    private func keep(_ view: CatalogView, epoch: Int) {
+        state.withLock {
+            guard $0.epoch == epoch, $0.base === view.base else { return }
+            if $0.latest == nil || $0.latest!.token <= view.token { $0.latest = view }
+        }
     }
 
     /// The database's identity (in `meta`), which the files name: files of another database
@@ -140,23 +168,29 @@ final class AssetCatalog: Sendable {
         return identity
     }
 
-    private func loadFiles(identity: Int64) -> CatalogSnapshot? {
+    /// The files as a previous run left them, if they are of this database as it is now.
+    private func loadFiles(identity: Int64, reader: IndexReader, bounds: JournalBounds) throws(StoreError) -> CatalogSnapshot? {
         guard let dir = settings.directory else { return nil }
-        let loaded = CatalogFiles(directory: dir).load(identity: identity)
-        state.withLock {
-            $0.looked = true
-            if $0.base == nil { $0.base = loaded }
+        return try filesLock.withLock { (_: inout Void) throws(StoreError) -> CatalogSnapshot? in
+            if state.withLock({ $0.looked }) { return state.withLock { $0.base } }
+            let loaded = try CatalogFiles(directory: dir).load(identity: identity, reader: reader, bounds: bounds)
+            state.withLock {
+                $0.looked = true
+                if $0.base == nil { $0.base = loaded }
+            }
+            return state.withLock { $0.base }
         }
-        return state.withLock { $0.base }
     }
 
     /// Makes the base at `token` in `reader`'s transaction: files when there is a directory (nil
-    /// when they cannot be written: fetches are answered by SQL), else in memory.
+    /// when they cannot be written: fetches are answered by SQL), else in memory. Its sort
+    /// orders are made afterwards (`makeOrders`), outside the transaction where it can be.
     @discardableResult
     func build(_ reader: IndexReader, token: Int64, identity known: Int64? = nil,
                cancellable: Bool = false) throws(StoreError) -> CatalogSnapshot? {
         let identity: Int64
         if let known { identity = known } else { identity = try self.identity(reader) }
+        let epoch = state.withLock { $0.epoch }
         let started = Monotonic.nanoseconds
         let snapshot: CatalogSnapshot?
         if let dir = settings.directory {
@@ -178,42 +212,57 @@ final class AssetCatalog: Sendable {
             snapshot = try CatalogSnapshot.buildInMemory(reader, token: token)
         }
         let took = Monotonic.nanoseconds - started
-        state.withLock {
-            $0.builds += 1
-            $0.lastBuildTook = took
-            $0.lastBuildEnd = Monotonic.nanoseconds
-            $0.lastError = nil
-            if $0.base == nil || $0.base!.token <= token {
-                $0.base = snapshot
-                $0.looked = true
-                if let latest = $0.latest, latest.token < token { $0.latest = nil }
+        let kept = state.withLock { s -> Bool in
+            s.builds += 1
+            s.lastBuildTook = took
+            s.lastBuildEnd = Monotonic.nanoseconds
+            s.lastError = nil
+            // Made from data an invalidation has since declared stale: not used, not kept.
+            guard s.epoch == epoch else { return false }
+            if s.base == nil || s.base!.token <= token {
+                s.base?.retire()
+                s.base = snapshot
+                s.looked = true
+                if let latest = s.latest, latest.token < token { s.latest = nil }
             }
+            return true
+        }
+        if !kept {
+            snapshot?.retire()
+            if let dir = settings.directory { CatalogFiles(directory: dir).removeAll() }
+            return nil
         }
         return snapshot
     }
 
-    /// Starts a background build unless one runs or the catalog stopped. Builds are spaced:
-    /// the next starts no sooner than three times the last one's length after it ended, so that
-    /// a library changing fast (a first index with a client fetching) spends at most a quarter
-    /// of a core on them.
+    /// A background build: at `reader`'s token, in its transaction, one at a time with loads
+    /// and other builds. Its sort orders are made by `finish` after the transaction.
+    func buildInBackground(_ reader: IndexReader) throws(StoreError) -> CatalogSnapshot? {
+        try filesLock.withLock { (_: inout Void) throws(StoreError) -> CatalogSnapshot? in
+            try build(reader, token: try reader.journalBounds().current, cancellable: true)
+        }
+    }
+
+    /// Makes a background build's sort orders (the database is not read: no transaction needed).
+    func finish(_ snapshot: CatalogSnapshot) { snapshot.makeOrders(cancelled: { [self] in isStopped }) }
+
+    /// Starts a background build unless one runs or the catalog stopped, after the spacing
+    /// `waitBeforeBuild` asks (slept in short steps, so that a stop does not wait it out).
     private func schedule() {
         guard settings.background, let run = runner.withLock({ $0 }) else { return }
         let wait: UInt64? = state.withLock { s in
             guard !s.building, !s.stopped else { return nil }
             s.building = true
-            let ready = s.lastBuildEnd == 0 ? 0 : s.lastBuildEnd + 3 * s.lastBuildTook
-            let now = Monotonic.nanoseconds
-            return ready > now ? ready - now : 0
+            return s.waitBeforeBuild(at: Monotonic.nanoseconds)
         }
         guard let wait else { return }
-        buildDone.withLock { $0 = false }
         let thread = Thread { [self] in
             setThreadName("photod-catalog")
             lowerThreadPriority(by: 5)
-            if wait > 0 { usleep(UInt32(min(wait / 1_000, 60_000_000))) }
+            let until = Monotonic.nanoseconds + wait
+            while !isStopped, Monotonic.nanoseconds < until { usleep(20_000) }
             if !isStopped { run() }
             state.withLock { $0.building = false }
-            buildDone.withLock { $0 = true }
         }
         thread.start()
     }
@@ -661,6 +710,10 @@ final class CatalogSnapshot: Sendable {
     /// How many records (assets) it holds.
     var count: Int { ids.count }
 
+    /// Its files are about to be removed (a newer generation, an invalidation): sort orders it
+    /// makes from now on stay in memory instead of leaving files no manifest names.
+    func retire() { files?.retire() }
+
     /// Lets go of mapped pages (a snapshot in memory has none).
     func release() {
         guard files != nil else { return }
@@ -916,7 +969,8 @@ final class CatalogSnapshot: Sendable {
                 ranks[Int(i)] = rank
             }
         }
-        let ranks = made("rank-\(key.rawValue)", fill)
+        let n = count
+        let ranks = made("rank-\(key.rawValue)", valid: { $0.allSatisfy { ($0 >= 0 && Int($0) < n) || $0 == Int32.max } }, fill)
         valueRankCache.withLock { $0[key] = ranks }
         return ranks
     }
@@ -941,15 +995,17 @@ final class CatalogSnapshot: Sendable {
             for (k, item) in present.enumerated() { order[k] = item.1 }
             for (k, i) in missing.enumerated() { order[present.count + k] = i }
         }
-        let order = made("order-\(key.rawValue)", fill)
+        let n = count
+        let order = made("order-\(key.rawValue)", valid: { CatalogFiles.isPermutation($0, count: n) }, fill)
         orders.withLock { $0[key] = order }
         return order
     }
 
     /// A column of `count` Int32 filled by `fill`: in a file of the snapshot's generation (kept
     /// for the next start), or in memory for a snapshot in memory or when the file cannot be made.
-    private func made(_ name: String, _ fill: (UnsafeMutableBufferPointer<Int32>) -> Void) -> CatalogColumn<Int32> {
-        if let files, let column = files.column(name, count: count, fill) { return column }
+    private func made(_ name: String, valid: (CatalogColumn<Int32>) -> Bool,
+                      _ fill: (UnsafeMutableBufferPointer<Int32>) -> Void) -> CatalogColumn<Int32> {
+        if let files, let column = files.column(name, count: count, valid: valid, fill) { return column }
         var values = [Int32](repeating: 0, count: count)
         values.withUnsafeMutableBufferPointer { fill($0) }
         return CatalogColumn(values)

@@ -30,6 +30,7 @@ struct CatalogFiles {
     final class Generation: Sendable {
         let directory: String
         let name: String
+        private let retired = Locked(false)
 
         init(directory: String, name: String) {
             self.directory = directory
@@ -38,11 +39,20 @@ struct CatalogFiles {
 
         func path(_ file: String) -> String { "\(directory)/\(name).\(file)" }
 
-        /// The column `file` of `count` values: mapped if it was made before, else filled by
-        /// `fill` into a new file first. Nil when it cannot be made (the caller keeps it in memory).
-        func column(_ file: String, count: Int, _ fill: (UnsafeMutableBufferPointer<Int32>) -> Void) -> CatalogColumn<Int32>? {
+        /// Its files are being removed: columns made from now on stay in memory.
+        func retire() { retired.withLock { $0 = true } }
+
+        /// The column `file` of `count` values: mapped if it was made before and passes `valid`,
+        /// else filled by `fill` into a new file first. Nil when it cannot be made or the
+        /// generation is retired (the caller keeps it in memory).
+        func column(_ file: String, count: Int, valid: (CatalogColumn<Int32>) -> Bool,
+                    _ fill: (UnsafeMutableBufferPointer<Int32>) -> Void) -> CatalogColumn<Int32>? {
+            guard !retired.withLock({ $0 }) else { return nil }
             let final = path(file)
-            if let mapped = try? CatalogFiles.map(final, count: count, of: Int32.self) { return mapped }
+            if let mapped = try? CatalogFiles.map(final, count: count, of: Int32.self) {
+                if valid(mapped) { return mapped }
+                _ = Glibc.unlink(final)  // damaged: made again below
+            }
             let temporary = final + ".tmp-\(getpid())-\(UInt32.random(in: 0 ... .max))"
             do {
                 try MappedFileFill.fill(temporary, count: count, of: Int32.self, fill)
@@ -57,8 +67,22 @@ struct CatalogFiles {
 
     /// A column file of exactly `count` values, mapped.
     static func map<T: BitwiseCopyable>(_ path: String, count: Int, of: T.Type) throws(SystemError) -> CatalogColumn<T> {
-        let memory = try mapFile(path, bytes: count * MemoryLayout<T>.stride, exact: true)
+        let (bytes, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<T>.stride)
+        guard count >= 0, !overflow else { throw SystemError(call: "size", errno: EINVAL, context: "\(path): \(count) entries") }
+        let memory = try mapFile(path, bytes: bytes, exact: true)
         return CatalogColumn(memory: memory, count: count)
+    }
+
+    /// Whether `order` holds every index of 0..<count once (a sort order, the id order): a
+    /// damaged file must neither send a read outside a column nor repeat or drop a record.
+    static func isPermutation(_ order: CatalogColumn<Int32>, count: Int) -> Bool {
+        guard order.count == count else { return false }
+        var seen = Bitmap(count: count, filled: false)
+        for i in order {
+            guard i >= 0, Int(i) < count, !seen[Int(i)] else { return false }
+            seen.insert(Int(i))
+        }
+        return true
     }
 
     /// The file at `path`, mapped; it must be `bytes` long (or at least, unless `exact`).
@@ -84,6 +108,10 @@ struct CatalogFiles {
         var strings: Int
         var keywords: Int
         var generation: String
+        /// The `time` of the change set at `token` (0 at token 0): a database rolled back by a
+        /// power cut (or an older copy put back) that reaches the same token again has other
+        /// change sets under it, and its files are not used.
+        var fingerprint: Int64
 
         var text: String {
             """
@@ -95,11 +123,14 @@ struct CatalogFiles {
             strings \(strings)
             keywords \(keywords)
             generation \(generation)
+            fingerprint \(fingerprint)
 
             """
         }
 
-        init(identity: Int64, schema: Int, token: Int64, count: Int, strings: Int, keywords: Int, generation: String) {
+        init(identity: Int64, schema: Int, token: Int64, count: Int, strings: Int, keywords: Int, generation: String,
+             fingerprint: Int64) {
+            self.fingerprint = fingerprint
             self.identity = identity
             self.schema = schema
             self.token = token
@@ -119,10 +150,12 @@ struct CatalogFiles {
                   let schema = fields["schema"].flatMap({ Int($0) }), let token = fields["token"].flatMap({ Int64($0) }),
                   let count = fields["count"].flatMap({ Int($0) }), let strings = fields["strings"].flatMap({ Int($0) }),
                   let keywords = fields["keywords"].flatMap({ Int($0) }), let generation = fields["generation"],
-                  count >= 0, strings >= 0, keywords >= 0, !generation.contains("/"), !generation.isEmpty
+                  let fingerprint = fields["fingerprint"].flatMap({ Int64($0) }),
+                  (0...Int(Int32.max)).contains(count), (0...Int(Int32.max)).contains(strings),
+                  (0...Int(Int32.max)).contains(keywords), !generation.contains("/"), !generation.isEmpty
             else { return nil }
             self.init(identity: identity, schema: schema, token: token, count: count, strings: strings, keywords: keywords,
-                      generation: generation)
+                      generation: generation, fingerprint: fingerprint)
         }
     }
 
@@ -132,16 +165,23 @@ struct CatalogFiles {
 
     /// The snapshot the manifest names, mapped, if it is of `identity`'s database at this
     /// schema and its files are whole; nil otherwise.
-    func load(identity: Int64) -> CatalogSnapshot? {
+    func load(identity: Int64, reader: IndexReader, bounds: JournalBounds) throws(StoreError) -> CatalogSnapshot? {
         guard identity != 0,
               let bytes = try? FileDescriptor.readAll(PathBytes(manifestPath), limit: 4096),
               let manifest = Manifest(String(decoding: bytes, as: UTF8.self)),
               manifest.identity == identity, manifest.schema == Schema.currentVersion,
+              manifest.token <= bounds.current, manifest.token >= bounds.floor,
+              try Self.fingerprint(reader, token: manifest.token) == manifest.fingerprint,
               let snapshot = try? open(manifest)
         else { return nil }
         // What a build cut short (a kill, a crash) left behind; nothing else writes here yet.
         removeAll(except: manifest.generation)
         return snapshot
+    }
+
+    /// The `time` of the change set at `token`, 0 when there is none (token 0, or pruned).
+    static func fingerprint(_ reader: IndexReader, token: Int64) throws(StoreError) -> Int64 {
+        try reader.db.scalar("SELECT time FROM changes WHERE token = ?1", .integer(token)).int64 ?? 0
     }
 
     private func open(_ m: Manifest) throws(SystemError) -> CatalogSnapshot? {
@@ -175,7 +215,7 @@ struct CatalogFiles {
               let strings = try table("strings", entries: m.strings), let words = try table("keywords", entries: m.keywords)
         else { return nil }
         let refStarts = try Self.map(g.path("keywords.record-starts"), count: n + 1, of: Int.self)
-        guard let refCount = refStarts.last else { return nil }
+        guard let refCount = refStarts.last, (0...Int(Int32.max)).contains(refCount) else { return nil }
         let refs = try Self.map(g.path("keywords.refs"), count: refCount, of: Int32.self)
         let byID = try Self.map(g.path("byid"), count: n, of: Int32.self)
         // Every index in range: a damaged file must not send a read outside its table.
@@ -184,7 +224,7 @@ struct CatalogFiles {
             guard s >= previous, s <= refCount else { return nil }
             previous = s
         }
-        guard refs.allSatisfy({ $0 >= 0 && Int($0) < m.keywords }), byID.allSatisfy({ $0 >= 0 && Int($0) < n }),
+        guard refs.allSatisfy({ $0 >= 0 && Int($0) < m.keywords }), Self.isPermutation(byID, count: n),
               columns.make.allSatisfy({ $0 >= -1 && Int($0) < m.strings }), columns.model.allSatisfy({ $0 >= -1 && Int($0) < m.strings })
         else { return nil }
         let snapshot = CatalogSnapshot(
@@ -201,6 +241,7 @@ struct CatalogFiles {
     /// (path, id) order, straight to the files: memory stays a few buffers), names it in the
     /// manifest, removes older generations, and returns it mapped.
     func build(_ reader: IndexReader, token: Int64, identity: Int64, cancelled: () -> Bool) throws(StoreError) -> CatalogSnapshot {
+        // Before anything is written: nothing removed below may belong to another build.
         let name = "g\(token)-\(String(UInt32.random(in: 0 ... .max), radix: 16))"
         let g = Generation(directory: directory, name: name)
         do {
@@ -282,13 +323,13 @@ struct CatalogFiles {
             order.sort { a, b in idTable.slice(Int(a)).lexicographicallyPrecedes(idTable.slice(Int(b))) }
         }
         let manifest = Manifest(identity: identity, schema: Schema.currentVersion, token: token, count: count,
-                                strings: strings.strings.count, keywords: words.strings.count, generation: g.name)
+                                strings: strings.strings.count, keywords: words.strings.count, generation: g.name,
+                                fingerprint: try Self.fingerprint(reader, token: token))
         try AtomicFile.write(Array(manifest.text.utf8), to: PathBytes(manifestPath))
         removeAll(except: g.name)
         guard let snapshot = try open(manifest) else {
             throw StoreError(code: .corrupt, message: "the fetch catalog just written does not read back")
         }
-        snapshot.makeOrders(cancelled: cancelled)
         return snapshot
     }
 

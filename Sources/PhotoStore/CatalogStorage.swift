@@ -141,9 +141,13 @@ enum MappedFileFill {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError(call: "open", errno: errno, context: path) }
         defer { _ = Glibc.close(fd) }
-        let bytes = count * MemoryLayout<T>.stride
+        let (bytes, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<T>.stride)
+        guard !overflow else { throw SystemError(call: "size", errno: EINVAL, context: path) }
         guard bytes > 0 else { return }
-        guard Glibc.ftruncate(fd, off_t(bytes)) == 0 else { throw SystemError(call: "ftruncate", errno: errno, context: path) }
+        // Blocks allocated now, not when a page of the mapping is first stored to: a full disk is
+        // an error here instead of a SIGBUS in the middle of a sort.
+        let rc = posix_fallocate(fd, 0, off_t(bytes))
+        guard rc == 0 else { throw SystemError(call: "posix_fallocate", errno: rc, context: path) }
         let p = Glibc.mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
         guard let p, p != MAP_FAILED else { throw SystemError(call: "mmap", errno: errno, context: path) }
         defer { Glibc.munmap(p, bytes) }

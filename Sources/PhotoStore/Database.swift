@@ -121,9 +121,8 @@ public final class Database: Sendable {
                     let connection = try Connection(path: path, readOnly: true, create: false)
                     try connection.execute("PRAGMA query_only=ON; PRAGMA cache_size=-2000;")
                     let r = IndexReader(connection)
-                    try r.consistent { () throws(StoreError) in
-                        _ = try catalog.build(r, token: try r.journalBounds().current, cancellable: true)
-                    }
+                    let made = try r.consistent { () throws(StoreError) in try catalog.buildInBackground(r) }
+                    if let made { catalog.finish(made) }
                 } catch {
                     catalog.failed(error)
                 }

@@ -193,6 +193,70 @@ struct CatalogTests {
         #expect(fresh.fetchCatalog.buildCount == 1, "made from this database")
     }
 
+    @Test("An older copy of the database put back, then written to the same token: its files are not used")
+    func rolledBack() throws {
+        let dir = try TemporaryDirectory("catalog-rolled-back")
+        defer { dir.remove() }
+        var g = SplitMix64(seed: 21)
+        func add(_ db: Database, _ i: Int, width: Int) throws {
+            _ = try db.write { w in
+                try w.apply(Make.batch([Make.outcome("/lib/a/\(i).jpg", inode: UInt64(i + 1), .media(Make.media(width: width)))]),
+                            now: 1_000 + Int64(i))
+            }
+        }
+        let copy = dir("copy.db").string
+        do {
+            let db = try Database(path: dir("c.db").string)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            for i in 0..<5 { try add(db, i, width: 10) }
+            try db.checkpoint()
+            try FileManager.default.copyItem(atPath: dir("c.db").string, toPath: copy)
+            for i in 5..<10 { try add(db, i, width: 10) }
+            try Self.check(db, step: 0, &g)  // the files at the later token
+            #expect(db.fetchCatalog.buildCount == 1)
+            try db.checkpoint()
+        }
+        // The copy back in place (its WAL and lock files gone), then other writes up to the same token.
+        for suffix in ["", "-wal", "-shm"] { unlink(dir("c.db").string + suffix) }
+        try FileManager.default.moveItem(atPath: copy, toPath: dir("c.db").string)
+        let db = try Database(path: dir("c.db").string)
+        for i in 5..<10 { try add(db, 100 + i, width: 9_999) }
+        try Self.check(db, step: 1, &g)
+        #expect(db.fetchCatalog.buildCount == 1, "made again, not taken from the other timeline")
+        let wide = AssetQuery(predicate: try AssetPredicate.parse("pixelWidth == 9999"))
+        #expect(try db.read { try $0.assets(wide, limit: 10, offset: 0, now: 0) }?.total == 5)
+    }
+
+    @Test("A damaged sort order file is made again, not trusted")
+    func damagedOrder() throws {
+        let dir = try TemporaryDirectory("catalog-damaged-order")
+        defer { dir.remove() }
+        var g = SplitMix64(seed: 22)
+        do {
+            let db = try Database(path: dir("c.db").string)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            _ = try db.write { w in
+                try w.apply(Make.batch((0..<40).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1),
+                                                                   .media(Make.media(width: 40 - $0))) }), now: 1_000)
+            }
+            try Self.check(db, step: 0, &g)
+        }
+        let files = try Directory(path: PathBytes(dir("c.db.catalog").string)).entries().map { String(decoding: $0.name, as: UTF8.self) }
+        let order = try #require(files.first { $0.hasSuffix(".order-pixelWidth") })
+        // Every entry the same record: in range, but not a permutation.
+        let fd = open(dir("c.db.catalog").string + "/" + order, O_WRONLY)
+        #expect(fd >= 0)
+        let zeros = [UInt8](repeating: 0, count: 40 * 4)
+        #expect(zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == 160)
+        close(fd)
+        let db = try Database(path: dir("c.db").string)
+        let query = AssetQuery(sort: try AssetSort.parse("pixelWidth"), includeHidden: true)
+        let (viaCatalog, viaSQL) = try db.read { r in
+            (try r.assetIDs(query, now: 0), try r.withoutCatalog.assetIDs(query, now: 0))
+        }
+        #expect(viaCatalog == viaSQL && viaCatalog?.count == 40)
+    }
+
     @Test("Files that cannot be written: fetches are answered by SQL, and the status says why")
     func unwritable() throws {
         let dir = try TemporaryDirectory("catalog-unwritable")
