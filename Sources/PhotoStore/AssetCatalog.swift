@@ -370,9 +370,6 @@ final class CatalogView: Sendable {
         CatalogView(token: token, base: base, masked: masked, overlay: overlay, changed: changed, rows: rows)
     }
 
-    /// How many assets (records) it holds.
-    var count: Int { base.count - (masked?.cardinality ?? 0) + (overlay?.count ?? 0) }
-
     /// A selected record: an index into the base (≥ 0) or into the overlay (`-1 - index`).
     func pk(_ ref: Int32) -> Int64 { ref >= 0 ? base.columns.pk[Int(ref)] : overlay!.columns.pk[Int(-1 - ref)] }
 
@@ -592,16 +589,6 @@ struct ByteTable: Sendable {
             }
         }
         return Bitmap(words: words, count: count)
-    }
-
-    /// The first entry at or after `key` in a table sorted by bytes.
-    func lowerBound(_ key: some Collection<UInt8>) -> Int {
-        var lo = 0, hi = count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if precedes(mid, key) { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
     }
 
     var memories: [ColumnMemory] { [bytes.memory, starts.memory].compactMap { $0 } }

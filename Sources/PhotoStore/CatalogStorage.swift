@@ -91,7 +91,6 @@ final class ColumnFileWriter {
     let path: String
     private let fd: CInt
     private var buffer: [UInt8] = []
-    private(set) var written = 0
 
     init(path: String) throws(SystemError) {
         self.path = path
@@ -122,7 +121,6 @@ final class ColumnFileWriter {
             }
             offset += n
         }
-        written += buffer.count
         buffer.removeAll(keepingCapacity: true)
     }
 
