@@ -32,7 +32,8 @@ public enum AssetComposer {
             self.size = size
         }
 
-        var media: MediaFields? { if case .media(let m) = content { return m }; return nil }
+        /// What a media file's row holds (nil for a sidecar, an ignored or damaged file).
+        public var media: MediaFields? { if case .media(let m) = content { return m }; return nil }
         var isError: Bool { if case .other(true) = content { return true }; return false }
     }
 

@@ -284,12 +284,13 @@ public struct IndexReader {
         return keys
     }
 
-    /// The indexed files of one group (a directory's files sharing a base name, `group_key`).
+    /// The indexed files of one group (a directory's files sharing a base name,
+    /// `ResourcePairing.groupKey`).
     public func group(directory: PathBytes, key: [UInt8]) throws(StoreError) -> [IndexedFile] {
         let s = try db.statement("""
             SELECT f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.status, f.error_code FROM files f
             JOIN directories d ON d.id = f.directory_id
-            WHERE d.path = :directory AND f.name >= :groupKey AND f.name < :groupEnd AND f.group_key = :groupKey
+            WHERE d.path = :directory AND f.name >= :groupKey AND f.name < :groupEnd
             """)
         defer { s.reset() }
         s.bind(":directory", to: directory)
@@ -297,9 +298,11 @@ public struct IndexReader {
         s.bind(":groupEnd", to: ResourcePairing.groupNamesEnd(key))
         var files: [IndexedFile] = []
         while try s.step() {
+            let name = s.bytes(0)
+            guard ResourcePairing.groupKey(of: name) == key else { continue }
             let identity = FileIdentity(fsid: UInt64(bitPattern: s.int64(1)), inode: UInt64(bitPattern: s.int64(2)),
                                         size: s.int64(3), mtimeNanoseconds: s.int64(4))
-            files.append(IndexedFile(name: s.bytes(0), identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error,
+            files.append(IndexedFile(name: name, identity: identity, status: FileStatus(rawValue: s.string(5)) ?? .error,
                                      errorCode: s.isNull(6) ? nil : s.string(6)))
         }
         return files

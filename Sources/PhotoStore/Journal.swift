@@ -42,10 +42,10 @@ extension IndexReader {
         while try s.step() {
             let token = s.int64(0)
             func assets(_ column: Int32) throws(StoreError) -> [AssetID] {
-                try ids(column).map { text throws(StoreError) in
-                    guard let id = AssetID(rawValue: text) else { throw StoreError.undecodable(table: "changes", key: String(token)) }
-                    return id
+                guard let ids = JournalIDs.decode(s.string(column)) else {
+                    throw StoreError.undecodable(table: "changes", key: String(token))
                 }
+                return ids
             }
             result.append(ChangeSet(token: token, time: s.int64(1), inserted: try assets(2), updated: try assets(3),
                                     deleted: try assets(4), collectionsInserted: ids(5), collectionsUpdated: ids(6),

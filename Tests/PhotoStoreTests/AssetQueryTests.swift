@@ -793,7 +793,7 @@ struct AssetQueryTests {
         }
     }
 
-    @Test("Query plans: a predicate page on the capture order walks the assets_order index, no sort step")
+    @Test("Query plans: a predicate page on the capture order walks the assets_order index, sorting only assets of the same time")
     func queryPlan() throws {
         let f = try QueryFixture(seed: 19)
         defer { f.dir.remove() }
@@ -810,7 +810,7 @@ struct AssetQueryTests {
         for sort in ["", "localDateTime", "-localDateTime"] {
             let details = try plan(#"mediaType == "image" AND pixelWidth >= 1000"#, sort)
             #expect(details.contains { $0.contains("USING INDEX assets_order") }, "\(details)")
-            #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(details)")
+            #expect(!details.contains { $0.contains("TEMP B-TREE") && !$0.contains("RIGHT PART OF ORDER BY") }, "\(details)")
         }
         let range = try plan(#"localDateTime >= "2019-05-04" AND make CONTAINS "can""#, "-localDateTime")
         #expect(range.contains { $0.contains("assets_order (local_datetime>?)") }, "\(range)")
@@ -819,7 +819,7 @@ struct AssetQueryTests {
         for scope in [AssetScope.moment(day: try #require(MomentGrouping.day(ofLocalDate: "2019-05-04")))] {
             let moment = try plan("", "", scope)
             #expect(moment.contains { $0.contains("assets_order (local_datetime>? AND local_datetime<?)") }, "\(moment)")
-            #expect(!moment.contains { $0.contains("TEMP B-TREE") }, "\(moment)")
+            #expect(!moment.contains { $0.contains("TEMP B-TREE") && !$0.contains("RIGHT PART OF ORDER BY") }, "\(moment)")
         }
         let raw = try plan(#"subtypes CONTAINS "raw" AND isFavorite == true"#, "")
         print("plan of a sparse subtype:", raw)

@@ -168,4 +168,156 @@ struct LifecycleStoreTests {
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 0)
         #expect(try db.read { r in try r.connection.scalar("SELECT count(*) FROM tombstones").int64 } == 0)
     }
+
+    /// Media file rows that leave their fields to their asset's row (`MediaColumns.deferred`)
+    /// and are not its only file, or are not linked to one: none may exist.
+    static func misdeferred(_ db: Database) throws -> Int64 {
+        try db.read { r in
+            try r.connection.scalar("""
+                SELECT count(*) FROM files f WHERE f.status = 'media' AND f.media_type IS NULL
+                AND (f.asset_pk IS NULL OR (SELECT count(*) FROM files o WHERE o.asset_pk = f.asset_pk) != 1)
+                """).int64 ?? -1
+        }
+    }
+
+    @Test("A file alone in its asset keeps its fields only in the asset's row; a sidecar or a RAW joining, a removal and a restore give them back whole")
+    func deferredFields() throws {
+        defer { dir.remove() }
+        func row(_ name: String) throws -> String? {
+            try db.read { r in
+                try r.connection.scalar("SELECT coalesce(local_datetime, 'deferred') FROM files WHERE name = ?1",
+                                        .blob(Array(name.utf8))).string
+            }
+        }
+        func asset(_ path: String) throws -> Asset? { try assets().first { $0.path == PathBytes(path) } }
+        var x = Make.outcome("/lib/a/x.jpg", inode: 1, .media(Make.media(date: "2020-05-05T10:00:00", source: .fileModified)))
+        x.isSoleNewMember = true  // the bulk path
+        let y = Make.outcome("/lib/a/y.jpg", inode: 2, .media(Make.media(date: "2020-06-06T10:00:00", width: 1234)))
+        _ = try apply(Make.batch([x, y]))
+        #expect(try row("x.jpg") == "deferred" && row("y.jpg") == "deferred")
+        #expect(try asset("/lib/a/x.jpg")?.captureDate.local.description == "2020-05-05T10:00:00")
+
+        // A sidecar's date and rating become the asset's; the photo's own are back in its row.
+        let xmp = SidecarFields(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: 4, keywords: ["sea"])
+        _ = try apply(Make.batch([Make.outcome("/lib/a/x.xmp", inode: 3, .sidecar(xmp))]), now: 2_000)
+        #expect(try asset("/lib/a/x.jpg")?.captureDate.local.description == "2015-06-07T08:09:10")
+        #expect(try row("x.jpg") == "2020-05-05T10:00:00")
+        var removal = WriteBatch()
+        removal.removedFiles = [("/lib/a", Array("x.xmp".utf8))]
+        _ = try apply(removal, now: 3_000)
+        let alone = try #require(try asset("/lib/a/x.jpg"))
+        #expect(alone.captureDate.local.description == "2020-05-05T10:00:00" && alone.rating == nil && alone.keywords.isEmpty)
+        #expect(try row("x.jpg") == "deferred")
+
+        // A RAW of the same name joins, then goes.
+        _ = try apply(Make.batch([Make.outcome("/lib/a/y.cr2", inode: 4, .media(Make.media(date: "2020-06-06T10:00:00",
+                                                                                             format: "cr2", raw: true, width: 6000)))]),
+                      now: 4_000)
+        #expect(try row("y.jpg") == "2020-06-06T10:00:00")
+        removal.removedFiles = [("/lib/a", Array("y.cr2".utf8))]
+        _ = try apply(removal, now: 5_000)
+        #expect(try row("y.jpg") == "deferred")
+        #expect(try asset("/lib/a/y.jpg")?.pixelWidth == 1234)
+
+        // Removed: the tombstone is whole; found again without reading, the asset has its fields.
+        let original = try #require(try asset("/lib/a/y.jpg"))
+        removal.removedFiles = [("/lib/a", Array("y.jpg".utf8))]
+        _ = try apply(removal, now: 6_000)
+        #expect(try db.read { try $0.connection.scalar("SELECT pixel_width FROM tombstones WHERE name = CAST('y.jpg' AS BLOB)").int64 } == 1234)
+        let tombstone = try #require(try db.read { try $0.connection.scalar("SELECT pk FROM tombstones WHERE name = CAST('y.jpg' AS BLOB)").int64 })
+        var restore = WriteBatch()
+        restore.restoredFiles = [FileRestore(path: "/lib/b/y.jpg", identity: FileIdentity(fsid: 7, inode: 2, size: 1234, mtimeNanoseconds: 99),
+                                             tombstone: tombstone)]
+        _ = try apply(restore, now: 7_000)
+        let back = try #require(try asset("/lib/b/y.jpg"))
+        #expect(back.id == original.id && back.media == original.media)
+
+        // Removed and copied in one job (the copy on the bulk path): the original asset takes the
+        // copy's row, with the copy's fields.
+        var job = WriteBatch()
+        job.removedFiles = [("/lib/a", Array("x.jpg".utf8))]
+        var copy = Make.outcome("/lib/w/x.jpg", inode: 300, .media(Make.media(date: "2020-05-05T10:00:00", source: .fileModified)))
+        copy.fingerprint = x.fingerprint
+        copy.isSoleNewMember = true
+        job.files = [copy]
+        _ = try apply(job, now: 8_000)
+        let moved = try #require(try asset("/lib/w/x.jpg"))
+        #expect(moved.id == alone.id && moved.media == alone.media)
+        #expect(try Self.misdeferred(db) == 0)
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+    }
+
+    @Test("Random histories of groups (JPEG, RAW, sidecar) written, rewritten, removed, moved and purged: every asset has the fields of its files, composed", arguments: UInt64(1)...8)
+    func composedFields(seed: UInt64) throws {
+        defer { dir.remove() }
+        var g = SplitMix64(seed: seed)
+        var media: [String: MediaFields] = [:]
+        var sidecars: [String: SidecarFields] = [:]
+        var inodes: [String: UInt64] = [:]
+        var inode: UInt64 = 1
+        var now: Int64 = 1_000
+        let dirs = ["/lib/a", "/lib/b"]
+        let bases = ["IMG_1", "IMG_2", "IMG_3"]
+        func write(_ path: String) -> FileOutcome {
+            inode += 1
+            inodes[path] = inode
+            if path.hasSuffix(".xmp") {
+                let fields = SidecarFields(date: g.next() % 2 == 0 ? Timestamp.iso8601("2015-0\(1 + g.next() % 9)-07T08:09:10+02:00") : nil,
+                                           rating: g.next() % 2 == 0 ? Int(g.next() % 6) : nil,
+                                           keywords: g.next() % 2 == 0 ? ["k\(g.next() % 3)"] : [])
+                sidecars[path] = fields
+                media[path] = nil
+                return Make.outcome(path, inode: inode, .sidecar(fields))
+            }
+            let raw = path.hasSuffix(".CR2")
+            let fields = Make.media(date: "2020-0\(1 + g.next() % 9)-0\(1 + g.next() % 9)T10:00:00",
+                                    format: raw ? "cr2" : "jpeg", raw: raw,
+                                    source: [DateSource.exifOriginal, .fileModified, .exifModified][Int(g.next() % 3)],
+                                    width: Int(100 + g.next() % 5000), make: g.next() % 4 == 0 ? nil : "Canon")
+            media[path] = fields
+            sidecars[path] = nil
+            var o = Make.outcome(path, inode: inode, .media(fields), size: Int64(1000 + inode))
+            o.isSoleNewMember = g.next() % 2 == 0 && !(media.keys.contains { $0 != path && $0.hasPrefix(String(path.prefix(while: { $0 != "." }))) })
+                && !sidecars.keys.contains { $0.hasPrefix(String(path.prefix(while: { $0 != "." }))) }
+            return o
+        }
+        for step in 0..<60 {
+            now += 1_000
+            let dir = dirs[Int(g.next() % 2)]
+            let path = "\(dir)/\(bases[Int(g.next() % 3)]).\(["JPG", "CR2", "xmp"][Int(g.next() % 3)])"
+            let known = Array(inodes.keys).sorted()
+            var b = WriteBatch()
+            switch g.next() % 6 {
+            case 0, 1, 2:
+                b.files = [write(path)]
+            case 3:
+                if let victim = known.randomElement(using: &g) {
+                    let p = PathBytes(victim)
+                    b.removedFiles = [(p.parent, p.lastComponent)]
+                    media[victim] = nil
+                    sidecars[victim] = nil
+                    inodes[victim] = nil
+                }
+            case 4:
+                if let from = known.randomElement(using: &g), inodes[path] == nil,
+                   from.hasSuffix(".xmp") == path.hasSuffix(".xmp") {
+                    b.movedFiles = [FileMove(from: PathBytes(from), to: PathBytes(path))]
+                    media[path] = media.removeValue(forKey: from)
+                    sidecars[path] = sidecars.removeValue(forKey: from)
+                    inodes[path] = inodes.removeValue(forKey: from)
+                }
+            default:
+                _ = try db.write { try $0.purge(deletedBefore: now - 3_000, now: now) }
+            }
+            if !b.files.isEmpty || !b.removedFiles.isEmpty || !b.movedFiles.isEmpty { _ = try apply(b, now: now) }
+            #expect(try Self.misdeferred(db) == 0, "seed \(seed), step \(step)")
+            for asset in try assets() {
+                let primary = try #require(asset.resources.first { $0.role == .primary }).path.string
+                let sidecar = asset.resources.first { $0.role == .sidecar }.flatMap { sidecars[$0.path.string] }
+                let own = try #require(media[primary], "seed \(seed), step \(step): \(primary)")
+                #expect(asset.media == AssetComposer.assetFields(primary: own, sidecar: sidecar), "seed \(seed), step \(step): \(primary)")
+            }
+        }
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+    }
 }

@@ -56,7 +56,7 @@ struct StoreTests {
         }
         let plan = try db.read { r in
             let s = try r.connection.statement("""
-                EXPLAIN QUERY PLAN SELECT name FROM files WHERE directory_id = 1 AND name >= x'41' AND name < x'42' AND group_key = x'41'
+                EXPLAIN QUERY PLAN SELECT name FROM files WHERE directory_id = 1 AND name >= x'41' AND name < x'42'
                 """)
             defer { s.reset() }
             var details: [String] = []
@@ -89,6 +89,10 @@ struct StoreTests {
                     ALTER TABLE directories DROP COLUMN start_local; ALTER TABLE directories DROP COLUMN end_local;
                     DROP INDEX assets_order;
                     CREATE INDEX assets_order ON assets(local_datetime, path, id);
+                    ALTER TABLE files ADD COLUMN group_key BLOB NOT NULL DEFAULT x'';
+                    ALTER TABLE files ADD COLUMN capture_instant INTEGER;
+                    ALTER TABLE files ADD COLUMN indexed_at INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE tombstones ADD COLUMN capture_instant INTEGER;
                     CREATE INDEX assets_day ON assets(day, local_datetime, path, id);
                     PRAGMA user_version = 4;
                     """)
@@ -99,7 +103,7 @@ struct StoreTests {
         let indexSQL = try db.read { r in
             try r.connection.scalar("SELECT group_concat(name || ':' || sql, ';') FROM sqlite_schema WHERE name IN ('assets_order', 'assets_day')").string
         }
-        #expect(indexSQL == "assets_order:CREATE INDEX assets_order ON assets(local_datetime, path)")
+        #expect(indexSQL == "assets_order:CREATE INDEX assets_order ON assets(local_datetime)")
         let day = try #require(MomentGrouping.day(ofLocalDate: "2020-05-01"))
         let moment = try #require(try db.read { try $0.assets(in: .moment(day: day), limit: 10, offset: 0, now: 3) })
         #expect(moment.assets.map(\.path) == [PathBytes("/lib/a/1.jpg")] && moment.total == 1)
@@ -107,6 +111,62 @@ struct StoreTests {
         #expect(albums.map { "\($0.start!)…\($0.end!)" } == ["2019-03-01T08:00:00…2020-05-01T10:00:00", "2018-07-07T07:07:07…2018-07-07T07:07:07"])
         let one = try #require(try db.read { try $0.folderAlbum(id: albums[0].id) })
         #expect(one.start == albums[0].start && one.end == albums[0].end && one.assetCount == 2)
+    }
+
+    @Test("Migration 008: rows of version 7 (whole media columns, date sources by name, the wide indexes) read the same, and writes go on")
+    func compactFiles() throws {
+        defer { dir.remove() }
+        let xmp = SidecarFields(date: Timestamp.iso8601("2015-06-07T08:09:10+02:00"), rating: 4, keywords: ["sea"])
+        let before: [Asset]
+        do {
+            let db = try open()
+            _ = try db.write { try $0.registerRoots([Self.root]) }
+            _ = try db.write {
+                try $0.apply(Make.batch([
+                    Make.outcome("/lib/a/1.jpg", inode: 1, .media(Make.media(date: "2020-05-01T10:00:00", source: .fileName))),
+                    Make.outcome("/lib/a/2.jpg", inode: 2, .media(Make.media(date: "2019-03-01T08:00:00", source: .fileModified))),
+                    Make.outcome("/lib/a/2.xmp", inode: 3, .sidecar(xmp)),
+                    Make.outcome("/lib/b/3.mov", inode: 4, .media(Make.media(type: .video, format: "mov", source: .quicktime))),
+                ]), now: 1)
+            }
+            before = try assets(db)
+            // The database as version 7 left it.
+            _ = try db.write { w in
+                let names = "WHEN 'O' THEN 'exifOriginal' WHEN 'D' THEN 'exifDigitized' WHEN 'X' THEN 'xmp' WHEN 'I' THEN 'iptc' "
+                    + "WHEN 'M' THEN 'exifModified' WHEN 'Q' THEN 'quicktime' WHEN 'N' THEN 'fileName' WHEN 'F' THEN 'fileModified'"
+                let columns = "media_type, format, is_raw, local_datetime, utc_offset, date_source, pixel_width, pixel_height, orientation, latitude, longitude, altitude, make, model, lens_model, duration, rating, keywords, user_comment, content_identifier"
+                try w.connection.execute("""
+                    UPDATE files SET (\(columns)) = (SELECT \(columns) FROM assets a WHERE a.pk = files.asset_pk)
+                        WHERE status = 'media' AND media_type IS NULL;
+                    UPDATE assets SET date_source = CASE date_source \(names) END;
+                    UPDATE files SET date_source = CASE date_source \(names) END WHERE date_source IS NOT NULL;
+                    ALTER TABLE files ADD COLUMN group_key BLOB NOT NULL DEFAULT x'';
+                    ALTER TABLE files ADD COLUMN capture_instant INTEGER;
+                    ALTER TABLE files ADD COLUMN indexed_at INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE tombstones ADD COLUMN capture_instant INTEGER;
+                    DROP INDEX assets_order; CREATE INDEX assets_order ON assets(local_datetime, path);
+                    DROP INDEX files_identity; CREATE INDEX files_identity ON files(fsid, inode);
+                    PRAGMA user_version = 7;
+                    """)
+                #expect(try w.connection.scalar("SELECT count(*) FROM files WHERE date_source = 'fileName'").int64 == 1)
+            }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("PRAGMA user_version").int64 } == Int64(Schema.currentVersion))
+        #expect(try assets(db) == before)
+        let sources = try db.read { try $0.connection.scalar("SELECT group_concat(DISTINCT date_source) FROM (SELECT date_source FROM assets ORDER BY 1)").string }
+        #expect(sources == "N,Q,X")
+        let schema = try db.read { try $0.connection.scalar("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE name IN ('files', 'assets_order', 'files_identity')").string } ?? ""
+        #expect(!schema.contains("group_key") && !schema.contains("capture_instant") && !schema.contains("indexed_at"), "\(schema)")
+        #expect(schema.contains("assets_order ON assets(local_datetime)") && schema.contains("files_identity ON files(inode)"), "\(schema)")
+        // Whole rows stay valid: a sidecar joins the first photo, the second loses its own.
+        var b = Make.batch([Make.outcome("/lib/a/1.xmp", inode: 5, .sidecar(xmp))])
+        b.removedFiles = [("/lib/a", Array("2.xmp".utf8))]
+        _ = try db.write { try $0.apply(b, now: 2) }
+        let after = try assets(db)
+        #expect(after.first { $0.path == "/lib/a/1.jpg" }?.captureDate.local.description == "2015-06-07T08:09:10")
+        let second = try #require(after.first { $0.path == "/lib/a/2.jpg" })
+        #expect(second.captureDate.local.description == "2019-03-01T08:00:00" && second.captureDate.source == .fileModified && second.rating == nil)
     }
 
     @Test("A second photod on the same database is refused")

@@ -2,9 +2,10 @@ import PhotoModel
 
 /// The mapping between `Asset` and the `assets` table, in one place.
 enum AssetColumns {
-    /// The capture order, which the `assets_order` index (local_datetime, path) walks with its
-    /// implicit rowid as the last term: no two assets share a path (each is its primary file's),
-    /// so the pk never decides and the order is the documented one (time, then path bytes).
+    /// The capture order (time, then path bytes): the `assets_order` index (local_datetime)
+    /// walks the time and SQLite sorts the assets of one time by path (`USE TEMP B-TREE FOR
+    /// RIGHT PART OF ORDER BY`: a sort of the tie, not of the library). No two assets share a
+    /// path (each is its primary file's), so the pk never decides.
     static let captureOrder = "a.local_datetime, a.path, a.pk"
 
     /// The columns `decode` reads, in order (the table is aliased `a`): the asset's own, then

@@ -81,9 +81,9 @@ enum MediaColumns {
                }),
         Column("utc_offset", "utcOffset", bind: { $0.captureDate.offset?.seconds.bind(to: $1, at: $2) },
                read: { $0.captureDate.offset = $1.optionalInt($2).flatMap { UTCOffset(seconds: $0) }; return true }),
-        Column("date_source", "dateSource", bind: { $0.captureDate.source.rawValue.bind(to: $1, at: $2) },
+        Column("date_source", "dateSource", bind: { code($0.captureDate.source).bind(to: $1, at: $2) },
                read: { r, s, i in
-                   guard let v = DateSource(rawValue: s.string(i)) else { return false }
+                   guard let v = source(code: s.string(i)) else { return false }
                    r.captureDate.source = v
                    return true
                }),
@@ -115,6 +115,44 @@ enum MediaColumns {
         Column("content_identifier", "contentIdentifier", bind: { $0.contentIdentifier.bind(to: $1, at: $2) },
                read: { $0.contentIdentifier = $1.optionalString($2); return true }),
     ])
+
+    /// How `date_source` stores a source: one letter (migration 008; the names were 12 bytes
+    /// an asset).
+    static func code(_ source: DateSource) -> String {
+        switch source {
+        case .exifOriginal: return "O"
+        case .exifDigitized: return "D"
+        case .xmp: return "X"
+        case .iptc: return "I"
+        case .exifModified: return "M"
+        case .quicktime: return "Q"
+        case .fileName: return "N"
+        case .fileModified: return "F"
+        }
+    }
+
+    static func source(code: String) -> DateSource? { DateSource.allCases.first { Self.code($0) == code } }
+
+    /// A media file's row leaves its media columns empty (`media_type` NULL, `is_raw` 0) while
+    /// it is the only file of its asset and the asset's fields are its own: the asset's row then
+    /// holds them once for both (migration 008). The writer keeps that true in every step that
+    /// changes an asset's fields or a file's link (`AssetRows.recompose`, `materialize`).
+    static func deferred(_ file: String) -> String { "(\(file).status = 'media' AND \(file).media_type IS NULL)" }
+
+    /// The media columns of a file row (`file`), from its asset's row (`asset`, joined on
+    /// `asset_pk`) where the file's are deferred: what the row means, in `list`'s order.
+    static func resolved(file: String, asset: String) -> String {
+        list.columns.map { "CASE WHEN \(deferred(file)) THEN \(asset).\($0.name) ELSE \(file).\($0.name) END" }
+            .joined(separator: ", ")
+    }
+
+    /// `SET` assignments that defer a file row's media columns to its asset.
+    static let cleared = list.columns.map { $0.name == "is_raw" ? "is_raw = 0" : "\($0.name) = NULL" }
+        .joined(separator: ", ")
+
+    /// A `SET` assignment that copies a deferred file row's fields back from its asset (in an
+    /// `UPDATE files`).
+    static let fromAsset = "(\(list.names())) = (SELECT \(list.names(prefix: "a")) FROM assets a WHERE a.pk = files.asset_pk)"
 
     /// A placeholder the columns are read into (every column read overwrites its field).
     static let blank = MediaFields(mediaType: .image, format: "",

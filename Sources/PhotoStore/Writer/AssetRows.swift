@@ -50,9 +50,10 @@ final class AssetRows {
     /// them: an asset keeps its id when its primary file, or else any of its files, still
     /// belongs to it.
     func recompose(_ group: GroupRef, _ job: WriteJob) throws(StoreError) {
-        let files = try groupFiles(group)
+        let (files, deferred) = try groupFiles(group)
         let plan = AssetComposer.plan(files, claimed: job.claimedAssets)
         var written: [Int64] = []
+        var sole = Set<Int>()  // files whose fields are all of their asset's: deferred to it
         for composition in plan.compositions {
             let primary = files[composition.primary]
             let pk = try write(composition, path: group.path.appending(primary.name), directory: group.directory, job)
@@ -61,6 +62,14 @@ final class AssetRows {
             for m in composition.members where files[m.file].assetPK != pk || files[m.file].role != m.role {
                 try link(files[m.file].pk, asset: pk, role: m.role)
             }
+            if composition.members.count == 1, primary.media == composition.media { sole.insert(composition.primary) }
+        }
+        // A row deferred to an asset whose fields changed, or that another file joined, gets its
+        // own fields back (read before the asset was written); one alone in its asset again
+        // gives them up.
+        for (i, file) in files.enumerated() where deferred[i] != sole.contains(i) {
+            guard let media = file.media else { continue }
+            try setDeferred(file.pk, sole.contains(i) ? nil : media)
         }
         for i in plan.unlinked { try link(files[i].pk, asset: nil, role: nil) }
         for leftover in plan.leftovers {
@@ -78,37 +87,64 @@ final class AssetRows {
         }
     }
 
-    /// The files of one group, as the composer reads them.
-    private func groupFiles(_ group: GroupRef) throws(StoreError) -> [AssetComposer.File] {
+    /// The files of one group, as the composer reads them (a deferred row's fields from its
+    /// asset), and which rows are deferred.
+    private func groupFiles(_ group: GroupRef) throws(StoreError) -> ([AssetComposer.File], deferred: [Bool]) {
         let s = try db.statement("""
-            SELECT pk, name, status, asset_pk, role, size, \(MediaColumns.list.names())
-            FROM files WHERE directory_id = :directory AND name >= :groupKey AND name < :groupEnd AND group_key = :groupKey
+            SELECT f.pk, f.name, f.status, f.asset_pk, f.role, f.size, \(MediaColumns.deferred("f")),
+                   \(MediaColumns.resolved(file: "f", asset: "a"))
+            FROM files f LEFT JOIN assets a ON a.pk = f.asset_pk
+            WHERE f.directory_id = :directory AND f.name >= :groupKey AND f.name < :groupEnd
             """)
         s.bind(":directory", to: group.directory)
         s.bind(":groupKey", to: group.key)
         s.bind(":groupEnd", to: ResourcePairing.groupNamesEnd(group.key))
         var files: [AssetComposer.File] = []
+        var deferred: [Bool] = []
         while try s.step() {
+            let name = s.bytes(1)
+            guard ResourcePairing.groupKey(of: name) == group.key else { continue }  // `IMG_1.2.jpg` is not in `IMG_1`'s
             let content: AssetComposer.File.Content
             switch FileStatus(rawValue: s.string(2)) {
             case .media:
                 var media = MediaColumns.blank
-                guard MediaColumns.list.read(into: &media, from: s, at: 6) else {
+                guard MediaColumns.list.read(into: &media, from: s, at: 7) else {
                     throw StoreError.undecodable(table: "files", key: String(s.int64(0)))
                 }
                 content = .media(media)
             case .sidecar:
-                content = .sidecar(MediaColumns.sidecar(from: s, at: 6))
+                content = .sidecar(MediaColumns.sidecar(from: s, at: 7))
             case .ignored:
                 content = .other(isError: false)
             case .error, nil:
                 content = .other(isError: true)
             }
             files.append(AssetComposer.File(
-                pk: s.int64(0), name: s.bytes(1), content: content, assetPK: s.isNull(3) ? nil : s.int64(3),
+                pk: s.int64(0), name: name, content: content, assetPK: s.isNull(3) ? nil : s.int64(3),
                 role: s.optionalString(4).flatMap(Resource.Role.init(rawValue:)), size: s.int64(5)))
+            deferred.append(s.int(6) != 0)
         }
-        return files
+        return (files, deferred)
+    }
+
+    /// Defers a media file row's fields to its asset (nil), or writes them into the row.
+    private func setDeferred(_ file: Int64, _ media: MediaFields?) throws(StoreError) {
+        guard let media else {
+            let s = try db.statement("UPDATE files SET \(MediaColumns.cleared) WHERE pk = :file")
+            s.bind(":file", to: file)
+            return try s.run()
+        }
+        let s = try db.statement("UPDATE files SET \(MediaColumns.list.assignments) WHERE pk = :file")
+        MediaColumns.list.bind(media, to: s)
+        s.bind(":file", to: file)
+        try s.run()
+    }
+
+    /// Copies a file row's deferred fields back from its asset, before the row leaves it.
+    func materialize(file: Int64) throws(StoreError) {
+        let s = try db.statement("UPDATE files SET \(MediaColumns.fromAsset) WHERE pk = :file AND \(MediaColumns.deferred("files"))")
+        s.bind(":file", to: file)
+        try s.run()
     }
 
     private func link(_ file: Int64, asset: Int64?, role: Resource.Role?) throws(StoreError) {
@@ -224,6 +260,9 @@ final class AssetRows {
             job.countAssets(root: row.int64(1), -1)
         }
         row.reset()
+        let keep = try db.statement("UPDATE files SET \(MediaColumns.fromAsset) WHERE asset_pk = :pk AND \(MediaColumns.deferred("files"))")
+        keep.bind(":pk", to: pk)
+        try keep.run()
         let unlink = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = :pk")
         unlink.bind(":pk", to: pk)
         try unlink.run()

@@ -4,16 +4,15 @@ import PhotoModel
 struct FileRecord {
     var directory: Int64
     var file: FileOutcome
-    var indexedAt: Int64
 }
 
 /// The columns of `files` besides the media fields, declared once.
 enum FileColumns {
-    /// Where the row is: the key of `files`.
+    /// Where the row is: the key of `files`. (A file's group is a range of names in this key:
+    /// `ResourcePairing.groupNamesEnd`.)
     static let place = ColumnList<FileRecord>([
         Column("directory_id", "directory", bind: { $0.directory.bind(to: $1, at: $2) }),
         Column("name", "name", bind: { $0.file.name.bind(to: $1, at: $2) }),
-        Column("group_key", "groupKey", bind: { ResourcePairing.groupKey(of: $0.file.name).bind(to: $1, at: $2) },),
     ])
 
     /// What the file is: the columns `files` and `tombstones` share besides the media fields.
@@ -24,10 +23,6 @@ enum FileColumns {
         Column("size", "size", bind: { $0.file.identity.size.bind(to: $1, at: $2) }),
         Column("mtime_ns", "mtime", bind: { $0.file.identity.mtimeNanoseconds.bind(to: $1, at: $2) },),
         Column("fingerprint", "fingerprint", bind: { $0.file.fingerprint.map { Int64(bitPattern: $0) }.bind(to: $1, at: $2) },),
-        // Derived from the capture date: what Live Photo pairing compares.
-        Column("capture_instant", "captureInstant", bind: { r, s, i in
-            if case .media(let m) = r.file.kind { m.captureInstantMilliseconds.bind(to: s, at: i) }
-        }),
     ])
 
     /// How the reading went.
@@ -42,18 +37,19 @@ enum FileColumns {
             default: break
             }
         }),
-        Column("indexed_at", "indexedAt", bind: { $0.indexedAt.bind(to: $1, at: $2) }),
     ])
 
     /// The columns a tombstone keeps of a file row (and gives back when the file returns).
     static let kept = identity.names() + ", " + MediaColumns.list.names()
 
-    /// Binds a record to a statement made of `place`, `identity`, `outcome` and the media
-    /// columns: a sidecar's date, rating and keywords go in the media columns of the same names.
-    static func bind(_ r: FileRecord, to s: Statement) {
+    /// Binds a record to a statement made of `place`, `identity`, `outcome` and (unless the
+    /// row's media fields are deferred to its asset) the media columns: a sidecar's date,
+    /// rating and keywords go in the media columns of the same names.
+    static func bind(_ r: FileRecord, to s: Statement, media: Bool = true) {
         place.bind(r, to: s)
         identity.bind(r, to: s)
         outcome.bind(r, to: s)
+        guard media else { return }
         switch r.file.kind {
         case .media(let m):
             MediaColumns.list.bind(m, to: s)
@@ -62,7 +58,7 @@ enum FileColumns {
             if let date = x.date {
                 s.bind(":localDateTime", to: date.local.description)
                 s.bind(":utcOffset", to: date.offset?.seconds)
-                s.bind(":dateSource", to: DateSource.xmp.rawValue)
+                s.bind(":dateSource", to: MediaColumns.code(.xmp))
             }
             s.bind(":rating", to: x.rating)
             s.bind(":keywords", to: Keywords.encode(x.keywords))
@@ -106,13 +102,23 @@ final class FileRows {
                 \(MediaColumns.list.parameters), :asset, :role)
         """
 
+    /// The row of a new file alone in its asset: its media fields are the asset's
+    /// (`MediaColumns.deferred`).
+    private static let insertDeferredSQL = """
+        INSERT INTO files (\(FileColumns.place.names()), \(FileColumns.identity.names()), \(FileColumns.outcome.names()),
+                           asset_pk, role)
+        VALUES (\(FileColumns.place.parameters), \(FileColumns.identity.parameters), \(FileColumns.outcome.parameters),
+                :asset, :role)
+        ON CONFLICT DO NOTHING
+        """
+
     /// Writes a file's row with what the reader found; its asset is (re)composed afterwards
     /// with the rest of its group — or, for a new file alone in its group, inserted at once.
     func write(_ file: FileOutcome, _ job: WriteJob) throws(StoreError) {
         guard let status = file.status else { return }  // vanished: nothing to write
         let dir = try directories.row(file.directory, job)
         let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
-        let record = FileRecord(directory: dir.id, file: file, indexedAt: job.now)
+        let record = FileRecord(directory: dir.id, file: file)
         if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
            try writeSoleNew(record, m, dir: dir, job) {
             return
@@ -138,7 +144,7 @@ final class FileRows {
 
     /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no
     /// sidecar of its base name) is its own asset; the asset row and the file row are inserted
-    /// at once, without reading the group back. Returns false, having written nothing, when the
+    /// at once, without reading the group back, the file's media fields only in the asset's row. Returns false, having written nothing, when the
     /// file has a row after all (the hint was stale): the caller takes the general path.
     private func writeSoleNew(_ record: FileRecord, _ m: MediaFields, dir: Directories.Row,
                               _ job: WriteJob) throws(StoreError) -> Bool {
@@ -148,8 +154,8 @@ final class FileRows {
             subtypes: AssetComposer.subtypes(of: m, name: file.name, hasPairedVideo: false),
             members: [], fileSize: file.identity.size)
         let pk = try assets.write(composed, path: file.path, directory: dir.id, job)
-        let s = try db.statement(&insertNewStatement, Self.insertSQL + " ON CONFLICT DO NOTHING")
-        FileColumns.bind(record, to: s)
+        let s = try db.statement(&insertNewStatement, Self.insertDeferredSQL)
+        FileColumns.bind(record, to: s, media: false)
         s.bind(":asset", to: pk)
         s.bind(":role", to: Resource.Role.primary.rawValue)
         try s.run()
@@ -225,13 +231,14 @@ final class FileRows {
     // MARK: Tombstones
 
     /// Keeps the asset-linked file rows matching `condition` (on `files f`) as tombstones,
-    /// before they are deleted; `bind` binds the condition's parameters.
+    /// before they are deleted, with their media fields whole; `bind` binds the condition's
+    /// parameters.
     private func saveTombstones(where condition: String, _ job: WriteJob, bind: (Statement) -> Void) throws(StoreError) {
-        let prefixed = FileColumns.identity.names(prefix: "f") + ", " + MediaColumns.list.names(prefix: "f")
+        let prefixed = FileColumns.identity.names(prefix: "f") + ", " + MediaColumns.resolved(file: "f", asset: "a")
         let s = try db.statement("""
             INSERT INTO tombstones (asset_pk, role, directory_path, name, deleted_at, \(FileColumns.kept))
             SELECT f.asset_pk, f.role, d.path, f.name, :now, \(prefixed)
-            FROM files f JOIN directories d ON d.id = f.directory_id
+            FROM files f JOIN directories d ON d.id = f.directory_id LEFT JOIN assets a ON a.pk = f.asset_pk
             WHERE f.asset_pk IS NOT NULL AND \(condition)
             """)
         bind(s)
@@ -329,6 +336,7 @@ final class FileRows {
         let (tombstone, original) = (find.int64(0), find.int64(1))
         find.reset()
         try assets.mergeUserState(from: copyAsset, into: original)
+        try assets.materialize(file: filePK)  // its fields were the copy's asset's
         let relink = try db.statement("""
             UPDATE files SET asset_pk = :asset, role = (SELECT role FROM tombstones WHERE pk = :tombstone) WHERE pk = :file
             """)
@@ -349,16 +357,14 @@ final class FileRows {
         let dir = try directories.row(r.path.parent, job)
         let name = r.path.lastComponent
         let s = try db.statement("""
-            INSERT INTO files (directory_id, name, group_key, indexed_at, asset_pk, role, \(FileColumns.kept))
-            SELECT :directory, :name, :groupKey, :now, asset_pk, role, \(FileColumns.kept) FROM tombstones WHERE pk = :tombstone
+            INSERT INTO files (directory_id, name, asset_pk, role, \(FileColumns.kept))
+            SELECT :directory, :name, asset_pk, role, \(FileColumns.kept) FROM tombstones WHERE pk = :tombstone
             ON CONFLICT (directory_id, name) DO NOTHING
             RETURNING status
             """)
         s.bind(":tombstone", to: r.tombstone)
         s.bind(":directory", to: dir.id)
         s.bind(":name", to: name)
-        s.bind(":groupKey", to: ResourcePairing.groupKey(of: name))
-        s.bind(":now", to: job.now)
         guard try s.step() else {
             s.reset()
             job.report.unresolvedFiles.append(r.path)  // no tombstone any more, or a row is there: read it
@@ -406,10 +412,9 @@ final class FileRows {
         if toDir.id != fromDir || toName != name {
             try remove(directory: move.to.parent, name: toName, job)
         }
-        let s = try db.statement("UPDATE files SET directory_id = :directory, name = :name, group_key = :groupKey WHERE pk = :pk")
+        let s = try db.statement("UPDATE files SET directory_id = :directory, name = :name WHERE pk = :pk")
         s.bind(":directory", to: toDir.id)
         s.bind(":name", to: toName)
-        s.bind(":groupKey", to: ResourcePairing.groupKey(of: toName))
         s.bind(":pk", to: pk)
         try s.run()
         job.groups.insert(GroupRef(directory: fromDir, name: name, path: move.from.parent))

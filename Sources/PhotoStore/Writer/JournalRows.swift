@@ -1,5 +1,50 @@
 import PhotoModel
 
+/// How a change set's asset ids are stored: comma-separated, each after the first that
+/// shares at least two leading characters with the one before it written as a capital letter
+/// (`A` + the shared length) and the rest (`a_3ocubdwat4ud23rt7v3o,Lgsuo6k5updb`). Ids of one
+/// job share their time digits: a bulk index's lists are half as long. Asset ids never begin
+/// with a capital letter; lists written before migration 008 (every id whole) read the same.
+enum JournalIDs {
+    static func encode(_ ids: [AssetID]) -> String {
+        var out: [UInt8] = []
+        var previous: [UInt8] = []
+        for id in ids {
+            let bytes = Array(id.rawValue.utf8)
+            var shared = 0
+            while shared < min(25, bytes.count, previous.count), bytes[shared] == previous[shared] { shared += 1 }
+            if !out.isEmpty { out.append(UInt8(ascii: ",")) }
+            if shared >= 2 {
+                out.append(UInt8(ascii: "A") + UInt8(shared))
+                out += bytes[shared...]
+            } else {
+                out += bytes
+            }
+            previous = bytes
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The ids of a stored list; nil when it is not one this build writes.
+    static func decode(_ text: String) -> [AssetID]? {
+        guard !text.isEmpty else { return [] }
+        var ids: [AssetID] = []
+        var previous: [UInt8] = []
+        for element in text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var bytes = Array(element)
+            if let first = bytes.first, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") {
+                let shared = Int(first - UInt8(ascii: "A"))
+                guard shared <= previous.count else { return nil }
+                bytes = Array(previous[..<shared]) + bytes.dropFirst()
+            }
+            guard let id = AssetID(rawValue: String(decoding: bytes, as: UTF8.self)) else { return nil }
+            ids.append(id)
+            previous = bytes
+        }
+        return ids
+    }
+}
+
 /// The writer's part for the journal and the counters: records a job's change set with its
 /// token, and applies the job's counter changes (`library.status` reads them; no count scans
 /// the library).
@@ -18,9 +63,9 @@ final class JournalRows {
                     :collectionsUpdated, :collectionsDeleted)
             """)
         insert.bind(":time", to: now)
-        insert.bind(":assetsInserted", to: changes.inserted.map(\.rawValue).joined(separator: ","))
-        insert.bind(":assetsUpdated", to: changes.updated.map(\.rawValue).joined(separator: ","))
-        insert.bind(":assetsDeleted", to: changes.deleted.map(\.rawValue).joined(separator: ","))
+        insert.bind(":assetsInserted", to: JournalIDs.encode(changes.inserted))
+        insert.bind(":assetsUpdated", to: JournalIDs.encode(changes.updated))
+        insert.bind(":assetsDeleted", to: JournalIDs.encode(changes.deleted))
         insert.bind(":collectionsInserted", to: changes.collectionsInserted.joined(separator: ","))
         insert.bind(":collectionsUpdated", to: changes.collectionsUpdated.joined(separator: ","))
         insert.bind(":collectionsDeleted", to: changes.collectionsDeleted.joined(separator: ","))
