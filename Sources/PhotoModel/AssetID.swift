@@ -21,8 +21,16 @@ public struct AssetID: RawRepresentable, Sendable, Hashable, Comparable, CustomS
 
     /// A fresh id for the instant `milliseconds` (Unix time; 45 bits last until the year 3084).
     public static func random<G: RandomNumberGenerator>(milliseconds: Int64, using generator: inout G) -> AssetID {
+        AssetID(milliseconds: milliseconds, noise: UInt64.random(in: .min ... .max, using: &generator) >> 9)
+    }
+
+    /// The id of the instant `milliseconds` with `noise`'s low 55 bits. A writer that makes many
+    /// ids at one instant takes one random value and counts up from it: still unique (two
+    /// instants' ranges meet with odds of a few in 2^55), and the ids of a job share all but
+    /// their last digits, which the journal stores once.
+    public init(milliseconds: Int64, noise: UInt64) {
         let time = UInt64(clamping: max(0, milliseconds)) & ((1 << 45) - 1)
-        let noise = UInt64.random(in: .min ... .max, using: &generator) >> 9  // 55 bits
+        let noise = noise & ((1 << 55) - 1)
         // 100 bits, most significant first: 45 of time, 55 of noise.
         var chars: [UInt8] = Array("a_".utf8)
         chars.reserveCapacity(22)
@@ -36,9 +44,9 @@ public struct AssetID: RawRepresentable, Sendable, Hashable, Comparable, CustomS
             } else {  // straddles the boundary
                 value = (time << UInt64(55 - shift)) | (noise >> UInt64(shift))
             }
-            chars.append(alphabet[Int(value & 31)])
+            chars.append(Self.alphabet[Int(value & 31)])
         }
-        return AssetID(uncheckedRawValue: String(decoding: chars, as: UTF8.self))
+        rawValue = String(decoding: chars, as: UTF8.self)
     }
 
     /// A fresh id for the instant `milliseconds` (Unix time, from the caller's clock: this
@@ -47,8 +55,6 @@ public struct AssetID: RawRepresentable, Sendable, Hashable, Comparable, CustomS
         var g = SystemRandomNumberGenerator()
         return random(milliseconds: milliseconds, using: &g)
     }
-
-    init(uncheckedRawValue: String) { rawValue = uncheckedRawValue }
 
     public var description: String { rawValue }
     public static func < (a: AssetID, b: AssetID) -> Bool { a.rawValue < b.rawValue }

@@ -189,6 +189,16 @@ struct AssetIDTests {
         #expect(AssetID(rawValue: "-a_aaaaaaaaaaaaaaaaaaaa") == nil)
         #expect(AssetID(rawValue: "a_AAAAAAAAAAAAAAAAAAAA") == nil)
     }
+
+    @Test("Ids of one instant counted up from one noise value: distinct, ascending, sharing all but the last digits; the noise wraps within its 55 bits")
+    func counted() {
+        let base: UInt64 = 0x12_3456_789A_BCDE
+        let ids = (0..<100).map { AssetID(milliseconds: 1_764_000_000_000, noise: base + UInt64($0)) }
+        #expect(Set(ids).count == 100 && ids == ids.sorted())
+        #expect(ids.allSatisfy { $0.rawValue.prefix(19) == ids[0].rawValue.prefix(19) })
+        let top = AssetID(milliseconds: 9, noise: (1 << 55) - 1)
+        #expect(AssetID(milliseconds: 9, noise: 1 << 55) < top && AssetID(rawValue: top.rawValue) == top)
+    }
 }
 
 @Suite("Content fingerprint")

@@ -33,7 +33,8 @@ enum AssetRecordColumns {
 final class AssetRows {
     let db: Connection
     private let directories: Directories
-    /// Noise for new asset ids: seeded once from the system, then no system call per asset.
+    /// Noise for new asset ids: seeded once from the system, then no system call per asset;
+    /// one value per job (its ids count up from it).
     private var random = IDNoise()
     /// The statements every asset write runs, prepared once.
     private var insertStatement: Statement?
@@ -180,7 +181,9 @@ final class AssetRows {
             s.bind(":pk", to: existing)
         } else {
             s = try db.statement(&insertStatement, Self.insertSQL)
-            newID = AssetID.random(milliseconds: job.now, using: &random)
+            let noise = job.idNoise.map { $0 &+ 1 } ?? random.next()
+            job.idNoise = noise
+            newID = AssetID(milliseconds: job.now, noise: noise)
             s.bind(":id", to: newID!.rawValue)
             s.bind(":addedAt", to: job.now)
         }

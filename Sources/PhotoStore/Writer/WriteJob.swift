@@ -4,7 +4,7 @@ import PhotoModel
 /// assets' states before and after it, the counters it moves, and what it reports to its
 /// caller. Made at `BEGIN`, dropped at `COMMIT` or `ROLLBACK`.
 final class WriteJob {
-    /// The transaction's time (Unix milliseconds): `indexed_at`, `deleted_at`, new ids.
+    /// The transaction's time (Unix milliseconds): `deleted_at`, `added_at`, new ids.
     let now: Int64
     /// Where asset states are read (for `recordBefore` and `loadAfterStates`).
     private unowned let assets: AssetRows
@@ -33,6 +33,9 @@ final class WriteJob {
     var rootAssets: [Int64: Int] = [:]
     /// What the caller is told besides the change set.
     var report = ChangeSet.JobReport()
+    /// The noise of the job's last new asset id (`AssetID(milliseconds:noise:)`): the next one
+    /// counts up from it.
+    var idNoise: UInt64?
 
     init(now: Int64, assets: AssetRows) {
         self.now = now
