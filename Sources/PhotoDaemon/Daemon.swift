@@ -105,6 +105,10 @@ public final class Daemon: Sendable {
         }
         let activated = inherited.contains(listener)
 
+        if let upgraded = database.upgraded {
+            logger.notice("the database was upgraded from schema \(upgraded.from) to \(Schema.currentVersion) "
+                          + "(once) in \(String(format: "%.1f", upgraded.seconds)) s")
+        }
         if database.openedSealed {
             logger.debug("the database is as the last clean stop left it: no integrity check or counter recount needed")
         } else {

@@ -22,6 +22,9 @@ public final class Database: Sendable {
     /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
     /// stopped — `quick_check`, the counter recount — can be skipped.
     public let openedSealed: Bool
+    /// The schema version the file had when it was opened, and the seconds its migration to
+    /// `Schema.currentVersion` took; nil when it had the current one (or was new).
+    public let upgraded: (from: Int, seconds: Double)?
 
     /// How the database is opened.
     public struct Options: Sendable {
@@ -93,7 +96,11 @@ public final class Database: Sendable {
                 PRAGMA cache_size=-4000;
                 PRAGMA secure_delete=OFF;
                 """)
-            try Schema.migrate(connection)
+            let started = ContinuousClock.now
+            let found = try Schema.migrate(connection)
+            let took = ContinuousClock.now - started
+            upgraded = found > 0 && found < Schema.currentVersion
+                ? (found, Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18) : nil
             // The smart albums' counters, counted once for a database from before them.
             if try !SmartCounters.exist(connection) {
                 let actual = try SmartCounters.recount(connection, now: SmartCounters.now)

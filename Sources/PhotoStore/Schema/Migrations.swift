@@ -387,8 +387,9 @@ public enum Schema {
     }
 
     /// Brings a database up to `currentVersion`, one transaction per migration; refuses a
-    /// database made by a newer photod.
-    static func migrate(_ db: Connection) throws(StoreError) {
+    /// database made by a newer photod. Returns the version it found.
+    @discardableResult
+    static func migrate(_ db: Connection) throws(StoreError) -> Int {
         let version = try checkVersion(db)
         for (index, migration) in migrations.enumerated() where index >= version {
             do throws(StoreError) {
@@ -401,5 +402,6 @@ public enum Schema {
                                  sql: error.sql, sqliteCode: error.sqliteCode)
             }
         }
+        return version
     }
 }
