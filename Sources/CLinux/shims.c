@@ -130,6 +130,7 @@ static void fill_stat(const struct stat *st, photo_stat *out) {
     out->mode = (uint32_t)st->st_mode;
     out->uid = (uint32_t)st->st_uid;
     out->gid = (uint32_t)st->st_gid;
+    out->nlink = (uint64_t)st->st_nlink;
 }
 
 int photo_fstatat(int dirfd, const char *name, photo_stat *out, int follow) {

@@ -18,6 +18,12 @@ import PhotoSystem
 /// ones and `.nomedia` trees skipped) and leaves mount points below its start to the walk, which
 /// checks them first; a listing the walk does not ask for is dropped when it asks for a later one.
 /// At most `budget` entries are held ahead.
+///
+/// A directory the walk had to list itself (`passed`) is only read by the lister for its
+/// subdirectories, without a `fstatat` per file: started together, the two would otherwise stat
+/// every directory twice, side by side, the walk never finding a listing ready. So the lister
+/// gets ahead, and the walk catches up with it when comparing goes faster than listing, which then
+/// sends the lister ahead again: the stats split between the two threads.
 final class Lister: Sendable {
     struct Listing: Sendable {
         var path: PathBytes
@@ -40,6 +46,8 @@ final class Lister: Sendable {
         var held = 0
         var stopped = false
         var finished = false
+        /// Directories the walk listed itself before the lister reached them.
+        var passed = Set<PathBytes>()
     }
 
     private let state = Locked(State())
@@ -91,6 +99,14 @@ final class Lister: Sendable {
         return found
     }
 
+    /// The walk lists `path` itself (no listing of it was ready): the lister, if it has not
+    /// reached it yet, only reads its subdirectories.
+    func passed(_ path: PathBytes) {
+        state.withLock { s in
+            if !s.stopped, !s.finished { s.passed.insert(path) }
+        }
+    }
+
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Entries held ahead of the walk now (for tests).
@@ -104,7 +120,8 @@ final class Lister: Sendable {
         var stack = [top]
         while let path = stack.popLast(), !isStopped {
             if path != top, isMountPoint(path) { continue }
-            guard let listing = Self.list(path) else { continue }
+            let walked = state.withLock { $0.passed.remove(path) != nil }
+            guard let listing = Self.list(path, statFiles: !walked) else { continue }
             if !listing.entries.contains(where: { $0.name == Walk.noMedia }) {
                 for (entry, stat) in zip(listing.entries, listing.stats).reversed() where !Walk.isHidden(entry.name) {
                     if entry.kind == .directory || (entry.kind == .unknown && stat?.isDirectory == true) {
@@ -112,7 +129,7 @@ final class Lister: Sendable {
                     }
                 }
             }
-            if !publish(listing) { return }
+            if !walked, !publish(listing) { return }
         }
     }
 
@@ -131,14 +148,15 @@ final class Lister: Sendable {
         }
     }
 
-    /// One directory's listing in the walk's order, with its files' stats.
-    static func list(_ path: PathBytes) -> Listing? {
+    /// One directory's listing in the walk's order, with its files' stats (without, only those
+    /// of entries of unknown kind: enough to find the subdirectories).
+    static func list(_ path: PathBytes, statFiles: Bool = true) -> Listing? {
         guard let dir = try? Directory(path: path) else { return nil }
         guard let stat = try? dir.stat(), let entries = try? dir.entries().sorted(by: { Walk.precedes($0.name, $1.name) }) else {
             return nil
         }
         let stats = entries.map { e -> FileStat? in
-            guard !Walk.isHidden(e.name), e.kind == .file || e.kind == .unknown else { return nil }
+            guard !Walk.isHidden(e.name), e.kind == .unknown || (e.kind == .file && statFiles) else { return nil }
             return try? FileStat.at(dir.descriptor, e.name)
         }
         return Listing(path: path, directory: stat, entries: entries, stats: stats)

@@ -205,6 +205,7 @@ struct Walk {
                 entries = listing.entries
                 listedStats = listing.stats
             } else {
+                lister?.passed(path)
                 entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
             }
         } catch {

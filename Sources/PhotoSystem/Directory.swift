@@ -113,6 +113,20 @@ public struct FileSystemInfo: Sendable, Hashable {
         self.type = type
     }
 
+    /// File systems whose directories count their subdirectories in their link count (2 and
+    /// one per subdirectory, up to ext4's limit of 65,000, past which it stays 1): on them a
+    /// directory whose count is 2 has none. Not btrfs (always 1), not FAT or network ones.
+    public var countsSubdirectoryLinks: Bool {
+        switch UInt32(truncatingIfNeeded: type) {
+        case 0xEF53,        // ext2, ext3, ext4
+             0x5846_5342,   // XFS
+             0x0102_1994:   // tmpfs
+            return true
+        default:
+            return false
+        }
+    }
+
     /// Network and FUSE file systems, where inotify sees no changes made by other machines.
     public var isNetworkOrFUSE: Bool {
         switch UInt32(truncatingIfNeeded: type) {

@@ -132,9 +132,12 @@ public struct FileStat: Sendable, Hashable {
     public var mode: UInt32
     public var uid: UInt32
     public var gid: UInt32
+    /// `st_nlink`: for a directory on most local file systems, 2 and one per subdirectory
+    /// (`FileSystemInfo.countsSubdirectoryLinks`).
+    public var linkCount: UInt64
 
     public init(device: UInt64 = 0, inode: UInt64, size: Int64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64 = 0,
-                mode: UInt32 = UInt32(S_IFREG) | 0o644, uid: UInt32 = 0, gid: UInt32 = 0) {
+                mode: UInt32 = UInt32(S_IFREG) | 0o644, uid: UInt32 = 0, gid: UInt32 = 0, linkCount: UInt64 = 1) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -143,11 +146,12 @@ public struct FileStat: Sendable, Hashable {
         self.mode = mode
         self.uid = uid
         self.gid = gid
+        self.linkCount = linkCount
     }
 
     init(_ st: photo_stat) {
         self.init(device: st.dev, inode: st.ino, size: st.size, mtimeNanoseconds: st.mtime_ns,
-                  ctimeNanoseconds: st.ctime_ns, mode: st.mode, uid: st.uid, gid: st.gid)
+                  ctimeNanoseconds: st.ctime_ns, mode: st.mode, uid: st.uid, gid: st.gid, linkCount: st.nlink)
     }
 
     public var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }

@@ -449,6 +449,7 @@ public final class InotifyWatcher: Sendable {
     private func walkAndWatch(_ top: PathBytes, recursive: Bool = true) -> WatchTreeReport {
         var report = WatchTreeReport()
         var stack: [(path: PathBytes, device: UInt64?)] = [(top, nil)]
+        var countsLinks: [UInt64: Bool] = [:]  // st_dev → FileSystemInfo.countsSubdirectoryLinks
         while let (path, parentDevice) = stack.popLast() {
             let dir: Directory
             let stat: FileStat
@@ -482,6 +483,30 @@ public final class InotifyWatcher: Sendable {
                 logger.warning("cannot watch directory '\(path)', skipping: \(error.message)", [("path", path.string)])
                 report.unreadable.append(path)
                 continue
+            }
+            // A directory without subdirectories (most of a photo library's) need not be listed:
+            // whether it holds `.nomedia` is one `fstatat`.
+            if recursive, stat.linkCount == 2, countsLinks[stat.device] ?? {
+                let counts = (try? dir.fileSystem())?.countsSubdirectoryLinks ?? false
+                countsLinks[stat.device] = counts
+                return counts
+            }() {
+                let probe: Bool?
+                do {
+                    _ = try FileStat.at(dir.descriptor, Coalescer.noMedia)
+                    probe = true
+                } catch {
+                    probe = error.errno == ENOENT ? false : nil  // no search permission: list it
+                }
+                if let hasNoMedia = probe {
+                    let below = registry.withLock { reg -> [WatchDescriptor] in
+                        reg.setMuted(path, hasNoMedia)
+                        return hasNoMedia ? reg.removeTree(path, includingSelf: false) : []
+                    }
+                    removeWatches(below)
+                    if hasNoMedia { report.noMedia += 1 }
+                    continue
+                }
             }
             let entries: [DirectoryEntry]
             do {

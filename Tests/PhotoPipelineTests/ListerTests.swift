@@ -65,6 +65,21 @@ struct ListerTests {
         #expect(Self.take(lister, dir("empty")) != nil)
     }
 
+    @Test("A directory the walk listed itself is not listed again with stats, nor held: the lister goes on below it")
+    func passedByTheWalk() throws {
+        let dir = try TemporaryDirectory("lister-passed")
+        defer { dir.remove() }
+        try CensusTests.tree(dir)
+        let lister = Lister()
+        lister.passed(dir("2020"))  // before the lister reaches it
+        lister.start(dir.path, isMountPoint: { _ in false })
+        defer { lister.stop() }
+        #expect(Self.take(lister, dir.path) != nil)
+        try Self.waitFinished(lister)
+        #expect(lister.take(dir("2020")) == nil)
+        for path in ["2020/deep", "2020/deep/er", "2021"] { #expect(lister.take(dir(path)) != nil, "\(path)") }
+    }
+
     @Test("At most its budget of entries is held ahead; each take makes room; a directory not asked for is dropped; stop ends it")
     func budget() throws {
         let dir = try TemporaryDirectory("lister-budget")

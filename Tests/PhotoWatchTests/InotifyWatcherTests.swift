@@ -222,6 +222,34 @@ struct InotifyWatcherTests {
         #expect(!rig.collector.changes.contains { paths(of: $0).contains { $0.string.hasSuffix("x.jpg") || $0.string.hasSuffix("y.jpg") } })
     }
 
+    @Test("Directories without subdirectories are not listed (their link count says so): a leaf's .nomedia is found by one fstatat and mutes it; a leaf gets a subdirectory later and it is watched")
+    func leaves() async throws {
+        let rig = try Rig("leaves") { root in
+            try Directory.makePath(root.appending("muted"))
+            try writeFile(root.appending("muted/.nomedia"), [])
+            try writeFile(root.appending("muted/a.jpg"))
+            try Directory.makePath(root.appending("plain"))
+            try writeFile(root.appending("plain/b.jpg"))
+        }
+        defer { rig.tearDown() }
+        let fs = try Directory(path: rig.root).fileSystem()
+        let leaf = try FileStat.of(rig.root.appending("plain"))
+        if fs.countsSubdirectoryLinks { #expect(leaf.linkCount == 2, "a leaf on this file system: the shortcut is taken") }
+        print("leaves test: file system type 0x\(String(fs.type, radix: 16)), counts subdirectory links: \(fs.countsSubdirectoryLinks)")
+        let report = rig.watcher.watchTree(rig.root)
+        #expect(report.watched == 3 && report.noMedia == 1, "\(report)")
+        try writeFile(rig.root.appending("muted/c.jpg"))
+        let sub = rig.root.appending("plain/sub")
+        try Directory.makePath(sub)
+        #expect(await rig.collector.wait(for: .directoryAdded(sub)))
+        let later = sub.appending("d.jpg")
+        try writeFile(later)
+        #expect(await rig.collector.wait(for: .added(later)))
+        rig.watcher.flush()
+        #expect(!rig.collector.changes.contains { paths(of: $0).contains { $0.string.hasSuffix("c.jpg") } })
+        #expect(rig.watcher.watchedCount == 4)
+    }
+
     @Test("a root renamed away is rootGone, and its watches are dropped")
     func rootGone() async throws {
         let rig = try Rig("root") { try Directory.makePath($0.appending("d")) }

@@ -72,6 +72,7 @@ typedef struct {
     uint32_t mode;
     uint32_t uid;
     uint32_t gid;
+    uint64_t nlink;
 } photo_stat;
 
 /// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`; 0 on success, -1 and errno on failure.
