@@ -1,5 +1,6 @@
 /// A stable, opaque asset identifier: `a_` and 20 characters of lower-case base32 (100 bits:
-/// the creation time in milliseconds, then 55 random bits). Never derived from the path or the
+/// the creation time in milliseconds, then 55 bits of noise: random, counted up from one random
+/// value for the ids one write job makes). Never derived from the path or the
 /// content, so it survives renames, moves and edits; never starts with `-` and holds no
 /// whitespace, so it is safe as a command-line argument.
 ///
