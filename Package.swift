@@ -28,6 +28,9 @@ let package = Package(
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
+        // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libavutil-dev): videos' streams.
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"),
+                                                 .linkedLibrary("avutil"), .linkedLibrary("m")]),
 
         // Pure layer: no I/O, no C.
         .target(name: "PhotoModel", swiftSettings: strict),
@@ -35,7 +38,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
-        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif"], swiftSettings: strict),
+        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging"],
                 swiftSettings: strict),
