@@ -485,8 +485,9 @@ public final class InotifyWatcher: Sendable {
                 continue
             }
             // A directory without subdirectories (most of a photo library's) need not be listed:
-            // whether it holds `.nomedia` is one `fstatat`.
-            if recursive, stat.linkCount == 2, countsLinks[stat.device] ?? {
+            // whether it holds `.nomedia` is one `fstatat`. Its link count is read after the watch
+            // is in place: a subdirectory made before is counted, one made after is an event.
+            if recursive, (try? dir.stat())?.linkCount == 2, countsLinks[stat.device] ?? {
                 let counts = (try? dir.fileSystem())?.countsSubdirectoryLinks ?? false
                 countsLinks[stat.device] = counts
                 return counts
