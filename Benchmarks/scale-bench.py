@@ -655,20 +655,11 @@ def cold_comparison(a, res, S, corpus, expected, rundir):
                     r["cat_s"], r["cat_rate"] = wall, expected / wall
                     log("  round %d: xargs -P 16 cat: %.2f s, %.0f files/s" % (rnd + 1, wall, expected / wall))
                 else:
-                    sub = tempfile.mkdtemp(prefix="cold-", dir=rundir)
-                    d = Daemon(a, corpus, os.path.join(sub, "photod.db"), sub)
-                    a.daemons.append(d)
-                    d.start("cold-index")
-                    d.wait_answering()
-                    wall, st = d.wait_idle(a.timeout, poll=1.0)
-                    last = check_scan(st, expected, "the cold initial index")
+                    wall, last, cpu = fresh_index(a, corpus, expected, rundir, "cold-index", "the cold initial index", 1.0)
                     r.update(photod_rate=last["files"] / last["seconds"], photod_wall_s=wall, lastScan=last,
-                             photod_cpu_s=round(d.cpu_s(), 2))
-                    d.stop()
+                             photod_cpu_s=round(cpu, 2))
                     log("  round %d: photod: %.2f s (lastScan.seconds), %.0f files/s" % (
                         rnd + 1, last["seconds"], r["photod_rate"]))
-                    if not a.keep:
-                        shutil.rmtree(sub, ignore_errors=True)
             r["ratio"] = r["photod_rate"] / r["cat_rate"]
             rounds.append(r)
         res.put(S, "cold_index_rate", statistics.median(r["photod_rate"] for r in rounds), "files/s", step,
@@ -677,7 +668,24 @@ def cold_comparison(a, res, S, corpus, expected, rundir):
         res.put(S, "cold_rate_ratio", statistics.median(r["ratio"] for r in rounds), "ratio", step)
 
 
-# ---------------------------------------------------------------- the table
+def fresh_index(a, corpus, expected, parent, tag, what, poll):
+    """photod's initial index of `corpus` on a fresh database in a directory under `parent`
+    (removed afterwards unless --keep): (wall s exec -> idle, lastScan, CPU s)."""
+    sub = tempfile.mkdtemp(prefix=tag + "-", dir=parent)
+    d = Daemon(a, corpus, os.path.join(sub, "photod.db"), sub)
+    a.daemons.append(d)
+    d.start(tag)
+    d.wait_answering()
+    wall, st = d.wait_idle(a.timeout, poll=poll)
+    last = check_scan(st, expected, what)
+    cpu = d.cpu_s()
+    d.stop()
+    a.daemons.remove(d)
+    if not a.keep:
+        shutil.rmtree(sub, ignore_errors=True)
+    return wall, last, cpu
+
+
 def index_rounds(a, res, sizes, corpora):
     """Row 1's rate again, --index-rounds - 1 more times per size, the sizes alternating (a
     hypervisor's slow minute then falls on both): the median of all of a size's rounds."""
@@ -685,17 +693,9 @@ def index_rounds(a, res, sizes, corpora):
     with Step("initial index, %d more round(s) per size, sizes alternating" % (a.index_rounds - 1)) as step:
         for r in range(a.index_rounds - 1):
             for n, (corpus, expected) in zip(sizes, corpora):
-                rundir = tempfile.mkdtemp(prefix="scale-rounds-", dir=os.path.join(a.workdir, "runs"))
-                d = Daemon(a, corpus, os.path.join(rundir, "photod.db"), rundir)
-                a.daemons.append(d)
-                d.start("index-round")
-                d.wait_answering()
-                _, st = d.wait_idle(a.timeout, poll=0.5)
-                last = check_scan(st, expected, "an index round")
+                _, last, _ = fresh_index(a, corpus, expected, os.path.join(a.workdir, "runs"), "index-round",
+                                         "an index round", 0.5)
                 rates[label(n)].append(last["files"] / last["seconds"])
-                d.stop()
-                a.daemons.remove(d)
-                shutil.rmtree(rundir, ignore_errors=True)
                 log("  round %d, %s: %.0f files/s" % (r + 2, label(n), rates[label(n)][-1]))
         for size, xs in rates.items():
             res.put(size, "index_rate_median", statistics.median(xs), "files/s", step, rounds=[round(x) for x in xs])
@@ -704,6 +704,7 @@ def index_rounds(a, res, sizes, corpora):
         res.put(hi, "index_rate_ratio", statistics.median(ratios), "ratio", step, rounds=[round(r, 3) for r in ratios])
 
 
+# ---------------------------------------------------------------- the table
 def derived(res, sizes):
     """The rows about two sizes: put in the largest size's column."""
     if len(sizes) < 2:

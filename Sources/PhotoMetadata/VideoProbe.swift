@@ -40,11 +40,7 @@ public enum VideoProbe {
     public static func probe(_ path: PathBytes, timeoutMilliseconds: Int64 = 5_000) throws(VideoProbeError) -> VideoStreamInfo {
         var info = photo_video_info()
         var error = [CChar](repeating: 0, count: 256)
-        let rc: Int32 = path.bytes.withUnsafeBufferPointer { bytes in
-            var cPath = bytes.map { CChar(bitPattern: $0) }
-            cPath.append(0)
-            return photo_video_probe(cPath, timeoutMilliseconds, &info, &error, error.count)
-        }
+        let rc = path.withCString { photo_video_probe($0, timeoutMilliseconds, &info, &error, error.count) }
         guard rc == 0 else {
             let bytes = error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             throw VideoProbeError(code: rc, message: String(decoding: bytes, as: UTF8.self))
