@@ -28,9 +28,10 @@ let package = Package(
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
-        // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libavutil-dev): videos' streams.
+        // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libswscale-dev, libavutil-dev):
+        // videos' streams and poster frames.
         .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"),
-                                                 .linkedLibrary("avutil"), .linkedLibrary("m")]),
+                                                 .linkedLibrary("swscale"), .linkedLibrary("avutil"), .linkedLibrary("m")]),
 
         // Pure layer: no I/O, no C.
         .target(name: "PhotoModel", swiftSettings: strict),
@@ -40,7 +41,7 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging"],
+        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
 

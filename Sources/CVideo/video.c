@@ -1,33 +1,65 @@
 #include "CVideo.h"
 
+#include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/display.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
-static int64_t now_ms(void) {
+// MARK: Limits
+
+/// The deadlines of one call: wall time, and CPU time of the calling thread (every decode runs
+/// on it: one decoder thread).
+typedef struct {
+    int64_t wall_ns, cpu_ns;
+    int expired;
+} limits;
+
+static int64_t clock_ns(clockid_t id) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    clock_gettime(id, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/// libavformat's interrupt callback: nonzero once the deadline has passed.
-static int past_deadline(void *opaque) {
-    return now_ms() > *(const int64_t *)opaque;
+static limits make_limits(int64_t wall_ms, int64_t cpu_ms) {
+    limits l;
+    l.wall_ns = clock_ns(CLOCK_MONOTONIC) + (wall_ms > 0 ? wall_ms : 5000) * 1000000;
+    l.cpu_ns = cpu_ms > 0 ? clock_ns(CLOCK_THREAD_CPUTIME_ID) + cpu_ms * 1000000 : INT64_MAX;
+    l.expired = 0;
+    return l;
 }
+
+static int past(limits *l) {
+    if (!l->expired && (clock_ns(CLOCK_MONOTONIC) > l->wall_ns || clock_ns(CLOCK_THREAD_CPUTIME_ID) > l->cpu_ns)) l->expired = 1;
+    return l->expired;
+}
+
+/// libavformat's interrupt callback: nonzero once a deadline has passed.
+static int interrupted(void *opaque) { return past((limits *)opaque); }
+
+// MARK: Errors
 
 static void set_error(char *error, size_t len, const char *what, int code) {
     if (!error || len == 0) return;
     char reason[AV_ERROR_MAX_STRING_SIZE] = {0};
     av_strerror(code, reason, sizeof reason);
     snprintf(error, len, "%s: %s", what, reason);
+}
+
+static int fail(char *error, size_t len, int code, const char *message) {
+    if (error && len) snprintf(error, len, "%s", message);
+    return code;
 }
 
 static void quiet_once(void) {
@@ -39,85 +71,519 @@ static void quiet_once(void) {
     }
 }
 
-static void copy_name(char *dst, size_t len, const char *src) {
-    if (!src) src = "";
-    snprintf(dst, len, "%s", src);
+// MARK: Input
+
+/// A read position over a photo_video_input.
+typedef struct {
+    photo_video_input in;
+    int64_t pos;
+} source;
+
+static int read_source(void *opaque, uint8_t *buf, int size) {
+    source *s = opaque;
+    if (s->pos >= s->in.size) return AVERROR_EOF;
+    int64_t want = s->in.size - s->pos < size ? s->in.size - s->pos : size;
+    if (s->in.fd >= 0) {
+        ssize_t n;
+        do { n = pread(s->in.fd, buf, (size_t)want, (off_t)s->pos); } while (n < 0 && errno == EINTR);
+        if (n < 0) return AVERROR(errno);
+        if (n == 0) return AVERROR_EOF;  // cut short since it was measured
+        s->pos += n;
+        return (int)n;
+    }
+    memcpy(buf, s->in.data + s->pos, (size_t)want);
+    s->pos += want;
+    return (int)want;
 }
 
-int photo_video_probe(const char *path, int64_t timeout_ms, photo_video_info *out, char *error, size_t error_len) {
+static int64_t seek_source(void *opaque, int64_t offset, int whence) {
+    source *s = opaque;
+    whence &= ~AVSEEK_FORCE;
+    if (whence == AVSEEK_SIZE) return s->in.size;
+    int64_t to = whence == SEEK_SET ? offset : whence == SEEK_CUR ? s->pos + offset : whence == SEEK_END ? s->in.size + offset : -1;
+    if (to < 0) return AVERROR(EINVAL);
+    s->pos = to;
+    return to;
+}
+
+/// An open container and what it reads through.
+typedef struct {
+    AVFormatContext *fmt;
+    AVIOContext *io;
+    source src;
+    limits lim;
+} container;
+
+static void close_container(container *c) {
+    if (c->fmt) avformat_close_input(&c->fmt);
+    if (c->io) {
+        av_freep(&c->io->buffer);
+        avio_context_free(&c->io);
+    }
+}
+
+/// Opens `in` into `c` (zeroed first); on failure everything is freed.
+static int open_container(container *c, const photo_video_input *in, int64_t wall_ms, int64_t cpu_ms, char *error, size_t len) {
     quiet_once();
-    memset(out, 0, sizeof *out);
-    if (error && error_len) error[0] = 0;
-    int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 5000);
-    AVFormatContext *fmt = avformat_alloc_context();
-    if (!fmt) {
-        set_error(error, error_len, "out of memory", AVERROR(ENOMEM));
-        return AVERROR(ENOMEM);
+    memset(c, 0, sizeof *c);
+    c->src.in = *in;
+    c->lim = make_limits(wall_ms, cpu_ms);
+    if (in->size <= 0) return fail(error, len, AVERROR_INVALIDDATA, "the file is empty");
+    if (in->fd < 0 && !in->data) return fail(error, len, AVERROR(EINVAL), "no input");
+    const int buffer_size = 64 * 1024;
+    uint8_t *buffer = av_malloc(buffer_size);
+    if (!buffer) return fail(error, len, AVERROR(ENOMEM), "out of memory");
+    c->io = avio_alloc_context(buffer, buffer_size, 0, &c->src, read_source, NULL, seek_source);
+    if (!c->io) {
+        av_free(buffer);
+        return fail(error, len, AVERROR(ENOMEM), "out of memory");
     }
-    fmt->interrupt_callback.callback = past_deadline;
-    fmt->interrupt_callback.opaque = &deadline;
-    int rc = avformat_open_input(&fmt, path, NULL, NULL);
-    if (rc < 0) {
-        set_error(error, error_len, "cannot open the container", rc);
-        return rc;  // avformat_open_input frees the context on failure
+    c->fmt = avformat_alloc_context();
+    if (!c->fmt) {
+        close_container(c);
+        return fail(error, len, AVERROR(ENOMEM), "out of memory");
     }
+    c->fmt->pb = c->io;
+    c->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    c->fmt->interrupt_callback.callback = interrupted;
+    c->fmt->interrupt_callback.opaque = &c->lim;
     // Enough to know the streams' codecs and rates; not the whole file.
-    fmt->probesize = 5 * 1024 * 1024;
-    fmt->max_analyze_duration = 5 * AV_TIME_BASE;
-    rc = avformat_find_stream_info(fmt, NULL);
+    c->fmt->probesize = 5 * 1024 * 1024;
+    c->fmt->max_analyze_duration = 5 * AV_TIME_BASE;
+    int rc = avformat_open_input(&c->fmt, NULL, NULL, NULL);
     if (rc < 0) {
-        set_error(error, error_len, "cannot read the streams", rc);
-        avformat_close_input(&fmt);
+        // avformat_open_input frees the context on failure, not the custom I/O.
+        c->fmt = NULL;
+        close_container(c);
+        if (c->lim.expired) return fail(error, len, PHOTO_VIDEO_TIMEOUT, "reading the container took too long");
+        set_error(error, len, "cannot open the container", rc);
         return rc;
     }
-    int v = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    return 0;
+}
+
+/// The stream a viewer plays: not a cover picture; the default one first, then the largest.
+static int best_video_stream(AVFormatContext *fmt) {
+    int best = -1;
+    int64_t best_score = -1;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        AVStream *st = fmt->streams[i];
+        if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO || (st->disposition & AV_DISPOSITION_ATTACHED_PIC)) continue;
+        int64_t score = (int64_t)st->codecpar->width * st->codecpar->height + 1;
+        if (st->disposition & AV_DISPOSITION_DEFAULT) score += (int64_t)1 << 40;
+        if (score > best_score) {
+            best_score = score;
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
+/// Whether the headers leave out what the caller needs of stream `v`.
+static int incomplete(AVStream *st) {
+    AVCodecParameters *par = st->codecpar;
+    return par->codec_id == AV_CODEC_ID_NONE || par->width <= 0 || par->height <= 0;
+}
+
+/// The display matrix of `st` as an EXIF orientation, turned as `ffmpeg` autorotates
+/// (fftools' transpose/hflip/vflip choices), and its clockwise rotation in degrees.
+static int32_t orientation_of(AVStream *st, int32_t *rotation) {
+    *rotation = 0;
+    const int32_t *m = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    if (!m) return 1;
+    double ccw = av_display_rotation_get(m);
+    if (isnan(ccw)) return 1;
+    double cw = -ccw;
+    cw = fmod(cw, 360);
+    if (cw < 0) cw += 360;
+    long quarter = lround(cw / 90.0) % 4;
+    *rotation = (int32_t)quarter * 90;
+    switch (quarter) {
+    case 1: return m[3] > 0 ? 5 : 6;   // transpose=cclock_flip, else clock
+    case 2: return m[0] < 0 && m[4] < 0 ? 3 : m[0] < 0 ? 2 : m[4] < 0 ? 4 : 1;
+    case 3: return m[3] < 0 ? 7 : 8;   // transpose=clock_flip, else cclock
+    default: return m[4] < 0 ? 4 : 1;  // vflip
+    }
+}
+
+static double duration_of(AVFormatContext *fmt, AVStream *st) {
+    if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE) return (double)fmt->duration / AV_TIME_BASE;
+    if (st && st->duration > 0 && st->duration != AV_NOPTS_VALUE) return st->duration * av_q2d(st->time_base);
+    return 0;
+}
+
+static void copy_name(char *dst, size_t len, const char *src) { snprintf(dst, len, "%s", src ? src : ""); }
+
+// MARK: Probe
+
+int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_video_info *out, char *error, size_t error_len) {
+    memset(out, 0, sizeof *out);
+    if (error && error_len) error[0] = 0;
+    container c;
+    int rc = open_container(&c, in, timeout_ms, 0, error, error_len);
+    if (rc < 0) return rc;
+    AVFormatContext *fmt = c.fmt;
+    int v = best_video_stream(fmt);
+    // Most containers name the codec and size in their headers (MP4's `stsd`, Matroska's
+    // tracks): reading packets to find them is 10-50 times slower than the whole probe.
+    if (v < 0 || incomplete(fmt->streams[v])) {
+        rc = avformat_find_stream_info(fmt, NULL);
+        if (rc < 0) {
+            close_container(&c);
+            if (c.lim.expired) return fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the streams took too long");
+            set_error(error, error_len, "cannot read the streams", rc);
+            return rc;
+        }
+        v = best_video_stream(fmt);
+    }
     if (v < 0) {
-        set_error(error, error_len, "no video stream", v);
-        avformat_close_input(&fmt);
-        return v;
+        close_container(&c);
+        return fail(error, error_len, PHOTO_VIDEO_NO_STREAM, "no video stream");
     }
     AVStream *vs = fmt->streams[v];
     AVCodecParameters *par = vs->codecpar;
+    // 10-bit HDR is told by its transfer and depth; the depth of HEVC and AV1 is in their
+    // bitstream, which only the stream analysis reads (a few HDR clips, not every video).
+    int hdr_transfer = par->color_trc == AVCOL_TRC_SMPTE2084 || par->color_trc == AVCOL_TRC_ARIB_STD_B67;
+    if (hdr_transfer && par->bits_per_raw_sample <= 0 && par->format < 0 && !(fmt->flags & AVFMT_FLAG_NOFILLIN)) {
+        if (avformat_find_stream_info(fmt, NULL) >= 0) v = best_video_stream(fmt) >= 0 ? best_video_stream(fmt) : v;
+        vs = fmt->streams[v];
+        par = vs->codecpar;
+    }
     copy_name(out->video_codec, sizeof out->video_codec, avcodec_get_name(par->codec_id));
     copy_name(out->container, sizeof out->container, fmt->iformat ? fmt->iformat->name : "");
     out->width = par->width;
     out->height = par->height;
     AVRational r = vs->avg_frame_rate.num > 0 && vs->avg_frame_rate.den > 0 ? vs->avg_frame_rate : vs->r_frame_rate;
     out->frame_rate = (r.num > 0 && r.den > 0) ? av_q2d(r) : 0;
-    if (fmt->duration > 0) {
-        out->duration = (double)fmt->duration / AV_TIME_BASE;
-    } else if (vs->duration > 0) {
-        out->duration = vs->duration * av_q2d(vs->time_base);
+    out->duration = duration_of(fmt, vs);
+    if (fmt->bit_rate > 0) {
+        out->bit_rate = fmt->bit_rate;
+    } else if (out->duration > 0) {
+        // What libavformat's own estimate is when the container does not say: the file's
+        // bits over its duration.
+        out->bit_rate = (int64_t)((double)in->size * 8 / out->duration);
+    } else if (par->bit_rate > 0) {
+        out->bit_rate = par->bit_rate;
     }
-    out->bit_rate = fmt->bit_rate > 0 ? fmt->bit_rate : (par->bit_rate > 0 ? par->bit_rate : 0);
-    const uint8_t *matrix = av_stream_get_side_data(vs, AV_PKT_DATA_DISPLAYMATRIX, NULL);
-    if (matrix) {
-        // av_display_rotation_get: counterclockwise degrees the frame must be turned; shown
-        // clockwise as a phone's "rotate" tag says it.
-        double ccw = av_display_rotation_get((const int32_t *)matrix);
-        if (!isnan(ccw)) {
-            long quarter = lround(-ccw / 90.0);
-            out->rotation = (int32_t)(((quarter % 4) + 4) % 4) * 90;
-        }
-    }
+    out->orientation = orientation_of(vs, &out->rotation);
     AVDictionaryEntry *fps = av_dict_get(fmt->metadata, "com.android.capture.fps", NULL, 0);
     if (!fps) fps = av_dict_get(vs->metadata, "com.android.capture.fps", NULL, 0);
-    if (fps && fps->value) out->capture_fps = strtod(fps->value, NULL);
+    if (fps && fps->value) {
+        double f = strtod(fps->value, NULL);
+        out->capture_fps = isfinite(f) && f > 0 && f < 100000 ? f : 0;
+    }
     out->color_transfer = par->color_trc;
     out->bits_per_sample = par->bits_per_raw_sample;
     if (out->bits_per_sample <= 0) {
-        const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
-        if (d) out->bits_per_sample = d->comp[0].depth;
+        const AVPixFmtDescriptor *d = par->format >= 0 ? av_pix_fmt_desc_get((enum AVPixelFormat)par->format) : NULL;
+        out->bits_per_sample = d ? d->comp[0].depth : 0;
     }
-    int a = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0);
-    if (a >= 0) copy_name(out->audio_codec, sizeof out->audio_codec, avcodec_get_name(fmt->streams[a]->codecpar->codec_id));
+    int best_audio = -1;
     for (unsigned i = 0; i < fmt->nb_streams; i++) {
-        if (fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC) out->has_cover_art = 1;
-        if (fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_ATTACHMENT) {
-            AVDictionaryEntry *mime = av_dict_get(fmt->streams[i]->metadata, "mimetype", NULL, 0);
+        AVStream *st = fmt->streams[i];
+        if (st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && st->codecpar->codec_id != AV_CODEC_ID_NONE &&
+            (best_audio < 0 || (st->disposition & AV_DISPOSITION_DEFAULT && !(fmt->streams[best_audio]->disposition & AV_DISPOSITION_DEFAULT))))
+            best_audio = (int)i;
+        if (st->disposition & AV_DISPOSITION_ATTACHED_PIC) out->has_cover_art = 1;
+        if (st->codecpar->codec_type == AVMEDIA_TYPE_ATTACHMENT) {
+            AVDictionaryEntry *mime = av_dict_get(st->metadata, "mimetype", NULL, 0);
             if (mime && mime->value && strncmp(mime->value, "image/", 6) == 0) out->has_cover_art = 1;
         }
     }
-    avformat_close_input(&fmt);
+    if (best_audio >= 0) copy_name(out->audio_codec, sizeof out->audio_codec, avcodec_get_name(fmt->streams[best_audio]->codecpar->codec_id));
+    close_container(&c);
     return 0;
 }
+
+// MARK: Poster
+
+/// The poster time for a clip of `duration` seconds (0: unknown).
+static double poster_time(double duration) {
+    if (duration <= 0) return 1.0;
+    if (duration < 1) return 0;
+    if (duration < 10) return duration * 0.1;
+    return 1.0;
+}
+
+/// `frame` as RGB at `w`×`h` into a new buffer.
+static int to_rgb(AVFrame *frame, int w, int h, uint8_t **pixels, char *error, size_t len) {
+    enum AVPixelFormat format = (enum AVPixelFormat)frame->format;
+    if (!sws_isSupportedInput(format)) {
+        const char *name = av_get_pix_fmt_name(format);
+        if (error && len) snprintf(error, len, "the frame's pixel format %s cannot be converted", name ? name : "?");
+        return AVERROR_PATCHWELCOME;
+    }
+    // Shrinking by a large factor: area averaging here, the exact size in photod's resampler.
+    int flags = (w < frame->width || h < frame->height) ? SWS_AREA : SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT;
+    struct SwsContext *sws = sws_getContext(frame->width, frame->height, format, w, h, AV_PIX_FMT_RGB24, flags, NULL, NULL, NULL);
+    if (!sws) return fail(error, len, AVERROR(ENOMEM), "cannot convert the frame to RGB");
+    // As `ffmpeg` converts: the frame's own matrix, BT.601 when it names none; its range.
+    int space = frame->colorspace == AVCOL_SPC_UNSPECIFIED || frame->colorspace == AVCOL_SPC_RGB ? SWS_CS_DEFAULT : frame->colorspace;
+    int full = frame->color_range == AVCOL_RANGE_JPEG || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P ||
+               format == AV_PIX_FMT_YUVJ444P || format == AV_PIX_FMT_YUVJ440P || format == AV_PIX_FMT_YUVJ411P;
+    int *inv = NULL, *table = NULL, src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    if (sws_getColorspaceDetails(sws, &inv, &src_range, &table, &dst_range, &brightness, &contrast, &saturation) >= 0) {
+        sws_setColorspaceDetails(sws, sws_getCoefficients(space), full, table, 1, brightness, contrast, saturation);
+    }
+    size_t bytes = (size_t)w * (size_t)h * 3;
+    uint8_t *out = malloc(bytes + 64);  // swscale may write a few bytes past a row's end
+    if (!out) {
+        sws_freeContext(sws);
+        return fail(error, len, AVERROR(ENOMEM), "out of memory");
+    }
+    uint8_t *dst[4] = {out, NULL, NULL, NULL};
+    int stride[4] = {w * 3, 0, 0, 0};
+    int rows = sws_scale(sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, dst, stride);
+    sws_freeContext(sws);
+    if (rows != h) {
+        free(out);
+        return fail(error, len, AVERROR_INVALIDDATA, "cannot convert the frame to RGB");
+    }
+    *pixels = out;
+    return 0;
+}
+
+/// The decoded frame's time in seconds (nan when it has none).
+static double frame_seconds(AVFrame *f, AVStream *st) {
+    int64_t t = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+    if (t == AV_NOPTS_VALUE) return NAN;
+    int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    return (t - start) * av_q2d(st->time_base);
+}
+
+int photo_video_poster(const photo_video_input *in, const photo_poster_options *o, photo_video_frame *out, char *error,
+                       size_t error_len) {
+    memset(out, 0, sizeof *out);
+    if (error && error_len) error[0] = 0;
+    container c;
+    int rc = open_container(&c, in, o->wall_ms, o->cpu_ms, error, error_len);
+    if (rc < 0) return rc;
+    AVFormatContext *fmt = c.fmt;
+    AVCodecContext *dec = NULL;
+    AVPacket *pkt = NULL;
+    AVFrame *frame = NULL, *kept = NULL;
+    int v = best_video_stream(fmt);
+    if (v < 0 || incomplete(fmt->streams[v])) {
+        rc = avformat_find_stream_info(fmt, NULL);
+        if (rc < 0) {
+            if (c.lim.expired) rc = fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the streams took too long");
+            else set_error(error, error_len, "cannot read the streams", rc);
+            goto done;
+        }
+        v = best_video_stream(fmt);
+    }
+    if (v < 0) {
+        rc = fail(error, error_len, PHOTO_VIDEO_NO_STREAM, "the file has no video stream");
+        goto done;
+    }
+    AVStream *st = fmt->streams[v];
+    AVCodecParameters *par = st->codecpar;
+    out->coded_width = par->width;
+    out->coded_height = par->height;
+    int32_t rotation;
+    out->orientation = orientation_of(st, &rotation);
+    if (par->width > 0 && par->height > 0 && (int64_t)par->width * par->height > o->pixel_limit) {
+        rc = PHOTO_VIDEO_TOO_LARGE;
+        out->width = par->width;
+        out->height = par->height;
+        if (error && error_len) snprintf(error, error_len, "the video is %dx%d", par->width, par->height);
+        goto done;
+    }
+    const AVCodec *codec = avcodec_find_decoder(par->codec_id);
+    if (!codec) {
+        rc = PHOTO_VIDEO_NO_DECODER;
+        if (error && error_len) snprintf(error, error_len, "FFmpeg here has no %s decoder", avcodec_get_name(par->codec_id));
+        goto done;
+    }
+    dec = avcodec_alloc_context3(codec);
+    if (!dec || avcodec_parameters_to_context(dec, par) < 0) {
+        rc = fail(error, error_len, AVERROR(ENOMEM), "cannot set up the decoder");
+        goto done;
+    }
+    dec->thread_count = 1;
+    dec->thread_type = 0;
+    dec->max_pixels = o->pixel_limit > 0 && o->pixel_limit < INT64_MAX ? o->pixel_limit : 0;
+    dec->pkt_timebase = st->time_base;
+    int lowres = 0;
+    if (codec->max_lowres > 0 && o->need_width > 0 && o->need_height > 0 && par->width > 0 && par->height > 0) {
+        while (lowres < codec->max_lowres && (par->width >> (lowres + 1)) >= o->need_width &&
+               (par->height >> (lowres + 1)) >= o->need_height)
+            lowres++;
+    }
+    dec->lowres = lowres;
+    rc = avcodec_open2(dec, codec, NULL);
+    if (rc < 0) {
+        set_error(error, error_len, "cannot open the decoder", rc);
+        goto done;
+    }
+    for (unsigned i = 0; i < fmt->nb_streams; i++)
+        if ((int)i != v) fmt->streams[i]->discard = AVDISCARD_ALL;
+
+    double target = poster_time(duration_of(fmt, st));
+    out->target = target;
+    // The first keyframe at or after the poster time; when there is none after it, the frame
+    // at that time, decoded from the keyframe before it (non-reference frames skipped on the
+    // way); when the container cannot seek, from where it is.
+    if (target > 0) {
+        int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+        int64_t ts = start + (int64_t)llround(target / av_q2d(st->time_base));
+        if (av_seek_frame(fmt, v, ts, 0) < 0) {
+            if (av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) dec->skip_frame = AVDISCARD_NONREF;
+        }
+    }
+    pkt = av_packet_alloc();
+    frame = av_frame_alloc();
+    kept = av_frame_alloc();
+    if (!pkt || !frame || !kept) {
+        rc = fail(error, error_len, AVERROR(ENOMEM), "out of memory");
+        goto done;
+    }
+    int have_kept = 0, found = 0, draining = 0, bad = 0;
+    rc = 0;
+    while (!found) {
+        if (past(&c.lim)) {
+            rc = fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "the decode ran past its time limit");
+            goto done;
+        }
+        if (!draining) {
+            int r = av_read_frame(fmt, pkt);
+            if (r < 0) {
+                if (c.lim.expired) {
+                    rc = fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the video took too long");
+                    goto done;
+                }
+                draining = 1;  // the end (or an unreadable rest): what the decoder holds
+                avcodec_send_packet(dec, NULL);
+            } else {
+                if (pkt->stream_index == v) {
+                    int s = avcodec_send_packet(dec, pkt);
+                    if (s < 0 && s != AVERROR(EAGAIN) && ++bad > 64) {
+                        av_packet_unref(pkt);
+                        set_error(error, error_len, "the video data is damaged", s);
+                        rc = s;
+                        goto done;
+                    }
+                }
+                av_packet_unref(pkt);
+            }
+        }
+        while (1) {
+            int r = avcodec_receive_frame(dec, frame);
+            if (r == AVERROR(EAGAIN)) break;
+            if (r == AVERROR_EOF) goto drained;
+            if (r < 0) {
+                if (++bad > 64) {
+                    set_error(error, error_len, "the video data is damaged", r);
+                    rc = r;
+                    goto done;
+                }
+                if (draining) goto drained;
+                break;
+            }
+            if (frame->width <= 0 || frame->height <= 0) {
+                av_frame_unref(frame);
+                continue;
+            }
+            if ((int64_t)frame->width * frame->height > o->pixel_limit) {
+                rc = PHOTO_VIDEO_TOO_LARGE;
+                out->width = frame->width;
+                out->height = frame->height;
+                if (error && error_len) snprintf(error, error_len, "the video's frame is %dx%d", frame->width, frame->height);
+                goto done;
+            }
+            double t = frame_seconds(frame, st);
+            av_frame_unref(kept);
+            av_frame_move_ref(kept, frame);
+            have_kept = 1;
+            if (isnan(t) || t >= target - 1e-6) {
+                found = 1;
+                break;
+            }
+        }
+        continue;
+    drained:
+        break;
+    }
+    if (!have_kept) {
+        rc = fail(error, error_len, PHOTO_VIDEO_NO_FRAME, bad ? "no frame of the video could be decoded (damaged data)"
+                                                               : "the video has no frame to decode");
+        goto done;
+    }
+    // Past the end of a clip whose poster time is after its last frame: its last frame.
+    out->time = frame_seconds(kept, st);
+    if (isnan(out->time)) out->time = 0;
+    out->keyframe = kept->key_frame ? 1 : 0;
+    int w = kept->width, h = kept->height;
+    if (o->need_width > 0 && o->need_height > 0) {
+        int k = w / (2 * o->need_width) < h / (2 * o->need_height) ? w / (2 * o->need_width) : h / (2 * o->need_height);
+        if (k >= 2) {
+            w = (w + k - 1) / k;
+            h = (h + k - 1) / k;
+        }
+    }
+    rc = to_rgb(kept, w, h, &out->pixels, error, error_len);
+    if (rc == 0) {
+        out->width = w;
+        out->height = h;
+        // A reduced-size decode: the coded size the frame stands for.
+        if (out->coded_width <= 0 || out->coded_height <= 0) {
+            out->coded_width = kept->width << lowres;
+            out->coded_height = kept->height << lowres;
+        }
+    }
+done:
+    av_frame_free(&frame);
+    av_frame_free(&kept);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    close_container(&c);
+    return rc;
+}
+
+// MARK: Cover
+
+int photo_video_cover(const photo_video_input *in, int64_t timeout_ms, int64_t max_bytes, uint8_t **data, size_t *size,
+                      char *error, size_t error_len) {
+    *data = NULL;
+    *size = 0;
+    if (error && error_len) error[0] = 0;
+    container c;
+    int rc = open_container(&c, in, timeout_ms, 0, error, error_len);
+    if (rc < 0) return rc;
+    const uint8_t *bytes = NULL;
+    int64_t count = 0;
+    int named_cover = 0;
+    for (unsigned i = 0; i < c.fmt->nb_streams; i++) {
+        AVStream *st = c.fmt->streams[i];
+        if ((st->disposition & AV_DISPOSITION_ATTACHED_PIC) && st->attached_pic.size > 0 && !bytes) {
+            bytes = st->attached_pic.data;
+            count = st->attached_pic.size;
+        } else if (st->codecpar->codec_type == AVMEDIA_TYPE_ATTACHMENT && st->codecpar->extradata_size > 0) {
+            AVDictionaryEntry *mime = av_dict_get(st->metadata, "mimetype", NULL, 0);
+            if (!mime || !mime->value || strncmp(mime->value, "image/", 6) != 0) continue;
+            AVDictionaryEntry *name = av_dict_get(st->metadata, "filename", NULL, 0);
+            // Matroska's convention: the cover is the attachment named cover.*.
+            int is_cover = name && name->value && strncasecmp(name->value, "cover", 5) == 0;
+            if (!bytes || (is_cover && !named_cover)) {
+                bytes = st->codecpar->extradata;
+                count = st->codecpar->extradata_size;
+                named_cover = is_cover;
+            }
+        }
+    }
+    if (!bytes) {
+        rc = fail(error, error_len, PHOTO_VIDEO_NO_STREAM, "the file carries no cover picture");
+    } else if (count > max_bytes) {
+        rc = fail(error, error_len, PHOTO_VIDEO_TOO_LARGE, "the cover picture is too large");
+    } else if (!(*data = malloc((size_t)count))) {
+        rc = fail(error, error_len, AVERROR(ENOMEM), "out of memory");
+    } else {
+        memcpy(*data, bytes, (size_t)count);
+        *size = (size_t)count;
+    }
+    close_container(&c);
+    return rc;
+}
+
+void photo_video_free(void *p) { free(p); }

@@ -60,6 +60,8 @@ final class ImageService: Sendable {
         var orientation: Orientation
         /// The index's format of the file (`jpeg`, `heic`, ...): which thumbnail it may carry.
         var format: String
+        /// A video: its image is its poster frame.
+        var isVideo: Bool
         var stem: String
         /// The size the final image will have (the target when the index knows no pixel size).
         var finalSize: PixelSize
@@ -295,7 +297,7 @@ final class ImageService: Sendable {
     // MARK: Pre-caching
 
     /// `images.startCaching`: queues renders at idle priority; returns how many were queued,
-    /// how many were in the cache already, and the ids skipped (unknown, videos, unreadable).
+    /// how many were in the cache already, and the ids skipped (unknown, unreadable).
     func startCaching(_ ids: [AssetID], size: PixelSize, mode: ContentMode, client: Int) throws(RPCError)
         -> (queued: Int, cached: Int, skipped: [String]) {
         var queued = 0
@@ -386,8 +388,10 @@ final class ImageService: Sendable {
         guard let target = state.withLock({ $0.jobs[stem]?.target }) else { return }
         let outcome: Result<ImageCache.Entry, RPCError>
         do {
-            let image = try renderer.render(path: target.path, targetSize: target.size, contentMode: target.mode,
-                                            orientation: target.orientation)
+            let image = target.isVideo
+                ? try renderer.renderPoster(path: target.path, targetSize: target.size, contentMode: target.mode).image
+                : try renderer.render(path: target.path, targetSize: target.size, contentMode: target.mode,
+                                      orientation: target.orientation)
             let encoded = try image.encoded(jpegQuality: options.jpegQuality)
             do {
                 outcome = .success(try cache.store(encoded, stem: stem))
@@ -447,10 +451,11 @@ final class ImageService: Sendable {
         }
     }
 
-    /// A quickly available image of the same file version: the cached one closest in size,
-    /// else the thumbnail the file carries — a JPEG's in its EXIF block (extracted without
-    /// decoding the photo), a HEIF file's thumbnail item (decoded alone, a few milliseconds
-    /// where the photo takes hundreds).
+    /// A quickly available image of the same file version: the cached one closest in size (a
+    /// smaller poster of a video made before), else the thumbnail the file carries — a JPEG's
+    /// in its EXIF block (extracted without decoding the photo), a HEIF file's thumbnail item
+    /// (decoded alone, a few milliseconds where the photo takes hundreds), a video's cover
+    /// picture (MP4 `covr`, a Matroska cover attachment).
     ///
     /// `smallerThanFinal` (an opportunistic request's stand-in): only an image with fewer
     /// pixels than the final one will have — a larger one is no quicker to show and is
@@ -471,7 +476,12 @@ final class ImageService: Sendable {
         // Only the reader for the file's format opens it (PNG and WebP carry no thumbnail).
         let sameVersion = { (st: FileStat) in ImageCache.fileKey(st) == target.fileKey }
         let encoded: EncodedImage
-        switch target.format {
+        switch target.isVideo ? "video" : target.format {
+        case "video":
+            guard let cover = renderer.renderCoverArt(path: target.path, targetSize: target.size, contentMode: .fit,
+                                                      accept: sameVersion),
+                  let image = try? cover.encoded(jpegQuality: options.jpegQuality) else { return nil }
+            encoded = image
         case "jpeg", "mpo":
             guard let thumbnail = try? EmbeddedThumbnail.extract(path: target.path, orientation: target.orientation, accept: sameVersion),
                   let jpeg = try? thumbnail.encodedForCache(quality: options.jpegQuality) else { return nil }
@@ -499,9 +509,6 @@ final class ImageService: Sendable {
             throw .internalError("cannot read the index: \(error)")
         }
         guard let asset else { throw .notFound("no asset \(id)", extra: ["id": .string(id.rawValue)]) }
-        if asset.mediaType == .video {
-            throw .unsupported("asset \(id) is a video: photod makes no images of videos (no video decoder; see docs/PROTOCOL.md)")
-        }
         let st: FileStat
         do {
             st = try FileStat.of(asset.path)
@@ -512,7 +519,7 @@ final class ImageService: Sendable {
         let orientation = Orientation(exif: asset.orientation)
         let stored = asset.pixelWidth.flatMap { w in asset.pixelHeight.map { PixelSize(width: w, height: $0) } }
         return Target(asset: id, path: asset.path, fileKey: fileKey, size: size, mode: mode,
-                      orientation: orientation, format: asset.format,
+                      orientation: orientation, format: asset.format, isVideo: asset.mediaType == .video,
                       stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size),
                       finalSize: ImageRenderer.outputSize(displayed: stored.map(orientation.displayed), target: size, mode: mode))
     }

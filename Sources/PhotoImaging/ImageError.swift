@@ -1,8 +1,9 @@
 /// Why an image could not be rendered. Every decoder failure maps to one of these; none is a
 /// crash, and none is raised after allocating for a size the file only claims.
 public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A format the renderer does not decode: `"video"` for every video (no media framework),
-    /// else what the content is (`"GIF image"`, `"animated WebP"`, `"text"`, ...).
+    /// A format the renderer does not decode: what the content is (`"GIF image"`,
+    /// `"animated WebP"`, `"text"`, ...); `"video"` when a video is given to `render` (its
+    /// poster is `renderPoster`).
     case unsupported(String)
     /// The image's header claims more pixels than the renderer's `pixelLimit`.
     case tooLarge(width: Int, height: Int, limit: Int)
@@ -19,9 +20,11 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadable(errno: Int32, String)
     /// The request itself is invalid (an empty target size).
     case invalidRequest(String)
+    /// The decode ran past its CPU or wall-time limit (a video's poster: 5 s of CPU).
+    case timedOut(String)
 
     /// A short stable code for logs and the wire: `unsupported`, `tooLarge`, `corrupt`,
-    /// `undecodable`, `unreadable`, `invalidRequest` (`fileTooLarge` is `tooLarge`).
+    /// `undecodable`, `unreadable`, `invalidRequest`, `timeout` (`fileTooLarge` is `tooLarge`).
     public var code: String {
         switch self {
         case .unsupported: return "unsupported"
@@ -30,6 +33,7 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
         case .undecodable: return "undecodable"
         case .unreadable: return "unreadable"
         case .invalidRequest: return "invalidRequest"
+        case .timedOut: return "timeout"
         }
     }
 
@@ -37,7 +41,7 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupported(let what):
-            return what == "video" ? "unsupported: videos have no thumbnails (no media framework)"
+            return what == "video" ? "unsupported: a video's image is its poster frame (renderPoster)"
                 : "unsupported: cannot decode \(what)"
         case .tooLarge(let w, let h, let limit):
             return "tooLarge: the image is \(w)x\(h) (\(w * h) pixels), over the limit of \(limit) pixels"
@@ -47,6 +51,7 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
         case .undecodable(let reason): return "undecodable: a valid image no decoder here renders: \(reason)"
         case .unreadable(let errno, let message): return "unreadable: \(message) (errno \(errno))"
         case .invalidRequest(let message): return "invalidRequest: \(message)"
+        case .timedOut(let message): return "timeout: \(message)"
         }
     }
 }
