@@ -80,6 +80,14 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     public var lensModel: String?
     /// A video's length in seconds.
     public var duration: Double?
+    /// A video's nominal frames per second.
+    public var frameRate: Double?
+    /// A video's codec, as FFmpeg names it (`h264`, `hevc`, `vp9`, `av1`…).
+    public var videoCodec: String?
+    /// A video's audio codec (`aac`, `opus`…); nil without sound.
+    public var audioCodec: String?
+    /// A video's bits per second.
+    public var bitRate: Int64?
     /// The rating (0–5), when the file has one.
     public var rating: Int?
     /// The file's keywords and the taggers' (`assets.setKeywords`), merged.
@@ -128,6 +136,10 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         model = try f.optionalString("model")
         lensModel = try f.optionalString("lensModel")
         duration = try f.optionalDouble("duration")
+        frameRate = try f.optionalDouble("frameRate")
+        videoCodec = try f.optionalString("videoCodec")
+        audioCodec = try f.optionalString("audioCodec")
+        bitRate = try f.optionalInt("bitRate")
         rating = try f.optionalInt("rating").map { Int($0) }
         keywords = try f.strings("keywords")
         isFavorite = try f.bool("isFavorite")

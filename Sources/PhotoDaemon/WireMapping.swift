@@ -34,6 +34,10 @@ enum WireMapping {
         o["model"] = a.model.map { .string($0) } ?? .null
         o["lensModel"] = a.lensModel.map { .string($0) } ?? .null
         o["duration"] = a.duration.map { .double($0) } ?? .null
+        o["frameRate"] = a.frameRate.map { .double($0) } ?? .null
+        o["videoCodec"] = a.videoCodec.map { .string($0) } ?? .null
+        o["audioCodec"] = a.audioCodec.map { .string($0) } ?? .null
+        o["bitRate"] = a.bitRate.map { .int($0) } ?? .null
         o["rating"] = a.rating.map { .int(Int64($0)) } ?? .null
         o["keywords"] = .array(a.keywords.map { .string($0) })
         o["isFavorite"] = .bool(a.isFavorite)

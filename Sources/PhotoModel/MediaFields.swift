@@ -7,7 +7,8 @@
 ///
 /// Adding a field touches this record, the column list in `MediaColumns` (PhotoStore), one
 /// migration that adds the column to `files`, `tombstones` and `assets`, and the wire mapping
-/// (`WireMapping.swift`): four places.
+/// (`WireMapping.swift`): four places (five with the client's `Asset`; a predicate key adds its
+/// SQL column and catalog column).
 public struct MediaFields: Sendable, Hashable {
     public var mediaType: MediaType
     /// The container or codec, from the content (`jpeg`, `heic`, `mp4`, ...).
@@ -32,6 +33,14 @@ public struct MediaFields: Sendable, Hashable {
     public var lensModel: String?
     /// Seconds, for videos.
     public var duration: Double?
+    /// A video's nominal frames per second.
+    public var frameRate: Double?
+    /// A video's codec, as FFmpeg names it (`h264`, `hevc`, `vp9`, `av1`, `mpeg4`, `mjpeg`…).
+    public var videoCodec: String?
+    /// A video's audio codec (`aac`, `opus`, `pcm_s16le`…); nil when it has no sound.
+    public var audioCodec: String?
+    /// A video's bits per second (the container's figure, else its bytes over its duration).
+    public var bitRate: Int64?
     /// XMP rating 0–5, when present.
     public var rating: Int?
     /// XMP `dc:subject` keywords.
@@ -45,7 +54,8 @@ public struct MediaFields: Sendable, Hashable {
     public init(mediaType: MediaType, format: String, isRaw: Bool = false, captureDate: CaptureDate,
                 pixelWidth: Int? = nil, pixelHeight: Int? = nil, orientation: Int = 1, latitude: Double? = nil,
                 longitude: Double? = nil, altitude: Double? = nil, make: String? = nil, model: String? = nil,
-                lensModel: String? = nil, duration: Double? = nil, rating: Int? = nil, keywords: [String] = [],
+                lensModel: String? = nil, duration: Double? = nil, frameRate: Double? = nil, videoCodec: String? = nil,
+                audioCodec: String? = nil, bitRate: Int64? = nil, rating: Int? = nil, keywords: [String] = [],
                 userComment: String? = nil, contentIdentifier: String? = nil) {
         self.mediaType = mediaType
         self.format = format
@@ -61,6 +71,10 @@ public struct MediaFields: Sendable, Hashable {
         self.model = model
         self.lensModel = lensModel
         self.duration = duration
+        self.frameRate = frameRate
+        self.videoCodec = videoCodec
+        self.audioCodec = audioCodec
+        self.bitRate = bitRate
         self.rating = rating
         self.keywords = keywords
         self.userComment = userComment

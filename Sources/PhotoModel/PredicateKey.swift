@@ -3,7 +3,7 @@
 /// has the table.
 public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case mediaType, subtypes, localDateTime, localDate, pixelWidth, pixelHeight, isFavorite, isHidden, make, model,
-         path, latitude, longitude, duration, addedDate, keywords
+         path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec
 
     /// What a key's values are.
     public enum ValueType: Sendable, Hashable {
@@ -39,10 +39,10 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case .localDateTime: return .localDateTime
         case .localDate: return .localDate
         case .addedDate: return .instant
-        case .pixelWidth, .pixelHeight: return .integer
-        case .latitude, .longitude, .duration: return .real
+        case .pixelWidth, .pixelHeight, .bitRate: return .integer
+        case .latitude, .longitude, .duration, .frameRate: return .real
         case .isFavorite, .isHidden: return .boolean
-        case .make, .model: return .text
+        case .make, .model, .videoCodec, .audioCodec: return .text
         case .path: return .path
         case .keywords: return .keywords
         }
@@ -51,7 +51,8 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
     /// Whether an asset may lack the value (the key then takes `== null` and `!= null`).
     public var isNullable: Bool {
         switch self {
-        case .pixelWidth, .pixelHeight, .make, .model, .latitude, .longitude, .duration: return true
+        case .pixelWidth, .pixelHeight, .make, .model, .latitude, .longitude, .duration, .frameRate, .bitRate, .videoCodec,
+             .audioCodec: return true
         default: return false
         }
     }

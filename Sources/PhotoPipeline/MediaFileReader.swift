@@ -12,7 +12,8 @@ import Glibc
 public struct MediaFileReader: FileReading {
     /// 2: stray bytes between JPEG segments, images no decoder renders kept as assets, XMP
     /// orientation, IPTC-IIM dates, DateTime after XMP and IPTC dates, HEIF orientation as shown.
-    public static let rulesVersion = 2
+    /// 3: a video's frame rate, codecs and bit rate (libavformat).
+    public static let rulesVersion = 3
     public var rulesVersion: Int { Self.rulesVersion }
 
     let reader = MetadataReader()
@@ -125,8 +126,9 @@ public struct MediaFileReader: FileReading {
         }
         do {
             let meta = try reader.read(&source, fileName: c.name)
-            return outcome(c, identity: identity, fingerprint: fingerprint,
-                           .media(Self.record(meta, name: c.name, identity: identity, zone: zone)))
+            var record = Self.record(meta, name: c.name, identity: identity, zone: zone)
+            if record.mediaType == .video { Self.addStreams(&record, fd: fd, size: identity.size) }
+            return outcome(c, identity: identity, fingerprint: fingerprint, .media(record))
         } catch {
             switch error.code {
             // Audio in a video container (an `.mp4` with only sound) is a valid file, just not
@@ -159,6 +161,22 @@ public struct MediaFileReader: FileReading {
         let tailRange = ContentFingerprint.tailRange(size: size)
         let tail = tailRange.isEmpty ? [] : (try? source.read(at: tailRange.lowerBound, count: Int(tailRange.count))) ?? []
         return ContentFingerprint.compute(size: size, head: head, tail: tail)
+    }
+
+    /// A video's streams as libavformat reads them from the headers (a fraction of a
+    /// millisecond): frame rate, codecs, bit rate, and what the container parsers left out. A
+    /// video libavformat cannot read keeps what the parsers found.
+    static func addStreams(_ record: inout MediaFields, fd: FileDescriptor, size: Int64) {
+        guard let info = try? VideoProbe.probe(descriptor: fd, size: size, timeoutMilliseconds: 5_000) else { return }
+        record.frameRate = info.frameRate
+        record.videoCodec = info.videoCodec.isEmpty || info.videoCodec == "none" ? nil : info.videoCodec
+        record.audioCodec = info.audioCodec
+        record.bitRate = info.bitRate
+        if record.duration == nil { record.duration = info.duration }
+        if record.pixelWidth == nil || record.pixelHeight == nil, info.width > 0, info.height > 0 {
+            record.pixelWidth = info.width
+            record.pixelHeight = info.height
+        }
     }
 
     /// The file's own record from what the reader found, with the capture-date rules applied

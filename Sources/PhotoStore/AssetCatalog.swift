@@ -426,6 +426,10 @@ struct CatalogRecord: Sendable {
     var duration: Double?
     var make: String?
     var model: String?
+    var frameRate: Double?
+    var bitRate: Int64?
+    var videoCodec: String?
+    var audioCodec: String?
     var subtypes: Int64
     var isVideo: Bool
     var isFavorite: Bool
@@ -463,6 +467,11 @@ struct CatalogColumns: Sendable {
     var subtypes = CatalogColumn<Int64>()
     /// `Flags` bits.
     var flags = CatalogColumn<UInt8>()
+    var frameRate = CatalogColumn<Double>()
+    var bitRate = CatalogColumn<Int64>()
+    /// Indexes into the snapshot's `strings`, as `make`.
+    var videoCodec = CatalogColumn<Int32>()
+    var audioCodec = CatalogColumn<Int32>()
 
     enum Flags {
         static let video: UInt8 = 1
@@ -482,7 +491,8 @@ struct CatalogColumns: Sendable {
     /// Every column's memory (to let go of mapped pages).
     var memories: [ColumnMemory] {
         [pk.memory, time.memory, day.memory, added.memory, width.memory, height.memory, latitude.memory, longitude.memory,
-         duration.memory, make.memory, model.memory, subtypes.memory, flags.memory].compactMap { $0 }
+         duration.memory, make.memory, model.memory, subtypes.memory, flags.memory, frameRate.memory, bitRate.memory,
+         videoCodec.memory, audioCodec.memory].compactMap { $0 }
     }
 }
 
@@ -491,19 +501,25 @@ struct ColumnArrays {
     var pk: [Int64] = [], time: [Int64] = [], day: [Int32] = [], added: [Int64] = [], width: [Int64] = []
     var height: [Int64] = [], latitude: [Double] = [], longitude: [Double] = [], duration: [Double] = []
     var make: [Int32] = [], model: [Int32] = [], subtypes: [Int64] = [], flags: [UInt8] = []
+    var frameRate: [Double] = [], bitRate: [Int64] = [], videoCodec: [Int32] = [], audioCodec: [Int32] = []
 
-    mutating func append(_ r: CatalogRecord, make m: Int32, model md: Int32) {
+    /// Appends `r`, its texts interned in `strings`.
+    mutating func append(_ r: CatalogRecord, _ strings: inout TextInterner) {
         pk.append(r.pk); time.append(r.time); day.append(r.day); added.append(r.added)
         width.append(r.width ?? CatalogColumns.noInteger); height.append(r.height ?? CatalogColumns.noInteger)
         latitude.append(r.latitude ?? .nan); longitude.append(r.longitude ?? .nan); duration.append(r.duration ?? .nan)
-        make.append(m); model.append(md); subtypes.append(r.subtypes); flags.append(CatalogColumns.flags(r))
+        make.append(strings.intern(r.make)); model.append(strings.intern(r.model)); subtypes.append(r.subtypes)
+        flags.append(CatalogColumns.flags(r))
+        frameRate.append(r.frameRate ?? .nan); bitRate.append(r.bitRate ?? CatalogColumns.noInteger)
+        videoCodec.append(strings.intern(r.videoCodec)); audioCodec.append(strings.intern(r.audioCodec))
     }
 
     var frozen: CatalogColumns {
         CatalogColumns(pk: CatalogColumn(pk), time: CatalogColumn(time), day: CatalogColumn(day), added: CatalogColumn(added), width: CatalogColumn(width),
                        height: CatalogColumn(height), latitude: CatalogColumn(latitude), longitude: CatalogColumn(longitude),
                        duration: CatalogColumn(duration), make: CatalogColumn(make), model: CatalogColumn(model), subtypes: CatalogColumn(subtypes),
-                       flags: CatalogColumn(flags))
+                       flags: CatalogColumn(flags), frameRate: CatalogColumn(frameRate), bitRate: CatalogColumn(bitRate),
+                       videoCodec: CatalogColumn(videoCodec), audioCodec: CatalogColumn(audioCodec))
     }
 }
 
@@ -737,7 +753,8 @@ final class CatalogSnapshot: Sendable {
     /// The columns a record is read from (the table aliased `a`).
     static let columns = """
         a.pk, a.id, a.path, a.local_datetime, a.day, a.added_at, a.pixel_width, a.pixel_height, a.latitude, a.longitude,
-        a.duration, a.make, a.model, a.subtypes, a.media_type, a.is_favorite, a.is_hidden, a.deleted_at IS NOT NULL, a.keywords
+        a.duration, a.make, a.model, a.subtypes, a.media_type, a.is_favorite, a.is_hidden, a.deleted_at IS NOT NULL, a.keywords,
+        a.frame_rate, a.bit_rate, a.video_codec, a.audio_codec
         """
 
     /// Interns the raw make and model texts a statement returns (many rows share a few).
@@ -760,7 +777,9 @@ final class CatalogSnapshot: Sendable {
             pk: s.int64(0), time: time, timeHasMillis: millis, day: Int32(truncatingIfNeeded: s.int64(4)),
             added: s.int64(5), width: s.isNull(6) ? nil : s.int64(6), height: s.isNull(7) ? nil : s.int64(7),
             latitude: s.optionalDouble(8), longitude: s.optionalDouble(9), duration: s.optionalDouble(10),
-            make: interner.fold(s.optionalString(11)), model: interner.fold(s.optionalString(12)), subtypes: s.int64(13),
+            make: interner.fold(s.optionalString(11)), model: interner.fold(s.optionalString(12)),
+            frameRate: s.optionalDouble(19), bitRate: s.optionalInt64(20), videoCodec: interner.fold(s.optionalString(21)),
+            audioCodec: interner.fold(s.optionalString(22)), subtypes: s.int64(13),
             isVideo: s.string(14) == MediaType.video.rawValue, isFavorite: s.int(15) != 0, isHidden: s.int(16) != 0,
             isDeleted: s.int(17) != 0)
         return CatalogRow(record: record, id: s.string(1), path: s.bytes(2), keywords: folded(Keywords.decode(s.optionalString(18)), []))
@@ -814,7 +833,7 @@ final class CatalogSnapshot: Sendable {
         var ids: [[UInt8]] = [], paths: [[UInt8]] = []
         var refs: [Int32] = [], starts: [Int] = [0]
         for r in rows {
-            columns.append(r.record, make: strings.intern(r.record.make), model: strings.intern(r.record.model))
+            columns.append(r.record, &strings)
             ids.append(Array(r.id.utf8))
             paths.append(r.path)
             for w in r.keywords { refs.append(words.intern(w)) }

@@ -117,6 +117,10 @@ public enum PredicateSQL {
         case .duration: return "a.duration"
         case .addedDate: return "a.added_at"
         case .keywords: return "a.keywords"
+        case .frameRate: return "a.frame_rate"
+        case .bitRate: return "a.bit_rate"
+        case .videoCodec: return "a.video_codec"
+        case .audioCodec: return "a.audio_codec"
         }
     }
 

@@ -16,14 +16,16 @@ import PhotoSystem
 struct CatalogFiles {
     /// The `meta` key of the database's identity, which a manifest names.
     static let identityKey = "catalog.identity"
-    static let format = 1
+    /// 2: the video fields (frame rate, bit rate, codecs).
+    static let format = 2
 
     let directory: String
 
     /// The fixed-width columns, in `CatalogColumns` order, with their element sizes.
     static let fixed: [(name: String, size: Int)] = [
         ("pk", 8), ("time", 8), ("day", 4), ("added", 8), ("width", 8), ("height", 8), ("latitude", 8), ("longitude", 8),
-        ("duration", 8), ("make", 4), ("model", 4), ("subtypes", 8), ("flags", 1),
+        ("duration", 8), ("make", 4), ("model", 4), ("subtypes", 8), ("flags", 1), ("frameRate", 8), ("bitRate", 8),
+        ("videoCodec", 4), ("audioCodec", 4),
     ]
 
     /// One generation's files, for the orders and ranks made after it.
@@ -197,7 +199,11 @@ struct CatalogFiles {
             duration: try Self.map(g.path("duration"), count: n, of: Double.self),
             make: try Self.map(g.path("make"), count: n, of: Int32.self), model: try Self.map(g.path("model"), count: n, of: Int32.self),
             subtypes: try Self.map(g.path("subtypes"), count: n, of: Int64.self),
-            flags: try Self.map(g.path("flags"), count: n, of: UInt8.self))
+            flags: try Self.map(g.path("flags"), count: n, of: UInt8.self),
+            frameRate: try Self.map(g.path("frameRate"), count: n, of: Double.self),
+            bitRate: try Self.map(g.path("bitRate"), count: n, of: Int64.self),
+            videoCodec: try Self.map(g.path("videoCodec"), count: n, of: Int32.self),
+            audioCodec: try Self.map(g.path("audioCodec"), count: n, of: Int32.self))
         func table(_ name: String, entries: Int) throws(SystemError) -> ByteTable? {
             let starts = try Self.map(g.path(name + ".starts"), count: entries + 1, of: Int.self)
             guard let total = starts.last else { return nil }
@@ -225,7 +231,7 @@ struct CatalogFiles {
             previous = s
         }
         guard refs.allSatisfy({ $0 >= 0 && Int($0) < m.keywords }), Self.isPermutation(byID, count: n),
-              columns.make.allSatisfy({ $0 >= -1 && Int($0) < m.strings }), columns.model.allSatisfy({ $0 >= -1 && Int($0) < m.strings })
+              [columns.make, columns.model, columns.videoCodec, columns.audioCodec].allSatisfy({ $0.allSatisfy { $0 >= -1 && Int($0) < m.strings } })
         else { return nil }
         let snapshot = CatalogSnapshot(
             token: m.token, columns: columns, ids: ids, paths: paths,
@@ -299,6 +305,10 @@ struct CatalogFiles {
             try fixed[10].append(strings.intern(rec.model))
             try fixed[11].append(rec.subtypes)
             try fixed[12].append(CatalogColumns.flags(rec))
+            try fixed[13].append(rec.frameRate ?? .nan)
+            try fixed[14].append(rec.bitRate ?? CatalogColumns.noInteger)
+            try fixed[15].append(strings.intern(rec.videoCodec))
+            try fixed[16].append(strings.intern(rec.audioCodec))
             try ids.append(r.id.utf8)
             try paths.append(r.path)
             for w in keywords { try refs.append(words.intern(w)) }

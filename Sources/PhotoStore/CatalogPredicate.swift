@@ -158,12 +158,16 @@ enum CatalogPredicate {
             return compareOptional(c.operation, s, col.longitude, { $0.isNaN ? nil : $0 }, real)
         case .duration:
             return compareOptional(c.operation, s, col.duration, { $0.isNaN ? nil : $0 }, real)
+        case .frameRate:
+            return compareOptional(c.operation, s, col.frameRate, { $0.isNaN ? nil : $0 }, real)
+        case .bitRate:
+            return compareOptional(c.operation, s, col.bitRate, { $0 == CatalogColumns.noInteger ? nil : $0 }, integer)
         case .isFavorite, .isHidden:
             guard case .compare(let r, .boolean(let b)) = c.operation else { return none(s) }
             let wanted = (r == .equal) == b
             let flag = c.key == .isFavorite ? CatalogColumns.Flags.favorite : CatalogColumns.Flags.hidden
             return scan(col.flags) { ($0 & flag != 0) == wanted }
-        case .make, .model:
+        case .make, .model, .videoCodec, .audioCodec:
             return text(c, s)
         case .path:
             return path(c.operation, s)
@@ -252,14 +256,19 @@ enum CatalogPredicate {
 
     /// `make` and `model`: the comparison is decided once per distinct value, then looked up.
     static func text(_ c: PredicateComparison, _ s: CatalogSnapshot) -> Bitmap {
-        let isMake = c.key == .make
+        let column = switch c.key {
+        case .make: s.columns.make
+        case .videoCodec: s.columns.videoCodec
+        case .audioCodec: s.columns.audioCodec
+        default: s.columns.model
+        }
         var missingPasses = false
         let matches: (String) -> Bool
         switch c.operation {
         case .compare(.equal, .null):
-            return scan(isMake ? s.columns.make : s.columns.model) { $0 < 0 }
+            return scan(column) { $0 < 0 }
         case .compare(.notEqual, .null):
-            return scan(isMake ? s.columns.make : s.columns.model) { $0 >= 0 }
+            return scan(column) { $0 >= 0 }
         case .compare(.equal, .text(let t)):
             let f = Keywords.folded(t)
             matches = { $0 == f }
@@ -285,7 +294,7 @@ enum CatalogPredicate {
         }
         // Per interned value, and one more slot (index -1 + 1 = 0) for a missing one.
         let table = [missingPasses] + s.strings.map(matches)
-        return table.withUnsafeBufferPointer { t in scan(isMake ? s.columns.make : s.columns.model) { t[Int($0) + 1] } }
+        return table.withUnsafeBufferPointer { t in scan(column) { t[Int($0) + 1] } }
     }
 
     /// `path`: bytes, compared as they are.

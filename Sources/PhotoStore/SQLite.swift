@@ -279,6 +279,7 @@ public final class Statement {
     public func int64(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
     public func int(_ col: Int32) -> Int { Int(sqlite3_column_int64(handle, col)) }
     public func optionalInt(_ col: Int32) -> Int? { isNull(col) ? nil : int(col) }
+    public func optionalInt64(_ col: Int32) -> Int64? { isNull(col) ? nil : int64(col) }
     public func double(_ col: Int32) -> Double { sqlite3_column_double(handle, col) }
     public func optionalDouble(_ col: Int32) -> Double? { isNull(col) ? nil : double(col) }
     public func string(_ col: Int32) -> String {

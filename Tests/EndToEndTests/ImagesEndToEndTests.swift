@@ -158,7 +158,7 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test("Videos are unsupported, damaged files and over-limit images fail with a reason, bad requests are invalid; nothing crashes")
+    @Test("A video without a frame, damaged files and over-limit images fail with a reason, bad requests are invalid; nothing crashes")
     func errors() throws {
         let lib = try TemporaryDirectory("img-err-lib")
         let state = try TemporaryDirectory("img-err")
@@ -171,8 +171,10 @@ struct ImagesEndToEndTests {
             try Self.request(c, id: n, asset: asset, size: [256, 256])
             return try #require(try Self.answer(c, id: n).response["error"])
         }
+        // A hand-built MP4 with a track and no frame data: nothing to show, and no cover picture.
         let video = try error(try Self.asset(daemon, named: "clip.mp4"), 1)
-        #expect(video["code"]?.intValue == -32006)
+        #expect(video["code"]?.intValue == -32008)
+        #expect(video["data"]?["reason"]?.stringValue == "undecodable", "\(video)")
         let cut = try error(try Self.asset(daemon, named: "cut.jpg"), 2)
         #expect(cut["code"]?.intValue == -32008)
         #expect(cut["data"]?["reason"]?.stringValue == "corrupt", "\(cut)")
@@ -196,8 +198,113 @@ struct ImagesEndToEndTests {
         let cli = try run("photoctl", ["--socket", daemon.socket.string, "image", try Self.asset(daemon, named: "clip.mp4"),
                                        "--size", "64x64"])
         #expect(cli.status == 1)
-        #expect(cli.stdout.isEmpty && cli.stderr.contains("unsupported"))
-        #expect(try daemon.call("library.status")["images"]?["failed"]?.intValue == 2)
+        #expect(cli.stdout.isEmpty && cli.stderr.contains("undecodable"), "\(cli.stderr)")
+        #expect(try daemon.call("library.status")["images"]?["failed"]?.intValue == 4)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// The quadrant pattern as a clip (`seconds` of it, keyframes every half second), its
+    /// display matrix turned `degrees` clockwise as a phone writes a portrait clip.
+    static func patternClip(_ dir: TemporaryDirectory, _ name: String, width: Int, height: Int, degrees: Int = 0,
+                            video: [String] = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "15"],
+                            extra: [String] = []) throws -> [UInt8] {
+        let still = try dir.write("\(name).pattern.jpg", try pattern(width: width, height: height).encodeJPEG(quality: 95).bytes)
+        let out = dir(name)
+        try VideoFixtures.ffmpeg(["-loop", "1", "-framerate", "30", "-i", still.string, "-f", "lavfi", "-i", "sine", "-t", "3"]
+                                 + video + ["-c:a", "aac", "-shortest"] + extra + [out.string])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out.string)))
+        if degrees != 0 { try VideoFixtures.setMatrix(&bytes, degrees: degrees) }
+        dir.remove()
+        return bytes
+    }
+
+    @Test("Videos: posters upright at the size asked, the cover picture first for opportunistic, pre-cached, invalidated when the file changes; frame rate, codecs and bit rate in the record and in predicates",
+          .enabled(if: VideoFixtures.ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"))
+    func videos() throws {
+        let lib = try TemporaryDirectory("img-video-lib")
+        let state = try TemporaryDirectory("img-video")
+        let work = try TemporaryDirectory("img-video-work")
+        defer { lib.remove(); state.remove(); work.remove() }
+        try lib.write("phone/portrait.mp4", try Self.patternClip(try TemporaryDirectory("clip", in: work.path.string), "p.mp4",
+                                                                  width: 640, height: 360, degrees: 90))
+        try lib.write("cam/hevc.mov", try Self.patternClip(try TemporaryDirectory("clip", in: work.path.string), "h.mov", width: 480, height: 270,
+                                                           video: ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=none", "-tag:v", "hvc1"]))
+        let cover = work("cover.png")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "color=c=red:size=48x48", "-frames:v", "1", cover.string])
+        let covered = work("covered.mp4")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=640x480:rate=30", "-i", cover.string, "-t", "2", "-map", "0:v", "-map", "1:v",
+                                  "-c:v:0", "libx264", "-preset", "ultrafast", "-pix_fmt:v:0", "yuv420p", "-c:v:1", "png",
+                                  "-disposition:v:1", "attached_pic", "-an", covered.string])
+        try lib.write("cam/covered.mp4", [UInt8](try Data(contentsOf: URL(fileURLWithPath: covered.string))))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let c = try RawClient(daemon.socket)
+
+        // The record: what libavformat read.
+        let all = try daemon.allAssets()
+        let portrait = try #require(all.first { $0["path"]?.stringValue?.hasSuffix("/portrait.mp4") == true })
+        #expect(portrait["videoCodec"]?.stringValue == "h264" && portrait["audioCodec"]?.stringValue == "aac", "\(portrait)")
+        #expect(abs((portrait["frameRate"]?.doubleValue ?? 0) - 30) < 0.01)
+        #expect((portrait["bitRate"]?.intValue ?? 0) > 1000)
+        #expect(portrait["orientation"]?.intValue == 6)
+        let covers = try #require(all.first { $0["path"]?.stringValue?.hasSuffix("/covered.mp4") == true })
+        #expect(covers["audioCodec"] == .null)
+        for (predicate, expected) in [("videoCodec == \"HEVC\"", ["hevc.mov"]), ("audioCodec == null AND mediaType == \"video\"", ["covered.mp4"]),
+                                      ("frameRate BETWEEN 29.9 AND 30.1 AND bitRate > 1000", ["covered.mp4", "hevc.mov", "portrait.mp4"])] {
+            let page = try daemon.call("assets.fetch", ["predicate": .string(predicate), "sort": "path"])
+            let names = (page["assets"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) }
+            #expect(names.sorted() == expected, "\(predicate): \(names)")
+        }
+
+        // A phone's portrait clip: upright, fit in 256×256 → 144×256.
+        let id = try Self.asset(daemon, named: "portrait.mp4")
+        try Self.request(c, id: 1, asset: id, size: [256, 256])
+        let result = try #require(try Self.answer(c, id: 1).response["result"])
+        let path = try #require(result["path"]?.stringValue)
+        let (size, quadrants) = try Self.inspect(path)
+        #expect(size == PixelSize(width: 144, height: 256) && result["width"]?.intValue == 144, "\(size)")
+        // Turned 90° clockwise: blue, red / white, green.
+        #expect(Self.near(quadrants[0], [30, 40, 210]) && Self.near(quadrants[1], [220, 30, 30]), "\(quadrants)")
+        #expect(Self.near(quadrants[2], [240, 240, 240]) && Self.near(quadrants[3], [30, 200, 40]), "\(quadrants)")
+        let cli = try run("photoctl", ["--socket", daemon.socket.string, "image", id, "--size", "256x256"])
+        #expect(cli.status == 0 && cli.stdout == path + "\n", "\(cli)")
+
+        // Opportunistic: the cover picture first, then the poster.
+        let coverID = try Self.asset(daemon, named: "covered.mp4")
+        try Self.request(c, id: 2, asset: coverID, size: [320, 320], delivery: "opportunistic")
+        let (final, before) = try Self.answer(c, id: 2)
+        let degraded = try #require(before.first { $0["method"]?.stringValue == "images.degraded" }, "no cover picture first")
+        #expect(degraded["params"]?["width"]?.intValue == 48 && degraded["params"]?["height"]?.intValue == 48, "\(degraded)")
+        let poster = try #require(final["result"])
+        #expect(poster["width"]?.intValue == 320 && poster["height"]?.intValue == 240 && poster["isDegraded"]?.boolValue == false)
+
+        // Pre-caching renders videos too.
+        let hevc = try Self.asset(daemon, named: "hevc.mov")
+        let library = PhotoLibrary(socket: daemon.socket)
+        let started = try library.startCachingImages(for: [hevc], width: 200, height: 200)
+        #expect(started.queued == 1 && started.skipped.isEmpty, "\(started)")
+        let deadline = TestTime.deadline(.seconds(30))
+        while try daemon.call("library.status")["images"]?["preRendered"]?.intValue != 1, ContinuousClock.now < deadline { usleep(20_000) }
+        try Self.request(c, id: 3, asset: hevc, size: [200, 200])
+        let cached = try #require(try Self.answer(c, id: 3).response["result"])
+        #expect(cached["width"]?.intValue == 200 && cached["height"]?.intValue == 113 || cached["height"]?.intValue == 112, "\(cached)")
+        #expect(try daemon.call("library.status")["images"]?["preRendered"]?.intValue == 1)
+
+        // The file replaced by another clip: its old images go, the next poster is of the new one.
+        try lib.write("phone/portrait.mp4", try Self.patternClip(try TemporaryDirectory("clip", in: work.path.string), "q.mp4",
+                                                                  width: 640, height: 360))
+        let changed = TestTime.deadline(.seconds(30))
+        var after: JSONValue?
+        while ContinuousClock.now < changed {
+            let a = try daemon.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/portrait.mp4") == true }
+            if a?["orientation"]?.intValue == 1 { after = a; break }
+            usleep(50_000)
+        }
+        #expect(after?["id"]?.stringValue == id, "the replaced clip keeps its asset: \(String(describing: after))")
+        try Self.request(c, id: 4, asset: id, size: [256, 256])
+        let landscape = try #require(try Self.answer(c, id: 4).response["result"])
+        #expect(landscape["path"]?.stringValue != path && landscape["width"]?.intValue == 256 && landscape["height"]?.intValue == 144,
+                "\(landscape)")
         #expect(daemon.stop() == 0)
     }
 

@@ -24,6 +24,10 @@ struct StoredAsset {
     var latitude: Double?
     var longitude: Double?
     var duration: Double?
+    var frameRate: Double?
+    var bitRate: Int64?
+    var videoCodec: String?
+    var audioCodec: String?
     var addedAt: Int64
     var fileKeywords: [String]
     var taggerKeywords: [String]
@@ -111,8 +115,8 @@ enum Reference {
                 guard case .integer(let i) = v else { preconditionFailure() }
                 return i
             }
-        case .latitude, .longitude, .duration:
-            let lhs = c.key == .latitude ? a.latitude : c.key == .longitude ? a.longitude : a.duration
+        case .latitude, .longitude, .duration, .frameRate:
+            let lhs = c.key == .latitude ? a.latitude : c.key == .longitude ? a.longitude : c.key == .duration ? a.duration : a.frameRate
             return relate(lhs, c.operation) { v in
                 guard case .real(let d) = v else { preconditionFailure() }
                 return d
@@ -122,8 +126,13 @@ enum Reference {
                 guard case .boolean(let b) = v else { preconditionFailure() }
                 return b ? 1 : 0
             }
-        case .make, .model:
-            let lhs = c.key == .make ? a.make : a.model
+        case .bitRate:
+            return relate(a.bitRate, c.operation) { v in
+                guard case .integer(let i) = v else { preconditionFailure() }
+                return i
+            }
+        case .make, .model, .videoCodec, .audioCodec:
+            let lhs = c.key == .make ? a.make : c.key == .model ? a.model : c.key == .videoCodec ? a.videoCodec : a.audioCodec
             func text(_ v: PredicateValue) -> String {
                 guard case .text(let s) = v else { preconditionFailure() }
                 return s
@@ -189,6 +198,10 @@ struct QueryFixture {
     static let latitudes: [Double?] = [nil, -33.5, 0, 48.8566, 151.25]
     static let longitudes: [Double?] = [nil, 151.25, -0.0, 2.3522]
     static let durations: [Double?] = [nil, 0.5, 3, 60]
+    static let frameRates: [Double?] = [nil, 23.976, 30, 120, 240]
+    static let bitRates: [Int64?] = [nil, 0, 64_000, 12_000_000]
+    static let videoCodecs: [String?] = [nil, "h264", "hevc", "HEVC", "vp9", "av1", "mpeg4"]
+    static let audioCodecs: [String?] = [nil, "aac", "opus", "pcm_s16le"]
     static let added: [Int64] = [0, 1, 1000, 5 * day, 40 * day, 400 * day].map { now - $0 }
     static let fileKeywords = ["beach", "Sea", "sand", "Paris", "100%", "a_b", "Ärger"]
     static let taggerKeywords = ["BEACH", "dog", "Cat", "paris", "ärger"]
@@ -223,7 +236,9 @@ struct QueryFixture {
                 pixelWidth: Self.sizes.randomElement(using: &g)!, pixelHeight: Self.sizes.randomElement(using: &g)!,
                 latitude: Self.latitudes.randomElement(using: &g)!, longitude: Self.longitudes.randomElement(using: &g)!,
                 make: Self.makes.randomElement(using: &g)!, model: Self.models.randomElement(using: &g)!,
-                duration: Self.durations.randomElement(using: &g)!, keywords: keywords)
+                duration: Self.durations.randomElement(using: &g)!, frameRate: Self.frameRates.randomElement(using: &g)!,
+                videoCodec: Self.videoCodecs.randomElement(using: &g)!, audioCodec: Self.audioCodecs.randomElement(using: &g)!,
+                bitRate: Self.bitRates.randomElement(using: &g)!, keywords: keywords)
             files.append(FileOutcome(directory: PathBytes(directory), name: name,
                                      identity: FileIdentity(fsid: 7, inode: UInt64(i + 1), size: 1000, mtimeNanoseconds: 99),
                                      fingerprint: UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15, kind: .media(meta), isSoleNewMember: true))
@@ -289,7 +304,7 @@ struct QueryFixture {
             let s = try r.connection.statement("""
                 SELECT a.id, a.path, d.path, a.media_type, a.subtypes, a.local_datetime, a.day, a.pixel_width, a.pixel_height,
                        a.is_favorite, a.is_hidden, a.deleted_at, a.make, a.model, a.latitude, a.longitude, a.duration,
-                       a.added_at, a.keywords
+                       a.added_at, a.keywords, a.frame_rate, a.bit_rate, a.video_codec, a.audio_codec
                 FROM assets a LEFT JOIN directories d ON d.id = a.directory_id
                 """)
             var rows: [StoredAsset] = []
@@ -301,7 +316,8 @@ struct QueryFixture {
                     width: s.optionalInt(7), height: s.optionalInt(8), favorite: s.int(9) != 0, hidden: s.int(10) != 0,
                     deletedAt: s.isNull(11) ? nil : s.int64(11), make: s.optionalString(12), model: s.optionalString(13),
                     latitude: s.optionalDouble(14), longitude: s.optionalDouble(15), duration: s.optionalDouble(16),
-                    addedAt: s.int64(17),
+                    frameRate: s.optionalDouble(19), bitRate: s.optionalInt64(20), videoCodec: s.optionalString(21),
+                    audioCodec: s.optionalString(22), addedAt: s.int64(17),
                     fileKeywords: s.optionalString(18).map { $0.split(separator: "\n").map(String.init) } ?? [],
                     taggerKeywords: taggers[s.string(0)] ?? []))
             }
@@ -493,10 +509,12 @@ struct PredicateGenerator {
             if chance(4) { return .instant(milliseconds: a.addedAt / QueryFixture.day * QueryFixture.day) }
             return .instant(milliseconds: a.addedAt + pick([0, 0, 1, -1, 1000]))
         case .pixelWidth, .pixelHeight: return .integer(pick([-1, 0, 1, 640, 641, 4000, 6000, 9999]))
-        case .latitude, .longitude, .duration:
-            return .real(pick([-100, -33.5, 0, 1e-5, 0.5, 2.3522, 3, 48.8566, 60, 151.25]))
+        case .bitRate: return .integer(pick([-1, 0, 64_000, 64_001, 12_000_000]))
+        case .latitude, .longitude, .duration, .frameRate:
+            return .real(pick([-100, -33.5, 0, 1e-5, 0.5, 2.3522, 3, 23.976, 48.8566, 60, 100, 151.25]))
         case .isFavorite, .isHidden: return .boolean(chance(2))
         case .make, .model: return .text(pick(Self.texts))
+        case .videoCodec, .audioCodec: return .text(pick(["h264", "HEVC", "hev", "aac", "Opus", "pcm", "", "%"]))
         case .keywords: return .text(pick(Self.keywords))
         case .path:
             var p = a.path

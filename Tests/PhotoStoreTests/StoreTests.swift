@@ -67,6 +67,42 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// What migration 009 added, taken away again (a database of an earlier version).
+    static let withoutVideoFields = ["files", "tombstones", "assets"].flatMap { table in
+        ["frame_rate", "video_codec", "audio_codec", "bit_rate"].map { "ALTER TABLE \(table) DROP COLUMN \($0);" }
+    }.joined(separator: "\n")
+
+    @Test("Migration 009 adds a video's frame rate, codecs and bit rate to files, tombstones and assets; rows before it read with none")
+    func videoFields() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            _ = try db.write { try $0.registerRoots([Self.root]) }
+            _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/v/1.mp4", inode: 1, .media(Make.media(date: "2020-05-01T10:00:00")))]), now: 1) }
+            _ = try db.write { w in try w.connection.execute(Self.withoutVideoFields + "PRAGMA user_version = 8;") }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("PRAGMA user_version").int64 } == Int64(Schema.currentVersion))
+        let old = try #require(try assets(db).first)
+        #expect(old.frameRate == nil && old.videoCodec == nil && old.audioCodec == nil && old.bitRate == nil)
+        var video = Make.media(date: "2021-01-01T00:00:00")
+        video.mediaType = .video
+        video.format = "mp4"
+        video.frameRate = 29.97
+        video.videoCodec = "hevc"
+        video.audioCodec = "aac"
+        video.bitRate = 12_345_678
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/v/2.mp4", inode: 2, .media(video))]), now: 2) }
+        let new = try #require(try assets(db).first { $0.path == PathBytes("/lib/v/2.mp4") })
+        #expect(new.frameRate == 29.97 && new.videoCodec == "hevc" && new.audioCodec == "aac" && new.bitRate == 12_345_678)
+        for table in ["files", "tombstones", "assets"] {
+            let columns = try db.read { r in
+                try r.connection.scalar("SELECT group_concat(name) FROM pragma_table_info('\(table)') WHERE name IN ('frame_rate', 'video_codec', 'audio_codec', 'bit_rate')").string
+            }
+            #expect(columns?.split(separator: ",").count == 4, "\(table): \(columns ?? "")")
+        }
+    }
+
     @Test("Migration 005 gives each folder album its first and last capture times, from its visible assets; 006 narrows the capture-order index")
     func albumDates() throws {
         defer { dir.remove() }
@@ -95,7 +131,7 @@ struct StoreTests {
                     ALTER TABLE tombstones ADD COLUMN capture_instant INTEGER;
                     CREATE INDEX assets_day ON assets(day, local_datetime, path, id);
                     PRAGMA user_version = 4;
-                    """)
+                    """ + Self.withoutVideoFields)
             }
         }
         let db = try open()
@@ -147,7 +183,7 @@ struct StoreTests {
                     DROP INDEX assets_order; CREATE INDEX assets_order ON assets(local_datetime, path);
                     DROP INDEX files_identity; CREATE INDEX files_identity ON files(fsid, inode);
                     PRAGMA user_version = 7;
-                    """)
+                    """ + Self.withoutVideoFields)
                 #expect(try w.connection.scalar("SELECT count(*) FROM files WHERE date_source = 'fileName'").int64 == 1)
             }
         }

@@ -368,6 +368,22 @@ public enum Schema {
                 WHEN 'exifModified' THEN 'M' WHEN 'quicktime' THEN 'Q' WHEN 'fileName' THEN 'N' WHEN 'fileModified' THEN 'F'
                 ELSE date_source END WHERE date_source IS NOT NULL;
             """),
+        Migration(name: "009_video_fields", sql: """
+            -- A video's frame rate, codecs and bit rate (`MediaFields`), read by libavformat. The
+            -- files indexed before are read again once (`MediaFileReader.rulesVersion` 3).
+            ALTER TABLE files ADD COLUMN frame_rate REAL;
+            ALTER TABLE files ADD COLUMN video_codec TEXT;
+            ALTER TABLE files ADD COLUMN audio_codec TEXT;
+            ALTER TABLE files ADD COLUMN bit_rate INTEGER;
+            ALTER TABLE tombstones ADD COLUMN frame_rate REAL;
+            ALTER TABLE tombstones ADD COLUMN video_codec TEXT;
+            ALTER TABLE tombstones ADD COLUMN audio_codec TEXT;
+            ALTER TABLE tombstones ADD COLUMN bit_rate INTEGER;
+            ALTER TABLE assets ADD COLUMN frame_rate REAL;
+            ALTER TABLE assets ADD COLUMN video_codec TEXT;
+            ALTER TABLE assets ADD COLUMN audio_codec TEXT;
+            ALTER TABLE assets ADD COLUMN bit_rate INTEGER;
+            """),
     ]
 
     /// The `user_version` this build writes.
