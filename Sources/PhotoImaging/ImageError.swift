@@ -48,7 +48,9 @@ public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
         case .fileTooLarge(let bytes, let limit):
             return "tooLarge: the file is \(bytes) bytes, over the limit of \(limit) bytes"
         case .corrupt(let reason): return "corrupt: \(reason)"
-        case .undecodable(let reason): return "undecodable: a valid image no decoder here renders: \(reason)"
+        case .undecodable(let reason):
+            // A video's reason says it all ("video: the file has no video stream").
+            return reason.hasPrefix("video: ") ? "undecodable: \(reason)" : "undecodable: a valid image no decoder here renders: \(reason)"
         case .unreadable(let errno, let message): return "unreadable: \(message) (errno \(errno))"
         case .invalidRequest(let message): return "invalidRequest: \(message)"
         case .timedOut(let message): return "timeout: \(message)"
