@@ -7,9 +7,11 @@
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
+#include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +64,19 @@ static int fail(char *error, size_t len, int code, const char *message) {
     return code;
 }
 
+/// Once per process, on whichever thread gets here first.
+static void setup(void) {
+    // photod reports failures itself; FFmpeg's own lines would go to stderr, the journal.
+    av_log_set_level(AV_LOG_QUIET);
+    // No single allocation of FFmpeg's over 128 MiB: a crafted header's entry count (a 3 KB
+    // MP4 asked for 256 MiB of sample table) fails instead. A frame plane of 8K video is
+    // 33 MiB; the largest real sample tables, tens of MiB.
+    av_max_alloc(128 << 20);
+}
+
 static void quiet_once(void) {
-    static int done = 0;
-    if (!done) {
-        // photod reports failures itself; FFmpeg's own lines would go to stderr, the journal.
-        av_log_set_level(AV_LOG_QUIET);
-        done = 1;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup);
 }
 
 // MARK: Input

@@ -61,6 +61,18 @@ enum BMFF {
         var extents: [(offset: Int64, length: Int64)] = []
     }
 
+    /// The traits an `auxC` type URN gives: Apple's HDR gain map (`urn:com:apple:photo:2020:aux:hdrgainmap`);
+    /// a depth or disparity map — MPEG's (`urn:mpeg:hevc:2015:auxid:2`,
+    /// `urn:mpeg:mpegB:cicp:systems:auxiliary:depth`) and Apple's (`…:aux:depth`, `…:aux:disparity`).
+    /// Mattes (`…:aux:portraiteffectsmatte`) and alpha (`auxid:1`) give none.
+    static func auxiliaryTraits(_ urn: [UInt8]) -> MediaTraits {
+        let text = String(decoding: urn.prefix { $0 != 0 }, as: UTF8.self).lowercased()
+        var t: MediaTraits = []
+        if text.hasSuffix(":hdrgainmap") { t.insert(.hdr) }
+        if text == "urn:mpeg:hevc:2015:auxid:2" || text.hasSuffix(":depth") || text.hasSuffix(":disparity") { t.insert(.depth) }
+        return t
+    }
+
     static func parse(_ input: inout Input, _ meta: inout MediaMetadata, exif: inout ExifFields?,
                       xmp: inout XMPFields?) throws(MetadataError) {
         var s = State()
@@ -221,6 +233,12 @@ enum BMFF {
             case fcc("imir"):
                 let d = try payload(1)
                 s.properties.append(d.count == 1 ? .mirror(axis: Int(d[0] & 1)) : .other)
+            case fcc("auxC"):
+                // An auxiliary image's kind (after the full box's version and flags): what an
+                // iPhone's HDR gain map and a portrait photo's depth or disparity map say.
+                let d = try payload(260)
+                if d.count > 4 { meta.traits.formUnion(auxiliaryTraits(d.array(4, d.count - 4))) }
+                s.properties.append(.other)
             default:
                 s.properties.append(.other)
             }
@@ -330,6 +348,8 @@ enum BMFF {
             let typeAt = version == 2 ? 8 : 10
             let itemType = d.fourCC(typeAt)
             s.itemTypes[id] = itemType
+            // ISO 21496-1's gain map item (AVIF, HEIF).
+            if itemType == fcc("tmap") { meta.traits.insert(.hdr) }
             if itemType == fcc("mime"), d.find(Array("application/rdf+xml".utf8), from: typeAt + 4) != nil {
                 s.xmpItems.append(id)
             }

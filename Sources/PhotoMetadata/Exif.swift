@@ -17,6 +17,8 @@ struct ExifFields: Sendable, Hashable {
     var longitude: Double?
     var altitude: Double?
     var contentIdentifier: String?
+    /// Apple's MakerNote says the photo is an HDR capture (HDRImageType 3).
+    var appleHDR = false
 
     /// Fills the fields `other` has and this one lacks (a RAW's second EXIF block, CR3's parts).
     mutating func merge(_ other: ExifFields) {
@@ -33,6 +35,7 @@ struct ExifFields: Sendable, Hashable {
         if latitude == nil, longitude == nil { latitude = other.latitude; longitude = other.longitude }
         altitude = altitude ?? other.altitude
         contentIdentifier = contentIdentifier ?? other.contentIdentifier
+        appleHDR = appleHDR || other.appleHDR
     }
 }
 
@@ -52,9 +55,7 @@ enum ExifReader {
               let layout = try? walker.walk(.exif) else { return nil }
         var fields = decode(layout: layout)
         warnings += layout.warnings.map { "EXIF: " + $0 }
-        if let mn = layout.makerNote, fields.make == "Apple" {
-            fields.contentIdentifier = appleContentIdentifier(tiff.slice(mn.offset, mn.count))
-        }
+        if let mn = layout.makerNote, fields.make == "Apple" { fields.applyAppleMakerNote(tiff.slice(mn.offset, mn.count)) }
         return fields
     }
 
@@ -66,26 +67,48 @@ enum ExifReader {
     }
 
     /// Apple's ContentIdentifier (tag 0x11 of the `Apple iOS` maker note), which pairs a Live
-    /// Photo's image and video. The maker note is a big-endian IFD at offset 14 whose value
-    /// offsets count from the maker note's start.
-    static func appleContentIdentifier(_ note: ByteView) -> String? {
-        guard note.matches("Apple iOS\0"), note.count >= 16 else { return nil }
+    /// Photo's image and video.
+    static func appleContentIdentifier(_ note: ByteView) -> String? { appleMakerNote(note).contentIdentifier }
+
+    /// What photod reads of the `Apple iOS` maker note: a big-endian IFD at offset 14 whose value
+    /// offsets count from the maker note's start. Tag 0x11, ContentIdentifier (pairs a Live
+    /// Photo's image and video); tag 0x0A, HDRImageType (3: an HDR capture; 4: the normal
+    /// exposure kept beside it), as exiftool's Apple tables name them.
+    static func appleMakerNote(_ note: ByteView) -> (contentIdentifier: String?, hdr: Bool) {
+        guard note.matches("Apple iOS\0"), note.count >= 16 else { return (nil, false) }
         let little = note.matches("II", at: 12)
         let n = little ? note.le16(14) : note.be16(14)
-        guard n > 0, n < 200, note.has(16, 12 * n) else { return nil }
+        guard n > 0, n < 200, note.has(16, 12 * n) else { return (nil, false) }
+        var id: String?, hdr = false
         for i in 0..<n {
             let e = 16 + 12 * i
             let tag = little ? note.le16(e) : note.be16(e)
-            guard tag == 0x11 else { continue }
             let type = little ? note.le16(e + 2) : note.be16(e + 2)
             let count = Int(little ? note.le32(e + 4) : note.be32(e + 4))
-            guard type == 2, count > 0, count < 256 else { return nil }
-            if count <= 4 { return cleanText(note.array(e + 8, count)) }
-            let off = Int(little ? note.le32(e + 8) : note.be32(e + 8))
-            guard note.has(off, count) else { return nil }
-            return cleanText(note.array(off, count))
+            switch tag {
+            case 0x11 where type == 2 && count > 0 && count < 256:
+                if count <= 4 {
+                    id = cleanText(note.array(e + 8, count))
+                } else {
+                    let off = Int(little ? note.le32(e + 8) : note.be32(e + 8))
+                    if note.has(off, count) { id = cleanText(note.array(off, count)) }
+                }
+            case 0x0A where (type == 9 || type == 4) && count == 1:  // SLONG or LONG, inline
+                hdr = (little ? note.le32(e + 8) : note.be32(e + 8)) == 3
+            default:
+                break
+            }
         }
-        return nil
+        return (id, hdr)
+    }
+}
+
+extension ExifFields {
+    /// Takes what Apple's maker note says (`ExifReader.appleMakerNote`).
+    mutating func applyAppleMakerNote(_ note: ByteView) {
+        let (id, hdr) = ExifReader.appleMakerNote(note)
+        contentIdentifier = id
+        appleHDR = hdr
     }
 }
 

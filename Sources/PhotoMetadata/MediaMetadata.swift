@@ -113,6 +113,9 @@ public struct MediaMetadata: Sendable, Hashable {
     public var userComment: String?
     /// EXIF Software.
     public var software: String?
+    /// What the bytes say about how the file was made: a gain map or an HDR capture, a depth
+    /// map, more than one frame (`MediaTraits`).
+    public var traits: MediaTraits = []
     /// Problems that did not stop the read ("EXIF GPS IFD offset out of range, ignored").
     public var warnings: [String]
 

@@ -45,7 +45,9 @@ public struct MetadataReader: Sendable {
         case .tiff: try TIFFFile.parse(&input, &meta, exif: &exif, xmp: &xmp, fileName: fileName)
         case .png: try PNG.parse(&input, &meta, exif: &exif, xmp: &xmp, mng: false)
         case .mng: try PNG.parse(&input, &meta, exif: &exif, xmp: &xmp, mng: true)
-        case .gif: Stills.gif(head, &meta)
+        case .gif:
+            Stills.gif(head, &meta)
+            if try Stills.gifFrames(&input, atLeast: 2) >= 2 { meta.traits.insert(.animated) }
         case .bmp: Stills.bmp(head, &meta)
         case .ico: Stills.ico(head, &meta)
         case .bpg: Stills.bpg(head, &meta)
@@ -68,6 +70,10 @@ public struct MetadataReader: Sendable {
             meta.keywords = xmp.keywords
             // Editors that write no EXIF (PNG, WebP, some JPEGs) put the orientation in XMP.
             if meta.orientation == nil, meta.mediaType == .image, !meta.format.isHEIF { meta.orientation = xmp.orientation }
+            if meta.mediaType == .image {
+                if xmp.hasGainMap { meta.traits.insert(.hdr) }
+                if xmp.hasDepthMap { meta.traits.insert(.depth) }
+            }
         }
         // The rule between an asset and an error row: a file recognisably of a media format
         // (its signature) with any usable structure — a frame or header size, EXIF, XMP, a date,
@@ -125,5 +131,6 @@ public struct MetadataReader: Sendable {
         }
         if let alt = e.altitude { meta.altitude = alt }
         if let id = e.contentIdentifier { meta.contentIdentifier = id }
+        if e.appleHDR { meta.traits.insert(.hdr) }
     }
 }

@@ -36,6 +36,8 @@ enum PNG {
                 }
             case fcc("acTL") where !sawIDAT && !mng:
                 meta.format = .apng
+                // num_frames: an APNG may hold a single frame.
+                if let d = try input.view(at: dataAt, count: 4), d.be32(0) > 1 { meta.traits.insert(.animated) }
             case fcc("IDAT"), fcc("JDAT"):
                 sawIDAT = true
             case fcc("eXIf") where exif == nil:

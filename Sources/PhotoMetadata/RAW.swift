@@ -12,7 +12,7 @@ enum TIFFFile {
         meta.warnings += layout.warnings.map { "TIFF: " + $0 }
         var fields = ExifReader.decode(layout: layout)
         if let mn = layout.makerNote, fields.make == "Apple", let note = try input.view(at: Int64(mn.offset), count: mn.count) {
-            fields.contentIdentifier = ExifReader.appleContentIdentifier(note)
+            fields.applyAppleMakerNote(note)
         }
         exif = fields
         meta.format = classify(layout, make: fields.make, head: input.headView, fileName: fileName)

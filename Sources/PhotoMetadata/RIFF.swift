@@ -11,6 +11,7 @@ enum RIFF {
         var items = 0
         var canvas: (Int, Int)?
         var bitstream: (Int, Int)?
+        var frames = 0
         while items < 1000, let h = try input.view(at: pos, count: 8) {
             items += 1
             let type = h.fourCC(0)
@@ -38,6 +39,8 @@ enum RIFF {
                 }
             case fcc("XMP ") where xmp == nil:
                 xmp = XMP.scan(try input.view(at: dataAt, upTo: Int(length)))
+            case fcc("ANMF"):
+                frames += 1
             default:
                 break
             }
@@ -46,6 +49,7 @@ enum RIFF {
         }
         if let (w, h) = canvas ?? bitstream { Stills.setSize(&meta, w, h) }
         if canvas == nil && bitstream == nil { meta.warnings.append("WebP has no image header") }
+        if frames > 1 { meta.traits.insert(.animated) }
     }
 
     static func avi(_ input: inout Input, _ meta: inout MediaMetadata) throws(MetadataError) {

@@ -7,6 +7,62 @@ enum Stills {
         setSize(&meta, h.le16(6), h.le16(8))
     }
 
+    /// GIF: how many frames (image descriptors) there are, counting up to `atLeast` (the walk
+    /// stops there). The blocks are walked by their lengths in windows of the file; a first
+    /// frame's data larger than `gifWalkLimit` ends the walk (then a NETSCAPE2.0 or ANIMEXTS1.0
+    /// looping extension before it counts as animation, which is what it announces).
+    static func gifFrames(_ input: inout Input, atLeast: Int) throws(MetadataError) -> Int {
+        var window = try input.view(at: 0, upTo: min(Limits.maxRead, gifWalkLimit))
+        var base: Int64 = 0
+        var pos: Int64 = 13
+        var frames = 0, looping = false
+        // The byte at `at` of the file, the window moved forward when needed; nil at the end.
+        func byte(_ at: Int64) throws(MetadataError) -> UInt8? {
+            if at - base >= Int64(window.count) {
+                guard at < Int64(gifWalkLimit), at < input.size else { return nil }
+                base = at
+                window = try input.view(at: at, upTo: min(Limits.maxRead, gifWalkLimit - Int(at)))
+                if window.count == 0 { return nil }
+            }
+            return window[Int(at - base)]
+        }
+        // Skips a chain of sub-blocks starting at `pos`; false when it runs off the end.
+        func skipSubBlocks() throws(MetadataError) -> Bool {
+            while let n = try byte(pos) {
+                pos += 1
+                if n == 0 { return true }
+                pos += Int64(n)
+            }
+            return false
+        }
+        guard let flags = try byte(10) else { return 0 }
+        if flags & 0x80 != 0 { pos += 3 << (Int64(flags & 7) + 1) }
+        while frames < atLeast, let introducer = try byte(pos) {
+            switch introducer {
+            case 0x2C:  // image descriptor: 9 bytes, a local colour table, the LZW code size, data
+                frames += 1
+                guard frames < atLeast, let packed = try byte(pos + 9) else { break }
+                pos += 10
+                if packed & 0x80 != 0 { pos += 3 << (Int64(packed & 7) + 1) }
+                pos += 1
+                guard try skipSubBlocks() else { return looping ? max(frames, atLeast) : frames }
+            case 0x21:  // extension: a label, then sub-blocks
+                if try byte(pos + 1) == 0xFF, try byte(pos + 2) == 11 {
+                    let id = (0..<11).compactMap { k in try? byte(pos + 3 + Int64(k)) }
+                    if id == Array("NETSCAPE2.0".utf8) || id == Array("ANIMEXTS1.0".utf8) { looping = true }
+                }
+                pos += 2
+                guard try skipSubBlocks() else { return looping ? max(frames, atLeast) : frames }
+            default:  // the trailer (0x3B) or damage
+                return frames
+            }
+        }
+        return frames
+    }
+
+    /// Bytes of a GIF walked for its frames, at most.
+    static let gifWalkLimit = 16 << 20
+
     /// BMP: the DIB header's width and height (a negative height means top-down rows).
     static func bmp(_ h: ByteView, _ meta: inout MediaMetadata) {
         let dib = h.le32(14)

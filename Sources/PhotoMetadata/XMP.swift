@@ -13,6 +13,12 @@ struct XMPFields: Sendable, Hashable {
     var keywords: [String] = []
     /// `tiff:Orientation`, 1–8 (EXIF's values), which editors write when the file has no EXIF.
     var orientation: Int?
+    /// A gain map: Ultra HDR's and Adobe's `hdrgm` namespace, Apple's HDRGainMap one, or a
+    /// container item of semantic `GainMap`.
+    var hasGainMap = false
+    /// A depth map: Google's `GDepth` properties (the map itself in the extended packet), or a
+    /// Dynamic Depth container item of semantic `Depth`.
+    var hasDepthMap = false
 }
 
 /// A bounded byte scanner for the few XMP properties photod reads, in attribute form
@@ -31,6 +37,9 @@ enum XMP {
     static let subjectClose = Array("</dc:subject>".utf8)
     static let liOpen = Array("<rdf:li".utf8)
     static let liClose = Array("</rdf:li>".utf8)
+    static let gainMapMarkers = ["http://ns.adobe.com/hdr-gain-map/1.0/", "http://ns.apple.com/HDRGainMap/1.0/",
+                                 "Semantic=\"GainMap\""].map { Array($0.utf8) }
+    static let depthMapMarkers = ["GDepth:Format", "GDepth:Mime", "GDepth:Data", "Semantic=\"Depth\""].map { Array($0.utf8) }
 
     /// Scans a packet (at most `Limits.maxRead` bytes are looked at).
     static func scan(_ packet: ByteView) -> XMPFields {
@@ -54,6 +63,8 @@ enum XMP {
         if let v = value(of: orientationName, in: p), let o = cleanText(v).flatMap({ Int($0) }), (1...8).contains(o) {
             f.orientation = o
         }
+        f.hasGainMap = gainMapMarkers.contains { find($0, in: p, from: 0) != nil }
+        f.hasDepthMap = depthMapMarkers.contains { find($0, in: p, from: 0) != nil }
         if let open = find(subjectOpen, in: p, from: 0) {
             let end = find(subjectClose, in: p, from: open) ?? p.count
             var i = open

@@ -41,6 +41,11 @@ public struct MediaFields: Sendable, Hashable {
     public var audioCodec: String?
     /// A video's bits per second (the container's figure, else its bytes over its duration).
     public var bitRate: Int64?
+    /// The rate a video was recorded at when it differs from how it plays (Android's
+    /// `com.android.capture.fps`): above the frame rate for slow motion, below for a time-lapse.
+    public var captureFrameRate: Double?
+    /// What the file's bytes say about how it was made (HDR, a depth map, animation).
+    public var traits: MediaTraits
     /// XMP rating 0–5, when present.
     public var rating: Int?
     /// XMP `dc:subject` keywords.
@@ -55,7 +60,8 @@ public struct MediaFields: Sendable, Hashable {
                 pixelWidth: Int? = nil, pixelHeight: Int? = nil, orientation: Int = 1, latitude: Double? = nil,
                 longitude: Double? = nil, altitude: Double? = nil, make: String? = nil, model: String? = nil,
                 lensModel: String? = nil, duration: Double? = nil, frameRate: Double? = nil, videoCodec: String? = nil,
-                audioCodec: String? = nil, bitRate: Int64? = nil, rating: Int? = nil, keywords: [String] = [],
+                audioCodec: String? = nil, bitRate: Int64? = nil, captureFrameRate: Double? = nil,
+                traits: MediaTraits = [], rating: Int? = nil, keywords: [String] = [],
                 userComment: String? = nil, contentIdentifier: String? = nil) {
         self.mediaType = mediaType
         self.format = format
@@ -75,6 +81,8 @@ public struct MediaFields: Sendable, Hashable {
         self.videoCodec = videoCodec
         self.audioCodec = audioCodec
         self.bitRate = bitRate
+        self.captureFrameRate = captureFrameRate
+        self.traits = traits
         self.rating = rating
         self.keywords = keywords
         self.userComment = userComment

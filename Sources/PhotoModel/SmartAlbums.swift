@@ -4,9 +4,10 @@ public struct SmartAlbum: Sendable, Hashable {
     /// The smart albums photod has, in the order clients list them.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
         /// All Photos, Favorites, Videos, Recently Added, Screenshots, Panoramas, Selfies, Live Photos,
-        /// RAW, Hidden, Recently Deleted: `SmartAlbums.all` documents each rule.
-        case allPhotos, favorites, videos, recentlyAdded, screenshots, panoramas, selfies, livePhotos, raw, hidden,
-             recentlyDeleted
+        /// RAW, Slo-mo, Time-lapse, Animated, Portrait, Hidden, Recently Deleted: `SmartAlbums.all`
+        /// documents each rule.
+        case allPhotos, favorites, videos, recentlyAdded, screenshots, panoramas, selfies, livePhotos, raw, slomo, timelapses,
+             animated, depthEffect, hidden, recentlyDeleted
     }
 
     /// How a smart album orders its assets.
@@ -102,6 +103,17 @@ public enum SmartAlbums {
                    rule: "Visible images with subtype live: a still paired with its motion video."),
         SmartAlbum(kind: .raw, title: "RAW", subtype: "smartAlbumRAW",
                    rule: "Visible images with subtype raw: a camera RAW file, alone or paired with a JPEG/HEIC."),
+        SmartAlbum(kind: .slomo, title: "Slo-mo", subtype: "smartAlbumSlomoVideos",
+                   rule: "Visible videos with subtype highFrameRate: a nominal frame rate of 100 fps or more, or an "
+                       + "Android capture rate (com.android.capture.fps) of 100 fps or more."),
+        SmartAlbum(kind: .timelapses, title: "Time-lapse", subtype: "smartAlbumTimelapses",
+                   rule: "Visible videos with subtype timelapse: an Android capture rate (com.android.capture.fps) "
+                       + "below the stream's frame rate."),
+        SmartAlbum(kind: .animated, title: "Animated", subtype: "smartAlbumAnimated",
+                   rule: "Visible images with subtype animated: a GIF, APNG or WebP of more than one frame."),
+        SmartAlbum(kind: .depthEffect, title: "Portrait", subtype: "smartAlbumDepthEffect",
+                   rule: "Visible images with subtype depthEffect: a HEIC depth or disparity item, or a JPEG's "
+                       + "depth map (Google's GDepth XMP, a Dynamic Depth container item)."),
         SmartAlbum(kind: .hidden, title: "Hidden", subtype: "smartAlbumAllHidden",
                    rule: "Assets marked hidden and not deleted; they appear in no other collection."),
         SmartAlbum(kind: .recentlyDeleted, title: "Recently Deleted", subtype: "smartAlbumRecentlyDeleted",
@@ -133,6 +145,10 @@ public enum SmartAlbums {
         case .selfies: return f.subtypes.contains(.selfie)
         case .livePhotos: return f.subtypes.contains(.live)
         case .raw: return f.subtypes.contains(.raw)
+        case .slomo: return f.subtypes.contains(.highFrameRate)
+        case .timelapses: return f.subtypes.contains(.timelapse)
+        case .animated: return f.subtypes.contains(.animated)
+        case .depthEffect: return f.subtypes.contains(.depthEffect)
         case .hidden, .recentlyDeleted: return false  // decided above
         }
     }
@@ -164,13 +180,17 @@ public struct SubtypeInputs: Sendable, Hashable {
     public subscript<T>(dynamicMember field: KeyPath<MediaFields, T>) -> T { media[keyPath: field] }
 }
 
-/// The rules that give an asset its subtypes (PhotoKit's `PHAssetMediaSubtype`). Videos
-/// have none: screen recordings, slow-motion and time-lapse are not detected.
+/// The rules that give an asset its subtypes (PhotoKit's `PHAssetMediaSubtype`), from the
+/// files' own bytes, never from a file name alone (the screenshot rule's names are the one
+/// exception, as the tools that write them are).
 public enum SubtypeRules {
     /// All the subtypes of an asset.
     public static func subtypes(_ i: SubtypeInputs) -> Set<AssetSubtype> {
-        guard i.mediaType == .image else { return [] }
+        guard i.mediaType == .image else { return videoSubtypes(i) }
         var s = Set<AssetSubtype>()
+        if i.traits.contains(.hdr) { s.insert(.hdr) }
+        if i.traits.contains(.depth) { s.insert(.depthEffect) }
+        if i.traits.contains(.animated) { s.insert(.animated) }
         if i.isRaw { s.insert(.raw) }
         if i.hasPairedVideo { s.insert(.live) }
         // Runs once per indexed image: the screenshot test is done once, not again for panoramas.
@@ -180,6 +200,31 @@ public enum SubtypeRules {
         if isSelfie(i) { s.insert(.selfie) }
         return s
     }
+
+    /// A video's subtypes:
+    /// - `highFrameRate`: recorded at `highFrameRateMinimum` (100) fps or more — its nominal
+    ///   frame rate (an iPhone's slo-mo track is 120 or 240 fps), or Android's
+    ///   `com.android.capture.fps` (a phone's slo-mo plays at 30 and records at 120 or 240);
+    /// - `timelapse`: Android's `com.android.capture.fps` below the stream's frame rate (by more
+    ///   than 1 %: a normal clip says the same rate as it plays). Apple's time-lapse files carry
+    ///   no marker found in any file at hand; they are not detected;
+    /// - `hdr`: a PQ or HLG transfer at 10 bits or more (the reader's `hdr` trait).
+    ///
+    /// The rate rules need a recording: a video with a duration (a header that claims 100 fps
+    /// over no frames at all, as test files do, is no slow motion).
+    public static func videoSubtypes(_ i: SubtypeInputs) -> Set<AssetSubtype> {
+        var s = Set<AssetSubtype>()
+        let rate = i.frameRate ?? 0, capture = i.captureFrameRate ?? 0
+        if (i.duration ?? 0) > 0 {
+            if rate >= highFrameRateMinimum || capture >= highFrameRateMinimum { s.insert(.highFrameRate) }
+            if capture > 0, rate > 0, capture < rate * 0.99 { s.insert(.timelapse) }
+        }
+        if i.traits.contains(.hdr) { s.insert(.hdr) }
+        return s
+    }
+
+    /// Frames per second from which a video is slow motion.
+    public static let highFrameRateMinimum = 100.0
 
     /// A screenshot is a non-RAW image with any of:
     /// - a file name that starts with a screenshot tool's prefix (`screenshotNamePrefixes`,

@@ -12,7 +12,8 @@ import Glibc
 public struct MediaFileReader: FileReading {
     /// 2: stray bytes between JPEG segments, images no decoder renders kept as assets, XMP
     /// orientation, IPTC-IIM dates, DateTime after XMP and IPTC dates, HEIF orientation as shown.
-    /// 3: a video's frame rate, codecs and bit rate (libavformat).
+    /// 3: a video's frame rate, codecs, bit rate and capture rate (libavformat); HDR, depth
+    /// maps and animation (`MediaTraits`).
     public static let rulesVersion = 3
     public var rulesVersion: Int { Self.rulesVersion }
 
@@ -172,6 +173,9 @@ public struct MediaFileReader: FileReading {
         record.videoCodec = info.videoCodec.isEmpty || info.videoCodec == "none" ? nil : info.videoCodec
         record.audioCodec = info.audioCodec
         record.bitRate = info.bitRate
+        record.captureFrameRate = info.captureFrameRate
+        // PQ (SMPTE ST 2084) or HLG (ARIB STD-B67) at 10 bits or more: what a phone's HDR video is.
+        if info.colorTransfer == 16 || info.colorTransfer == 18, info.bitsPerSample >= 10 { record.traits.insert(.hdr) }
         if record.duration == nil { record.duration = info.duration }
         if record.pixelWidth == nil || record.pixelHeight == nil, info.width > 0, info.height > 0 {
             record.pixelWidth = info.width
@@ -188,7 +192,7 @@ public struct MediaFileReader: FileReading {
                             captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
                             orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
                             altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
-                            duration: meta.duration, rating: meta.rating, keywords: meta.keywords,
+                            duration: meta.duration, traits: meta.traits, rating: meta.rating, keywords: meta.keywords,
                             userComment: meta.userComment, contentIdentifier: meta.contentIdentifier)
     }
 }

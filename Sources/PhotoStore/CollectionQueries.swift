@@ -169,6 +169,10 @@ extension IndexReader {
         case .selfies: return (subtype(.selfie), byCapture)
         case .livePhotos: return (subtype(.live), byCapture)
         case .raw: return (subtype(.raw), byCapture)
+        case .slomo: return (subtype(.highFrameRate), byCapture)
+        case .timelapses: return (subtype(.timelapse), byCapture)
+        case .animated: return (subtype(.animated), byCapture)
+        case .depthEffect: return (subtype(.depthEffect), byCapture)
         case .hidden: return ("\(invisible) AND a.is_hidden != 0 AND a.deleted_at IS NULL", byCapture)
         case .recentlyDeleted: return ("\(invisible) AND a.deleted_at IS NOT NULL", "a.deleted_at DESC, a.path, a.id")
         }

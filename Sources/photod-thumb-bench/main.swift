@@ -9,6 +9,9 @@ import PhotoSystem
 //       renders every FILE at PX x PX on N threads (default 2, 256, fit), encodes each as
 //       JPEG (or PNG with transparency), writes it to DIR when given, and prints one JSON line:
 //       {"images":…, "errors":…, "seconds":…, "images_per_second":…}
+//   photod-thumb-bench posters [--threads N] [--size PX] [--mode fit|fill] [--out DIR] FILE...
+//       the same for videos: each FILE's poster frame (ImageRenderer.renderPoster), as
+//       images.request makes it; prints the same JSON line (Benchmarks/poster-bench.py).
 //   photod-thumb-bench render FILE WIDTH HEIGHT fit|fill OUT
 //       renders one file and writes the encoded result to OUT (the extension is appended).
 //   photod-thumb-bench thumbnail FILE OUT
@@ -16,7 +19,7 @@ import PhotoSystem
 
 func usage() -> Never {
     FileHandle.standardError.write(Data("""
-        usage: photod-thumb-bench thumbs [--threads N] [--size PX] [--mode fit|fill] [--out DIR] FILE...
+        usage: photod-thumb-bench thumbs|posters [--threads N] [--size PX] [--mode fit|fill] [--out DIR] FILE...
                photod-thumb-bench render FILE WIDTH HEIGHT fit|fill OUT
                photod-thumb-bench thumbnail FILE OUT
 
@@ -49,7 +52,8 @@ arguments.removeFirst()
 let renderer = ImageRenderer()
 
 switch command {
-case "thumbs":
+case "thumbs", "posters":
+    let posters = command == "posters"
     var threads = 2, size = 256, mode = ContentMode.fit
     var outDir: String?
     var files: [String] = []
@@ -83,7 +87,9 @@ case "thumbs":
             defer { done.leave() }
             while let (index, file) = work.take() {
                 do {
-                    let image = try renderer.render(path: PathBytes(file), targetSize: target, contentMode: renderMode)
+                    let image = posters
+                        ? try renderer.renderPoster(path: PathBytes(file), targetSize: target, contentMode: renderMode).image
+                        : try renderer.render(path: PathBytes(file), targetSize: target, contentMode: renderMode)
                     let encoded = try image.encoded()
                     if let out { write(encoded, to: out + "/\(index)") }
                 } catch {

@@ -93,4 +93,67 @@ struct CollectionsEndToEndTests {
         #expect(alone["pixelWidth"]?.intValue == 6000)
         #expect(again.stop() == 0)
     }
+
+    @Test("Slo-mo, time-lapse, HDR video, animated GIF, Ultra HDR and depth-map photos: their subtypes, their smart albums, predicates on them; ordinary files get none",
+          .enabled(if: VideoFixtures.ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"))
+    func newSubtypes() throws {
+        let lib = try TemporaryDirectory("subtypes-lib")
+        let state = try TemporaryDirectory("subtypes")
+        defer { lib.remove(); state.remove() }
+        let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+        let android = ["-movflags", "use_metadata_tags"]
+        try lib.makeDirectory("v")
+        try VideoFixtures.make(lib("v/slomo.mp4"), video: x264, rate: 240, seconds: 0.5)
+        try VideoFixtures.make(lib("v/android-slomo.mp4"), video: x264, seconds: 1,
+                               extra: ["-metadata", "com.android.capture.fps=120.000000"] + android)
+        try VideoFixtures.make(lib("v/timelapse.mp4"), video: x264, seconds: 1,
+                               extra: ["-metadata", "com.android.capture.fps=1.000000"] + android)
+        try VideoFixtures.make(lib("v/normal.mp4"), video: x264, seconds: 1,
+                               extra: ["-metadata", "com.android.capture.fps=30.000000"] + android)
+        try VideoFixtures.make(lib("v/hlg.mkv"), video: ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=none",
+                                                          "-pix_fmt", "yuv420p10le", "-color_trc", "arib-std-b67",
+                                                          "-color_primaries", "bt2020", "-colorspace", "bt2020nc"], seconds: 0.5)
+        try VideoFixtures.make(lib("v/sdr10.mkv"), video: ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=none",
+                                                            "-pix_fmt", "yuv420p10le"], seconds: 0.5)
+        try lib.makeDirectory("p")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=32x24:rate=10", "-frames:v", "3", lib("p/anim.gif").string])
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=32x24:rate=10", "-frames:v", "1", lib("p/still.gif").string])
+        let rdf = #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">"#
+        try lib.write("p/ultrahdr.jpg", JPEGFixture(width: 64, height: 48, xmp: rdf + #"<rdf:Description xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0"/></rdf:RDF></x:xmpmeta>"#).bytes())
+        try lib.write("p/portrait.jpg", JPEGFixture(width: 64, height: 48, xmp: rdf + #"<rdf:Description xmlns:GDepth="http://ns.google.com/photos/1.0/depthmap/" GDepth:Format="RangeInverse" GDepth:Mime="image/jpeg"/></rdf:RDF></x:xmpmeta>"#).bytes())
+        try lib.write("p/plain.jpg", JPEGFixture(width: 64, height: 48).bytes())
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let assets = try daemon.allAssets()
+        func subtypes(_ name: String) -> Set<String> {
+            let a = assets.first { $0["path"]?.stringValue?.hasSuffix("/" + name) == true }
+            return Set((a?["subtypes"]?.arrayValue ?? []).compactMap(\.stringValue))
+        }
+        let expected: [String: Set<String>] = [
+            "slomo.mp4": ["highFrameRate"], "android-slomo.mp4": ["highFrameRate"], "timelapse.mp4": ["timelapse"], "normal.mp4": [],
+            "hlg.mkv": ["hdr"], "sdr10.mkv": [], "anim.gif": ["animated"], "still.gif": [], "ultrahdr.jpg": ["hdr"],
+            "portrait.jpg": ["depthEffect"], "plain.jpg": [],
+        ]
+        for (name, want) in expected { #expect(subtypes(name) == want, "\(name): \(subtypes(name))") }
+        let slomo = try #require(assets.first { $0["path"]?.stringValue?.hasSuffix("/android-slomo.mp4") == true })
+        #expect(abs((slomo["frameRate"]?.doubleValue ?? 0) - 30) < 0.01)
+
+        // The smart albums hold them, counted and listed.
+        let smart = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue ?? []
+        func members(_ id: String) throws -> [String] {
+            try (daemon.call("collections.assets", ["id": .string(id)])["assets"]?.arrayValue ?? [])
+                .compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) }.sorted()
+        }
+        for (id, names) in [("s_slomo", ["android-slomo.mp4", "slomo.mp4"]), ("s_timelapses", ["timelapse.mp4"]),
+                            ("s_animated", ["anim.gif"]), ("s_depthEffect", ["portrait.jpg"])] {
+            #expect(try members(id) == names, "\(id)")
+            #expect(smart.first { $0["id"]?.stringValue == id }?["assetCount"]?.intValue == names.count, "\(id)")
+        }
+        // And predicates on them.
+        let hdr = try daemon.call("assets.fetch", ["predicate": #"subtypes CONTAINS "hdr""#])["assets"]?.arrayValue ?? []
+        #expect(Set(hdr.compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) }) == ["hlg.mkv", "ultrahdr.jpg"])
+        let photoctl = try run("photoctl", ["--socket", daemon.socket.string, "smart-albums"])
+        #expect(photoctl.status == 0 && photoctl.stdout.contains("Slo-mo") && photoctl.stdout.contains("Portrait"), "\(photoctl.stdout)")
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -20,16 +20,17 @@ enum Build {
 
     /// A HEIF still: `ftyp`, `meta` (hdlr pict, pitm 1, iinf with item 1 `hvc1` and item 2 `Exif`,
     /// iloc, iprp/ipco with a decoy `ispe` then the primary's, ipma), then `mdat` with the EXIF item.
-    static func heif(brand: String = "heic", width: Int, height: Int, exif: [UInt8]?) -> [UInt8] {
+    static func heif(brand: String = "heic", width: Int, height: Int, exif: [UInt8]?, properties: [UInt8] = [],
+                     itemType: String = "hvc1") -> [UInt8] {
         let ftyp = box("ftyp", ascii(brand) + be32(0) + ascii("mif1") + ascii(brand))
         let hdlr = fullBox("hdlr", be32(0) + ascii("pict") + [UInt8](repeating: 0, count: 13))
         let pitm = fullBox("pitm", be16(1))
-        var infes = fullBox("infe", version: 2, be16(1) + be16(0) + ascii("hvc1") + [0])
+        var infes = fullBox("infe", version: 2, be16(1) + be16(0) + ascii(itemType) + [0])
         if exif != nil { infes += fullBox("infe", version: 2, be16(2) + be16(0) + ascii("Exif") + [0]) }
         let iinf = fullBox("iinf", be16(exif == nil ? 1 : 2) + infes)
         let decoy = fullBox("ispe", be32(512) + be32(512))
         let ispe = fullBox("ispe", be32(width) + be32(height))
-        let ipco = box("ipco", decoy + ispe)
+        let ipco = box("ipco", decoy + ispe + properties)
         // item 1 -> property 2 (the second ispe); item 2 (Exif) -> nothing.
         let ipma = fullBox("ipma", be32(1) + be16(1) + [1, 0x82])
         let iprp = box("iprp", ipco + ipma)

@@ -123,9 +123,9 @@ struct PredicateTests {
         ("isFavorite < true", 11, .unsupportedOperator, "expected an operator 'isFavorite' takes (==, !=) at 11, found '<'"),
         (#"path < "/a""#, 5, .unsupportedOperator, ""),
         (#"keywords == "sea""#, 9, .unsupportedOperator, ""),
-        (#"subtypes CONTAINS "hdr""#, 18, .invalidValue, ""),
+        (#"subtypes CONTAINS "bokeh""#, 18, .invalidValue, ""),
         (#"subtypes == "raw""#, 12, .typeMismatch, ""),
-        (#"subtypes == {"raw", "hdr"}"#, 20, .invalidValue, ""),
+        (#"subtypes == {"raw", "bokeh"}"#, 20, .invalidValue, ""),
         ("mediaType == null", 13, .typeMismatch, ""),
         ("pixelWidth < null", 13, .typeMismatch, ""),
         ("pixelWidth IN {1, null}", 18, .typeMismatch, ""),
@@ -182,7 +182,7 @@ struct PredicateTests {
             do { _ = try AssetPredicate.parse(text); return "" } catch { return error.message }
         }
         #expect(message("MediaType == \"image\"").contains("keys are case-sensitive: 'mediaType'"))
-        #expect(message(#"subtypes CONTAINS "hdr""#).contains(#""screenshot", "panorama", "live", "raw", "selfie""#))
+        #expect(message(#"subtypes CONTAINS "bokeh""#).contains(#""screenshot", "panorama", "live", "raw", "selfie", "highFrameRate", "timelapse", "animated", "hdr", "depthEffect""#))
         #expect(message("mediaType == null").contains("it is never null"))
         #expect(message("pixelWidth < null").contains("null only after == and !="))
         #expect(message(#"path < "/a""#).contains("(==, !=, IN, CONTAINS, BEGINSWITH)"))

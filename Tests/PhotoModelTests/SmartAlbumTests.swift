@@ -7,16 +7,17 @@ struct SmartAlbumTests {
     func table() {
         #expect(SmartAlbums.all.map(\.id) == [
             "s_allPhotos", "s_favorites", "s_videos", "s_recentlyAdded", "s_screenshots", "s_panoramas", "s_selfies",
-            "s_livePhotos", "s_raw", "s_hidden", "s_recentlyDeleted",
+            "s_livePhotos", "s_raw", "s_slomo", "s_timelapses", "s_animated", "s_depthEffect", "s_hidden", "s_recentlyDeleted",
         ])
         #expect(SmartAlbums.all.map(\.title) == [
             "All Photos", "Favorites", "Videos", "Recently Added", "Screenshots", "Panoramas", "Selfies", "Live Photos",
-            "RAW", "Hidden", "Recently Deleted",
+            "RAW", "Slo-mo", "Time-lapse", "Animated", "Portrait", "Hidden", "Recently Deleted",
         ])
         #expect(SmartAlbums.all.map(\.subtype) == [
             "smartAlbumUserLibrary", "smartAlbumFavorites", "smartAlbumVideos", "smartAlbumRecentlyAdded",
             "smartAlbumScreenshots", "smartAlbumPanoramas", "smartAlbumSelfPortraits", "smartAlbumLivePhotos",
-            "smartAlbumRAW", "smartAlbumAllHidden", "smartAlbumRecentlyDeleted",
+            "smartAlbumRAW", "smartAlbumSlomoVideos", "smartAlbumTimelapses", "smartAlbumAnimated", "smartAlbumDepthEffect",
+            "smartAlbumAllHidden", "smartAlbumRecentlyDeleted",
         ])
         #expect(SmartAlbums.all.map(\.kind) == SmartAlbum.Kind.allCases)
         #expect(SmartAlbums.all.allSatisfy { !$0.rule.isEmpty && $0.rule.hasSuffix(".") })
@@ -39,7 +40,8 @@ struct SmartAlbumTests {
         #expect(ids(SmartAlbumFacts(mediaType: .video, isFavorite: true, addedAt: old))
                 == ["s_allPhotos", "s_favorites", "s_videos"])
         #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: Set(AssetSubtype.allCases), addedAt: old))
-                == ["s_allPhotos", "s_screenshots", "s_panoramas", "s_selfies", "s_livePhotos", "s_raw"])
+                == ["s_allPhotos", "s_screenshots", "s_panoramas", "s_selfies", "s_livePhotos", "s_raw", "s_slomo", "s_timelapses",
+                    "s_animated", "s_depthEffect"])
         #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: [.raw], isFavorite: true, isHidden: true, addedAt: now))
                 == ["s_hidden"])
         #expect(ids(SmartAlbumFacts(mediaType: .image, isFavorite: true, isHidden: true, deletedAt: now, addedAt: now))
@@ -55,6 +57,55 @@ struct SmartAlbumTests {
                                                                   offset: nil, source: .exifOriginal),
                                          pixelWidth: w, pixelHeight: h, make: make, lensModel: lens, userComment: comment),
                       fileName: Array(name.utf8), hasPairedVideo: live)
+    }
+
+    static func video(rate: Double?, capture: Double? = nil, traits: MediaTraits = [], duration: Double? = 12.5) -> SubtypeInputs {
+        var i = inputs("mp4", 1920, 1080, make: "Google", name: "PXL_20240501_120000000.mp4", video: true)
+        i.media.duration = duration
+        i.media.frameRate = rate
+        i.media.captureFrameRate = capture
+        i.media.traits = traits
+        return i
+    }
+
+    @Test("Video subtypes: slow motion by its frame rate or Android's capture rate, time-lapse by a capture rate below the frame rate, HDR by its transfer")
+    func videoSubtypes() {
+        #expect(SubtypeRules.subtypes(Self.video(rate: 240)) == [.highFrameRate])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 120.0)) == [.highFrameRate])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 100)) == [.highFrameRate])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 60)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 99.9)) == [])
+        // Android's slo-mo: recorded at 120 or 240, plays at 30.
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 120)) == [.highFrameRate])
+        // A normal clip says its own rate (Samsung writes 30 for a 29.97 clip): not a time-lapse.
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 30)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 29.97, capture: 30)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 29.97)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 1)) == [.timelapse])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 0.5)) == [.timelapse])
+        #expect(SubtypeRules.subtypes(Self.video(rate: nil, capture: 1)) == [])
+        // A header's rate over no recording (a test file's 100 fps AVI without frames).
+        #expect(SubtypeRules.subtypes(Self.video(rate: 100, duration: nil)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, capture: 1, duration: 0)) == [])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, traits: .hdr, duration: nil)) == [.hdr])
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, traits: .hdr)) == [.hdr])
+        // Traits only images carry mean nothing on a video.
+        #expect(SubtypeRules.subtypes(Self.video(rate: 30, traits: [.depth, .animated])) == [])
+        // A video's name alone gives nothing.
+        var named = Self.video(rate: 30)
+        named.fileName = Array("VID_20240501_SLOMO_timelapse.mp4".utf8)
+        #expect(SubtypeRules.subtypes(named) == [])
+    }
+
+    @Test("Image subtypes from traits: HDR, depth effect, animated; a frame rate means nothing on an image")
+    func imageTraits() {
+        var i = Self.inputs("heic", 4032, 3024, make: "Apple")
+        #expect(SubtypeRules.subtypes(i) == [])
+        i.media.traits = [.hdr, .depth]
+        #expect(SubtypeRules.subtypes(i) == [.hdr, .depthEffect])
+        i.media.traits = .animated
+        i.media.frameRate = 240
+        #expect(SubtypeRules.subtypes(i) == [.animated])
     }
 
     @Test("Subtype rules on real-world values", arguments: [

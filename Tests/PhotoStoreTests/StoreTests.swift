@@ -69,8 +69,8 @@ struct StoreTests {
 
     /// What migration 009 added, taken away again (a database of an earlier version).
     static let withoutVideoFields = ["files", "tombstones", "assets"].flatMap { table in
-        ["frame_rate", "video_codec", "audio_codec", "bit_rate"].map { "ALTER TABLE \(table) DROP COLUMN \($0);" }
-    }.joined(separator: "\n")
+        ["frame_rate", "video_codec", "audio_codec", "bit_rate", "capture_frame_rate", "traits"].map { "ALTER TABLE \(table) DROP COLUMN \($0);" }
+    }.joined(separator: "\n") + "DROP INDEX assets_slomo; DROP INDEX assets_timelapses; DROP INDEX assets_animated; DROP INDEX assets_depth;\n"
 
     @Test("Migration 009 adds a video's frame rate, codecs and bit rate to files, tombstones and assets; rows before it read with none")
     func videoFields() throws {
@@ -100,6 +100,7 @@ struct StoreTests {
                 try r.connection.scalar("SELECT group_concat(name) FROM pragma_table_info('\(table)') WHERE name IN ('frame_rate', 'video_codec', 'audio_codec', 'bit_rate')").string
             }
             #expect(columns?.split(separator: ",").count == 4, "\(table): \(columns ?? "")")
+            #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM pragma_table_info('\(table)') WHERE name IN ('capture_frame_rate', 'traits')").int64 } == 2)
         }
     }
 

@@ -22,6 +22,11 @@ enum AssetColumns {
         case .live: return 4
         case .raw: return 8
         case .selfie: return 16
+        case .highFrameRate: return 32
+        case .timelapse: return 64
+        case .animated: return 128
+        case .hdr: return 256
+        case .depthEffect: return 512
         }
     }
 

@@ -114,6 +114,11 @@ enum MediaColumns {
                read: { $0.audioCodec = $1.optionalString($2); return true }),
         Column("bit_rate", "bitRate", bind: { $0.bitRate.bind(to: $1, at: $2) },
                read: { $0.bitRate = $1.optionalInt64($2); return true }),
+        Column("capture_frame_rate", "captureFrameRate", bind: { $0.captureFrameRate.bind(to: $1, at: $2) },
+               read: { $0.captureFrameRate = $1.optionalDouble($2); return true }),
+        // 0 is stored as NULL (most files have no trait: no bytes in the row).
+        Column("traits", "traits", bind: { ($0.traits.isEmpty ? nil : $0.traits.rawValue).bind(to: $1, at: $2) },
+               read: { $0.traits = MediaTraits(rawValue: $1.optionalInt64($2) ?? 0); return true }),
         Column("rating", "rating", bind: { $0.rating.bind(to: $1, at: $2) },
                read: { $0.rating = $1.optionalInt($2); return true }),
         Column("keywords", "keywords", bind: { Keywords.encode($0.keywords).bind(to: $1, at: $2) },

@@ -369,8 +369,11 @@ public enum Schema {
                 ELSE date_source END WHERE date_source IS NOT NULL;
             """),
         Migration(name: "009_video_fields", sql: """
-            -- A video's frame rate, codecs and bit rate (`MediaFields`), read by libavformat. The
-            -- files indexed before are read again once (`MediaFileReader.rulesVersion` 3).
+            -- A video's frame rate, codecs, bit rate and capture rate (`MediaFields`), read by
+            -- libavformat, and what a file says of how it was made (`traits`: HDR, a depth map,
+            -- animation). The files indexed before are read again once (`MediaFileReader.rulesVersion`
+            -- 3). The subtypes they give (highFrameRate 32, timelapse 64, animated 128, hdr 256,
+            -- depthEffect 512) get partial indexes like the others, for their smart albums.
             ALTER TABLE files ADD COLUMN frame_rate REAL;
             ALTER TABLE files ADD COLUMN video_codec TEXT;
             ALTER TABLE files ADD COLUMN audio_codec TEXT;
@@ -383,6 +386,16 @@ public enum Schema {
             ALTER TABLE assets ADD COLUMN video_codec TEXT;
             ALTER TABLE assets ADD COLUMN audio_codec TEXT;
             ALTER TABLE assets ADD COLUMN bit_rate INTEGER;
+            ALTER TABLE files ADD COLUMN capture_frame_rate REAL;
+            ALTER TABLE files ADD COLUMN traits INTEGER;
+            ALTER TABLE tombstones ADD COLUMN capture_frame_rate REAL;
+            ALTER TABLE tombstones ADD COLUMN traits INTEGER;
+            ALTER TABLE assets ADD COLUMN capture_frame_rate REAL;
+            ALTER TABLE assets ADD COLUMN traits INTEGER;
+            CREATE INDEX assets_slomo ON assets(pk) WHERE (subtypes & 32) != 0;
+            CREATE INDEX assets_timelapses ON assets(pk) WHERE (subtypes & 64) != 0;
+            CREATE INDEX assets_animated ON assets(pk) WHERE (subtypes & 128) != 0;
+            CREATE INDEX assets_depth ON assets(pk) WHERE (subtypes & 512) != 0;
             """),
     ]
 
