@@ -509,6 +509,8 @@ final class ImageService: Sendable {
             throw .internalError("cannot read the index: \(error)")
         }
         guard let asset else { throw .notFound("no asset \(id)", extra: ["id": .string(id.rawValue)]) }
+        // MNG is an animation photod indexes as a video; FFmpeg has no demuxer for it.
+        if asset.format == "mng" { throw .unsupported("asset \(id) ('\(asset.path)'): unsupported: cannot decode MNG animation") }
         let st: FileStat
         do {
             st = try FileStat.of(asset.path)
