@@ -28,13 +28,17 @@ public struct FetchOptions: Sendable, Hashable {
     public var sortDescriptors: [FetchSortDescriptor]
     /// Whether hidden assets are included.
     public var includeHidden: Bool
+    /// Whether every member of a burst is included (PhotoKit's `includeAllBurstAssets`); by
+    /// default a burst is its representative alone, except in the burst's own collection.
+    public var includeAllBurstAssets: Bool
     /// At most this many assets (the first ones in order); nil or 0 for all (up to the daemon's
     /// cap of 1,000,000 ids a fetch).
     public var fetchLimit: Int?
 
     /// Options with these values; the defaults fetch every visible asset in capture order.
     public init(predicate: String? = nil, sortDescriptors: [FetchSortDescriptor] = [], includeHidden: Bool = false,
-                fetchLimit: Int? = nil) {
+                includeAllBurstAssets: Bool = false, fetchLimit: Int? = nil) {
+        self.includeAllBurstAssets = includeAllBurstAssets
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.includeHidden = includeHidden
@@ -42,7 +46,7 @@ public struct FetchOptions: Sendable, Hashable {
     }
 
     /// The query parameters every asset fetch method takes (`predicate`, `sort`,
-    /// `includeHidden`); the limit is the caller's to place.
+    /// `includeHidden`, `includeAllBurstAssets`); the limit is the caller's to place.
     var queryParams: JSONObject {
         var p = JSONObject()
         if let predicate { p["predicate"] = .string(predicate) }
@@ -50,6 +54,7 @@ public struct FetchOptions: Sendable, Hashable {
             p["sort"] = .array(sortDescriptors.map { .object(["key": .string($0.key), "ascending": .bool($0.ascending)]) })
         }
         if includeHidden { p["includeHidden"] = .bool(true) }
+        if includeAllBurstAssets { p["includeAllBurstAssets"] = .bool(true) }
         return p
     }
 }

@@ -88,6 +88,11 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     public var audioCodec: String?
     /// A video's bits per second.
     public var bitRate: Int64?
+    /// The burst the photo was shot in (Apple's BurstUUID); `collections.assets` on
+    /// `b_` + it lists the burst.
+    public var burstIdentifier: String?
+    /// Whether it is the photo that stands for its burst (in the Bursts smart album).
+    public var representsBurst: Bool
     /// The rating (0–5), when the file has one.
     public var rating: Int?
     /// The file's keywords and the taggers' (`assets.setKeywords`), merged.
@@ -140,6 +145,8 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         videoCodec = try f.optionalString("videoCodec")
         audioCodec = try f.optionalString("audioCodec")
         bitRate = try f.optionalInt("bitRate")
+        burstIdentifier = try f.optionalString("burstIdentifier")
+        representsBurst = try f.optionalBool("representsBurst") ?? false
         rating = try f.optionalInt("rating").map { Int($0) }
         keywords = try f.strings("keywords")
         isFavorite = try f.bool("isFavorite")

@@ -44,6 +44,7 @@ extension Methods {
                                  param: "id")
         }
         if id.hasPrefix("u_"), id.count > 2 { return .userAlbum(id: id) }
+        if id.hasPrefix("b_"), id.count > 2 { return .burst(identifier: String(id.dropFirst(2))) }
         guard let ref = CollectionRef(id: id) else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
         return AssetScope(ref)
     }

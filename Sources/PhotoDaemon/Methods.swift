@@ -262,16 +262,18 @@ struct Methods: Sendable {
     }
 
     /// The fetch options `assets.fetch` and `collections.assets` take besides paging.
-    static let queryKeys: Set<String> = ["predicate", "sort", "includeHidden"]
+    static let queryKeys: Set<String> = ["predicate", "sort", "includeHidden", "includeAllBurstAssets"]
     /// Unreadable directories listed in `library.status`, at most (the rest are counted).
     static let maxListedUnreadable = 100
 
     /// The fetch options: `predicate` (docs/PREDICATES.md), `sort` (`"localDateTime,-pixelWidth"`
-    /// or `[{"key": "localDateTime", "ascending": false}]`) and `includeHidden`. A predicate or
+    /// or `[{"key": "localDateTime", "ascending": false}]`), `includeHidden` and
+    /// `includeAllBurstAssets`. A predicate or
     /// sort that does not parse is `invalid params` with the position and what was expected
     /// (`data.position`, `data.expected`, `data.found`, `data.reason`).
     static func assetQuery(_ p: RPCParams) throws(RPCError) -> AssetQuery {
-        var query = AssetQuery(includeHidden: try p.bool("includeHidden", default: false))
+        var query = AssetQuery(includeHidden: try p.bool("includeHidden", default: false),
+                               includeAllBurstAssets: try p.bool("includeAllBurstAssets", default: false))
         if let text = try p.optionalString("predicate") {
             do {
                 query.predicate = try AssetPredicate.parse(text)

@@ -19,6 +19,8 @@ struct ExifFields: Sendable, Hashable {
     var contentIdentifier: String?
     /// Apple's MakerNote says the photo is an HDR capture (HDRImageType 3).
     var appleHDR = false
+    /// Apple's MakerNote BurstUUID: the burst the photo was shot in.
+    var burstIdentifier: String?
 
     /// Fills the fields `other` has and this one lacks (a RAW's second EXIF block, CR3's parts).
     mutating func merge(_ other: ExifFields) {
@@ -36,6 +38,7 @@ struct ExifFields: Sendable, Hashable {
         altitude = altitude ?? other.altitude
         contentIdentifier = contentIdentifier ?? other.contentIdentifier
         appleHDR = appleHDR || other.appleHDR
+        burstIdentifier = burstIdentifier ?? other.burstIdentifier
     }
 }
 
@@ -70,45 +73,51 @@ enum ExifReader {
     /// Photo's image and video.
     static func appleContentIdentifier(_ note: ByteView) -> String? { appleMakerNote(note).contentIdentifier }
 
+    /// A text entry of the maker note (type ASCII), nil when absent or malformed.
+    private static func appleText(_ note: ByteView, entry e: Int, little: Bool) -> String? {
+        let count = Int(little ? note.le32(e + 4) : note.be32(e + 4))
+        guard count > 0, count < 256 else { return nil }
+        if count <= 4 { return cleanText(note.array(e + 8, count)) }
+        let off = Int(little ? note.le32(e + 8) : note.be32(e + 8))
+        return note.has(off, count) ? cleanText(note.array(off, count)) : nil
+    }
+
     /// What photod reads of the `Apple iOS` maker note: a big-endian IFD at offset 14 whose value
     /// offsets count from the maker note's start. Tag 0x11, ContentIdentifier (pairs a Live
     /// Photo's image and video); tag 0x0A, HDRImageType (3: an HDR capture; 4: the normal
-    /// exposure kept beside it), as exiftool's Apple tables name them.
-    static func appleMakerNote(_ note: ByteView) -> (contentIdentifier: String?, hdr: Bool) {
-        guard note.matches("Apple iOS\0"), note.count >= 16 else { return (nil, false) }
+    /// exposure kept beside it); tag 0x0B, BurstUUID (the burst the photo belongs to), as
+    /// exiftool's Apple tables name them.
+    static func appleMakerNote(_ note: ByteView) -> (contentIdentifier: String?, hdr: Bool, burst: String?) {
+        guard note.matches("Apple iOS\0"), note.count >= 16 else { return (nil, false, nil) }
         let little = note.matches("II", at: 12)
         let n = little ? note.le16(14) : note.be16(14)
-        guard n > 0, n < 200, note.has(16, 12 * n) else { return (nil, false) }
-        var id: String?, hdr = false
+        guard n > 0, n < 200, note.has(16, 12 * n) else { return (nil, false, nil) }
+        var id: String?, hdr = false, burst: String?
         for i in 0..<n {
             let e = 16 + 12 * i
             let tag = little ? note.le16(e) : note.be16(e)
             let type = little ? note.le16(e + 2) : note.be16(e + 2)
             let count = Int(little ? note.le32(e + 4) : note.be32(e + 4))
             switch tag {
-            case 0x11 where type == 2 && count > 0 && count < 256:
-                if count <= 4 {
-                    id = cleanText(note.array(e + 8, count))
-                } else {
-                    let off = Int(little ? note.le32(e + 8) : note.be32(e + 8))
-                    if note.has(off, count) { id = cleanText(note.array(off, count)) }
-                }
+            case 0x11 where type == 2: id = appleText(note, entry: e, little: little)
+            case 0x0B where type == 2: burst = appleText(note, entry: e, little: little)
             case 0x0A where (type == 9 || type == 4) && count == 1:  // SLONG or LONG, inline
                 hdr = (little ? note.le32(e + 8) : note.be32(e + 8)) == 3
             default:
                 break
             }
         }
-        return (id, hdr)
+        return (id, hdr, burst)
     }
 }
 
 extension ExifFields {
     /// Takes what Apple's maker note says (`ExifReader.appleMakerNote`).
     mutating func applyAppleMakerNote(_ note: ByteView) {
-        let (id, hdr) = ExifReader.appleMakerNote(note)
-        contentIdentifier = id
-        appleHDR = hdr
+        let note = ExifReader.appleMakerNote(note)
+        contentIdentifier = note.contentIdentifier
+        appleHDR = note.hdr
+        burstIdentifier = note.burst
     }
 }
 

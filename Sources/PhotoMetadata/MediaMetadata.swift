@@ -116,6 +116,8 @@ public struct MediaMetadata: Sendable, Hashable {
     /// What the bytes say about how the file was made: a gain map or an HDR capture, a depth
     /// map, more than one frame (`MediaTraits`).
     public var traits: MediaTraits = []
+    /// Apple's BurstUUID (MakerNote): the burst the photo was shot in.
+    public var burstIdentifier: String?
     /// Problems that did not stop the read ("EXIF GPS IFD offset out of range, ignored").
     public var warnings: [String]
 

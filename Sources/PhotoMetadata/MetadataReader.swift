@@ -132,5 +132,6 @@ public struct MetadataReader: Sendable {
         if let alt = e.altitude { meta.altitude = alt }
         if let id = e.contentIdentifier { meta.contentIdentifier = id }
         if e.appleHDR { meta.traits.insert(.hdr) }
+        if let b = e.burstIdentifier { meta.burstIdentifier = b }
     }
 }

@@ -19,10 +19,15 @@ public struct Asset: Sendable, Hashable {
     public var addedAt: Int64
     /// The files behind the asset, the primary first.
     public var resources: [Resource]
+    /// The one photo that stands for its burst (`burstIdentifier`): the first by capture time,
+    /// then path, of the visible members (a hidden one only when all are hidden; never one in
+    /// Recently Deleted). Kept by the writer.
+    public var representsBurst: Bool
 
     public init(id: AssetID, path: PathBytes, media: MediaFields, subtypes: Set<AssetSubtype> = [],
                 isFavorite: Bool = false, isHidden: Bool = false, fileSize: Int64, addedAt: Int64,
-                resources: [Resource] = []) {
+                resources: [Resource] = [], representsBurst: Bool = false) {
+        self.representsBurst = representsBurst
         self.id = id
         self.path = path
         self.media = media

@@ -46,6 +46,8 @@ public struct MediaFields: Sendable, Hashable {
     public var captureFrameRate: Double?
     /// What the file's bytes say about how it was made (HDR, a depth map, animation).
     public var traits: MediaTraits
+    /// The burst the photo was shot in (Apple's MakerNote BurstUUID).
+    public var burstIdentifier: String?
     /// XMP rating 0–5, when present.
     public var rating: Int?
     /// XMP `dc:subject` keywords.
@@ -61,7 +63,7 @@ public struct MediaFields: Sendable, Hashable {
                 longitude: Double? = nil, altitude: Double? = nil, make: String? = nil, model: String? = nil,
                 lensModel: String? = nil, duration: Double? = nil, frameRate: Double? = nil, videoCodec: String? = nil,
                 audioCodec: String? = nil, bitRate: Int64? = nil, captureFrameRate: Double? = nil,
-                traits: MediaTraits = [], rating: Int? = nil, keywords: [String] = [],
+                traits: MediaTraits = [], burstIdentifier: String? = nil, rating: Int? = nil, keywords: [String] = [],
                 userComment: String? = nil, contentIdentifier: String? = nil) {
         self.mediaType = mediaType
         self.format = format
@@ -83,6 +85,7 @@ public struct MediaFields: Sendable, Hashable {
         self.bitRate = bitRate
         self.captureFrameRate = captureFrameRate
         self.traits = traits
+        self.burstIdentifier = burstIdentifier
         self.rating = rating
         self.keywords = keywords
         self.userComment = userComment

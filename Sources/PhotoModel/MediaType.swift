@@ -43,6 +43,8 @@ public enum AssetSubtype: String, Sendable, Hashable, CaseIterable, Codable {
     case hdr
     /// A photo with a depth or disparity map (`photoDepthEffect`: portrait mode).
     case depthEffect
+    /// A photo shot in a burst (Apple's MakerNote BurstUUID).
+    case burst
 }
 
 /// What a file's own bytes say about how it was made, as the subtype rules read it (one

@@ -4,10 +4,10 @@ public struct SmartAlbum: Sendable, Hashable {
     /// The smart albums photod has, in the order clients list them.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
         /// All Photos, Favorites, Videos, Recently Added, Screenshots, Panoramas, Selfies, Live Photos,
-        /// RAW, Slo-mo, Time-lapse, Animated, Portrait, Hidden, Recently Deleted: `SmartAlbums.all`
+        /// RAW, Slo-mo, Time-lapse, Animated, Portrait, Bursts, Hidden, Recently Deleted: `SmartAlbums.all`
         /// documents each rule.
         case allPhotos, favorites, videos, recentlyAdded, screenshots, panoramas, selfies, livePhotos, raw, slomo, timelapses,
-             animated, depthEffect, hidden, recentlyDeleted
+             animated, depthEffect, bursts, hidden, recentlyDeleted
     }
 
     /// How a smart album orders its assets.
@@ -59,10 +59,13 @@ public struct SmartAlbumFacts: Sendable, Hashable {
     public var deletedAt: Int64?
     /// When the asset was first indexed (Unix milliseconds).
     public var addedAt: Int64
+    /// The photo that stands for its burst (`Asset.representsBurst`).
+    public var representsBurst: Bool
 
     /// Facts from their fields.
     public init(mediaType: MediaType, subtypes: Set<AssetSubtype> = [], isFavorite: Bool = false, isHidden: Bool = false,
-                deletedAt: Int64? = nil, addedAt: Int64) {
+                deletedAt: Int64? = nil, addedAt: Int64, representsBurst: Bool = false) {
+        self.representsBurst = representsBurst
         self.mediaType = mediaType
         self.subtypes = subtypes
         self.isFavorite = isFavorite
@@ -114,6 +117,9 @@ public enum SmartAlbums {
         SmartAlbum(kind: .depthEffect, title: "Portrait", subtype: "smartAlbumDepthEffect",
                    rule: "Visible images with subtype depthEffect: a HEIC depth or disparity item, or a JPEG's "
                        + "depth map (Google's GDepth XMP, a Dynamic Depth container item)."),
+        SmartAlbum(kind: .bursts, title: "Bursts", subtype: "smartAlbumBursts",
+                   rule: "One entry per burst (photos with the same Apple BurstUUID): its representative, the first "
+                       + "visible member by capture time; collections.assets on b_<burstIdentifier> lists them all."),
         SmartAlbum(kind: .hidden, title: "Hidden", subtype: "smartAlbumAllHidden",
                    rule: "Assets marked hidden and not deleted; they appear in no other collection."),
         SmartAlbum(kind: .recentlyDeleted, title: "Recently Deleted", subtype: "smartAlbumRecentlyDeleted",
@@ -149,6 +155,7 @@ public enum SmartAlbums {
         case .timelapses: return f.subtypes.contains(.timelapse)
         case .animated: return f.subtypes.contains(.animated)
         case .depthEffect: return f.subtypes.contains(.depthEffect)
+        case .bursts: return f.subtypes.contains(.burst) && f.representsBurst
         case .hidden, .recentlyDeleted: return false  // decided above
         }
     }
@@ -191,6 +198,7 @@ public enum SubtypeRules {
         if i.traits.contains(.hdr) { s.insert(.hdr) }
         if i.traits.contains(.depth) { s.insert(.depthEffect) }
         if i.traits.contains(.animated) { s.insert(.animated) }
+        if i.burstIdentifier != nil { s.insert(.burst) }
         if i.isRaw { s.insert(.raw) }
         if i.hasPairedVideo { s.insert(.live) }
         // Runs once per indexed image: the screenshot test is done once, not again for panoramas.

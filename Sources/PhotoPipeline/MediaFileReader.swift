@@ -192,7 +192,8 @@ public struct MediaFileReader: FileReading {
                             captureDate: date, pixelWidth: meta.pixelWidth, pixelHeight: meta.pixelHeight,
                             orientation: orientation, latitude: meta.latitude, longitude: meta.longitude,
                             altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
-                            duration: meta.duration, traits: meta.traits, rating: meta.rating, keywords: meta.keywords,
+                            duration: meta.duration, traits: meta.traits, burstIdentifier: meta.burstIdentifier,
+                            rating: meta.rating, keywords: meta.keywords,
                             userComment: meta.userComment, contentIdentifier: meta.contentIdentifier)
     }
 }

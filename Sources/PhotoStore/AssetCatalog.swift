@@ -435,6 +435,8 @@ struct CatalogRecord: Sendable {
     var isFavorite: Bool
     var isHidden: Bool
     var isDeleted: Bool
+    /// A burst's member other than its representative.
+    var isBurstExtra: Bool = false
 }
 
 /// A record read from the database with the parts kept apart.
@@ -479,11 +481,12 @@ struct CatalogColumns: Sendable {
         static let hidden: UInt8 = 4
         static let deleted: UInt8 = 8
         static let millis: UInt8 = 16
+        static let burstExtra: UInt8 = 32
     }
 
     static func flags(_ r: CatalogRecord) -> UInt8 {
         (r.isVideo ? Flags.video : 0) | (r.isFavorite ? Flags.favorite : 0) | (r.isHidden ? Flags.hidden : 0)
-            | (r.isDeleted ? Flags.deleted : 0) | (r.timeHasMillis ? Flags.millis : 0)
+            | (r.isDeleted ? Flags.deleted : 0) | (r.timeHasMillis ? Flags.millis : 0) | (r.isBurstExtra ? Flags.burstExtra : 0)
     }
 
     var count: Int { pk.count }
@@ -754,7 +757,7 @@ final class CatalogSnapshot: Sendable {
     static let columns = """
         a.pk, a.id, a.path, a.local_datetime, a.day, a.added_at, a.pixel_width, a.pixel_height, a.latitude, a.longitude,
         a.duration, a.make, a.model, a.subtypes, a.media_type, a.is_favorite, a.is_hidden, a.deleted_at IS NOT NULL, a.keywords,
-        a.frame_rate, a.bit_rate, a.video_codec, a.audio_codec
+        a.frame_rate, a.bit_rate, a.video_codec, a.audio_codec, a.burst_id IS NOT NULL AND a.represents_burst = 0
         """
 
     /// Interns the raw make and model texts a statement returns (many rows share a few).
@@ -781,7 +784,7 @@ final class CatalogSnapshot: Sendable {
             frameRate: s.optionalDouble(19), bitRate: s.optionalInt64(20), videoCodec: interner.fold(s.optionalString(21)),
             audioCodec: interner.fold(s.optionalString(22)), subtypes: s.int64(13),
             isVideo: s.string(14) == MediaType.video.rawValue, isFavorite: s.int(15) != 0, isHidden: s.int(16) != 0,
-            isDeleted: s.int(17) != 0)
+            isDeleted: s.int(17) != 0, isBurstExtra: s.int(23) != 0)
         return CatalogRow(record: record, id: s.string(1), path: s.bytes(2), keywords: folded(Keywords.decode(s.optionalString(18)), []))
     }
 
@@ -888,6 +891,7 @@ final class CatalogSnapshot: Sendable {
         // A column at a time into a bitmap; then the key's order picks the matches.
         var selected = CatalogPredicate.evaluate(query.predicate, self)
         let hiding = CatalogColumns.Flags.deleted | (includeHidden ? 0 : CatalogColumns.Flags.hidden)
+            | (query.includeAllBurstAssets ? 0 : CatalogColumns.Flags.burstExtra)
         selected.formIntersection(CatalogPredicate.scan(columns.flags) { $0 & hiding == 0 })
         let count = selected.cardinality
         var out: [Int32] = []

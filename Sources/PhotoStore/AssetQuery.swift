@@ -10,11 +10,16 @@ public struct AssetQuery: Sendable, Hashable {
     /// Whether hidden assets are included (the Hidden smart album always includes them; assets
     /// in Recently Deleted are only ever in that album).
     public var includeHidden: Bool
+    /// Whether every member of a burst is included (PhotoKit's `includeAllBurstAssets`); by
+    /// default a burst is its representative alone, except in the burst itself (`b_…`).
+    public var includeAllBurstAssets: Bool
 
-    public init(predicate: AssetPredicate? = nil, sort: AssetSort = AssetSort(), includeHidden: Bool = false) {
+    public init(predicate: AssetPredicate? = nil, sort: AssetSort = AssetSort(), includeHidden: Bool = false,
+                includeAllBurstAssets: Bool = false) {
         self.predicate = predicate
         self.sort = sort
         self.includeHidden = includeHidden
+        self.includeAllBurstAssets = includeAllBurstAssets
     }
 }
 
@@ -30,6 +35,14 @@ public enum AssetScope: Sendable, Hashable {
     case smartAlbum(SmartAlbum)
     /// A user album by id, in the album's order when the query has no sort.
     case userAlbum(id: String)
+    /// Every member of a burst (Apple's BurstUUID), in capture order; exists while one is not
+    /// in Recently Deleted.
+    case burst(identifier: String)
+
+    var isBurst: Bool {
+        if case .burst = self { return true }
+        return false
+    }
 
     /// The scope of a collection reference.
     public init(_ collection: CollectionRef) {
@@ -389,10 +402,14 @@ extension Connection {
 extension IndexReader {
     /// Visibility when hidden assets are wanted: everything not in Recently Deleted.
     static let notDeleted = "a.deleted_at IS NULL"
+    /// Not a burst's member other than its representative.
+    static let notBurstExtra = "(a.burst_id IS NULL OR a.represents_burst != 0)"
 
     /// Resolves the scope; `nil` when the collection does not exist.
     func plan(_ query: AssetQuery, in scope: AssetScope, now: Int64) throws(StoreError) -> AssetQueryPlan? {
-        let visibility = query.includeHidden ? Self.notDeleted : Self.visible
+        var visibility = query.includeHidden ? Self.notDeleted : Self.visible
+        // A burst is its representative alone, but in the burst itself.
+        if !query.includeAllBurstAssets, !scope.isBurst { visibility += " AND \(Self.notBurstExtra)" }
         let byCapture = AssetColumns.captureOrder
         var plan: AssetQueryPlan
         switch scope {
@@ -415,7 +432,13 @@ extension IndexReader {
                 // The album's rule with hidden assets let in: its visibility clause relaxed.
                 condition = condition.replacing(Self.visible, with: Self.notDeleted)
             }
+            if !query.includeAllBurstAssets { condition += " AND \(Self.notBurstExtra)" }
             plan = AssetQueryPlan(from: "assets a", condition: condition, order: order, bindings: [], isFixed: true)
+        case .burst(let identifier):
+            guard try db.scalar("SELECT 1 FROM assets WHERE burst_id = ?1 AND deleted_at IS NULL LIMIT 1", .text(identifier)).int64 != nil
+            else { return nil }
+            plan = AssetQueryPlan(from: "assets a", condition: "a.burst_id = ?1 AND \(visibility)", order: byCapture,
+                                  bindings: [.text(identifier)], isFixed: true)
         case .userAlbum(let id):
             guard try db.scalar("SELECT 1 FROM user_albums WHERE id = ?1", .text(id)).int64 != nil else { return nil }
             plan = AssetQueryPlan(from: "assets a JOIN user_album_assets u ON u.asset_id = a.id",
@@ -488,15 +511,23 @@ extension IndexReader {
     }
 
     /// How many assets the plan selects: the kept counters for the unfiltered library (O(1)),
-    /// a count with the page's condition otherwise.
+    /// a count with the page's condition otherwise (and when bursts' other members are left out).
     private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws(StoreError) -> Int {
-        if scope == .library, query.predicate == nil {
+        let countsHold = query.includeAllBurstAssets ? true : !(try hasBurstExtras())
+        if scope == .library, query.predicate == nil, countsHold {
             return query.includeHidden ? try assetCount() : try visibleAssetCount()
         }
         let s = try statement(plan.countSQL, plan)
         defer { s.reset() }
         _ = try s.step()
         return s.int(0)
+    }
+
+    /// Whether some burst has a member besides its representative outside Recently Deleted
+    /// (the `assets_burst` index: bursts are few).
+    func hasBurstExtras() throws(StoreError) -> Bool {
+        try db.scalar("SELECT 1 FROM assets WHERE burst_id IS NOT NULL AND represents_burst = 0 AND deleted_at IS NULL LIMIT 1")
+            .int64 != nil
     }
 
     /// The ids of every asset `query` selects in `scope`, in its order (for change details: a

@@ -16,7 +16,7 @@ import PhotoSystem
 struct CatalogFiles {
     /// The `meta` key of the database's identity, which a manifest names.
     static let identityKey = "catalog.identity"
-    /// 2: the video fields (frame rate, bit rate, codecs).
+    /// 2: the video fields (frame rate, bit rate, codecs); a burst's other members flagged.
     static let format = 2
 
     let directory: String

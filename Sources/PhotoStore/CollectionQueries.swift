@@ -173,6 +173,7 @@ extension IndexReader {
         case .timelapses: return (subtype(.timelapse), byCapture)
         case .animated: return (subtype(.animated), byCapture)
         case .depthEffect: return (subtype(.depthEffect), byCapture)
+        case .bursts: return ("\(subtype(.burst)) AND a.represents_burst != 0", byCapture)
         case .hidden: return ("\(invisible) AND a.is_hidden != 0 AND a.deleted_at IS NULL", byCapture)
         case .recentlyDeleted: return ("\(invisible) AND a.deleted_at IS NOT NULL", "a.deleted_at DESC, a.path, a.id")
         }

@@ -156,4 +156,113 @@ struct CollectionsEndToEndTests {
         #expect(photoctl.status == 0 && photoctl.stdout.contains("Slo-mo") && photoctl.stdout.contains("Portrait"), "\(photoctl.stdout)")
         #expect(daemon.stop() == 0)
     }
+
+    /// An iPhone-like JPEG of a burst: Apple's maker note with its BurstUUID, shot at `time`.
+    static func burstPhoto(_ burst: String?, time: String) -> [UInt8] {
+        var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
+        if let burst {
+            note += [0, 1] + [0, 0x0B, 0, 2] + [0, 0, 0, UInt8(burst.utf8.count + 1)] + [0, 0, 0, UInt8(14 + 2 + 12 + 4)]
+            note += [0, 0, 0, 0] + Array(burst.utf8) + [0]
+        } else {
+            note += [0, 0, 0, 0, 0, 0]
+        }
+        let exif = ExifFixture(byteOrder: .big, make: "Apple", dateTimeOriginal: time, extraExif: [.init(0x927C, .undefined(note))])
+        return JPEGFixture.make(width: 64, height: 48, exif: exif)
+    }
+
+    @Test("Bursts: every member has subtype burst and its burstIdentifier, the first visible one represents it (the Bursts smart album holds one entry per burst), b_<id> lists the burst, the representative moves when it is deleted or hidden and back")
+    func bursts() throws {
+        let lib = try TemporaryDirectory("bursts-lib")
+        let state = try TemporaryDirectory("bursts")
+        defer { lib.remove(); state.remove() }
+        let a = "6A2F1C3E-8D4B-4F1A-9C2E-7B5D3A1F0E9C", b = "11111111-2222-4333-8444-555555555555"
+        try lib.write("burst/IMG_0002.JPG", Self.burstPhoto(a, time: "2024:05:01 12:00:01"))
+        try lib.write("burst/IMG_0001.JPG", Self.burstPhoto(a, time: "2024:05:01 12:00:00"))
+        try lib.write("burst/IMG_0003.JPG", Self.burstPhoto(a, time: "2024:05:01 12:00:02"))
+        try lib.write("other/IMG_0100.JPG", Self.burstPhoto(b, time: "2024:06:01 09:00:00"))
+        try lib.write("other/IMG_0101.JPG", Self.burstPhoto(b, time: "2024:06:01 09:00:01"))
+        try lib.write("other/IMG_0200.JPG", Self.burstPhoto(nil, time: "2024:06:02 09:00:00"))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        func byName() throws -> [String: JSONValue] {
+            let all = try daemon.call("assets.fetch", ["includeAllBurstAssets": true, "limit": 1000])["assets"]?.arrayValue ?? []
+            return Dictionary(uniqueKeysWithValues: all.map { (String($0["path"]!.stringValue!.split(separator: "/").last!), $0) })
+        }
+        func names(_ id: String) throws -> [String] {
+            (try daemon.call("collections.assets", ["id": .string(id)])["assets"]?.arrayValue ?? [])
+                .compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) }
+        }
+        var assets = try byName()
+        for name in ["IMG_0001.JPG", "IMG_0002.JPG", "IMG_0003.JPG"] {
+            #expect(assets[name]?["burstIdentifier"]?.stringValue == a, "\(name)")
+            #expect(assets[name]?["subtypes"]?.arrayValue?.contains(.string("burst")) == true, "\(name)")
+            #expect(assets[name]?["representsBurst"]?.boolValue == (name == "IMG_0001.JPG"), "\(name)")
+        }
+        #expect(assets["IMG_0200.JPG"]?["burstIdentifier"] == .null && assets["IMG_0200.JPG"]?["subtypes"]?.arrayValue == [])
+        #expect(try names("s_bursts") == ["IMG_0001.JPG", "IMG_0100.JPG"])
+        #expect(try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_bursts" }?["assetCount"]?.intValue == 2)
+        #expect(try names("b_" + a) == ["IMG_0001.JPG", "IMG_0002.JPG", "IMG_0003.JPG"])
+        // Fetches show a burst as its representative alone, unless includeAllBurstAssets.
+        func fetched(_ params: JSONObject, method: String = "assets.fetch") throws -> (names: [String], total: Int) {
+            let page = try daemon.call(method, params)
+            let names = (page["assets"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) }
+            return (names.sorted(), page["total"]?.intValue ?? -1)
+        }
+        let plain = try fetched([:])
+        #expect(plain.names == ["IMG_0001.JPG", "IMG_0100.JPG", "IMG_0200.JPG"] && plain.total == 3, "\(plain)")
+        let everything = try fetched(["includeAllBurstAssets": true])
+        #expect(everything.names.count == 6 && everything.total == 6, "\(everything)")
+        let sorted = try fetched(["sort": "-localDateTime"])
+        #expect(sorted.names == ["IMG_0001.JPG", "IMG_0100.JPG", "IMG_0200.JPG"] && sorted.total == 3, "\(sorted)")
+        let filtered = try fetched(["predicate": #"subtypes CONTAINS "burst""#])
+        #expect(filtered.names == ["IMG_0001.JPG", "IMG_0100.JPG"], "\(filtered)")
+        let ids = try daemon.call("assets.fetchIDs", ["includeAllBurstAssets": true])["ids"]?.arrayValue?.count
+        let visibleIDs = try daemon.call("assets.fetchIDs")["ids"]?.arrayValue?.count
+        #expect(ids == 6 && visibleIDs == 3)
+        let moment = try fetched(["id": "m_20240501"], method: "collections.assets")
+        #expect(moment.names == ["IMG_0001.JPG"] && moment.total == 1, "\(moment)")
+        let wholeMoment = try fetched(["id": "m_20240501", "includeAllBurstAssets": true], method: "collections.assets")
+        #expect(wholeMoment.names.count == 3, "\(wholeMoment)")
+        do {
+            _ = try daemon.call("collections.assets", ["id": "b_00000000-0000-4000-8000-000000000000"])
+            Issue.record("an unknown burst is found")
+        } catch {
+            #expect("\(error)".contains("notFound"), "\(error)")
+        }
+
+        // The representative deleted: the next takes over, in the same change set.
+        let c = try daemon.connect()
+        _ = try c.call("changes.subscribe")
+        c.setTimeout(.seconds(30))
+        try FileManager.default.removeItem(atPath: lib("burst/IMG_0001.JPG").string)
+        var sawNewRepresentative = false
+        while !sawNewRepresentative, let n = try? c.nextNotification() {
+            guard n.method == "changes" else { continue }
+            let updated = n.params?["assets"]?["updated"]?.arrayValue ?? []
+            sawNewRepresentative = updated.contains(assets["IMG_0002.JPG"]!["id"]!)
+            if sawNewRepresentative {
+                #expect(n.params?["collections"]?["updated"]?.arrayValue?.contains(.string("s_bursts")) == true, "\(n)")
+            }
+        }
+        #expect(sawNewRepresentative, "the change set names the new representative")
+        assets = try byName()
+        #expect(assets["IMG_0002.JPG"]?["representsBurst"]?.boolValue == true)
+        #expect(try names("s_bursts") == ["IMG_0002.JPG", "IMG_0100.JPG"])
+        #expect(try names("b_" + a) == ["IMG_0002.JPG", "IMG_0003.JPG"])
+        // Back (the same bytes): the first again, with its id.
+        try lib.write("burst/IMG_0001.JPG", Self.burstPhoto(a, time: "2024:05:01 12:00:00"))
+        let back = TestTime.deadline(.seconds(30))
+        while try names("s_bursts") != ["IMG_0001.JPG", "IMG_0100.JPG"], ContinuousClock.now < back { usleep(50_000) }
+        assets = try byName()
+        #expect(assets["IMG_0001.JPG"]?["representsBurst"]?.boolValue == true && assets["IMG_0002.JPG"]?["representsBurst"]?.boolValue == false)
+        // Hidden, the representative passes the role on; shown again, takes it back.
+        _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0001.JPG"]!["id"]!], "hidden": true])
+        #expect(try names("s_bursts") == ["IMG_0002.JPG", "IMG_0100.JPG"])
+        #expect(try names("b_" + a) == ["IMG_0002.JPG", "IMG_0003.JPG"])
+        _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0001.JPG"]!["id"]!], "hidden": false])
+        #expect(try names("s_bursts") == ["IMG_0001.JPG", "IMG_0100.JPG"])
+        let kept = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_bursts" }
+        #expect(kept?["assetCount"]?.intValue == 2)
+        #expect(daemon.stop() == 0)
+    }
 }

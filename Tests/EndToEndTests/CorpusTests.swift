@@ -106,7 +106,7 @@ struct CorpusTests {
         #expect(smart.first { $0["id"]?.stringValue == "s_videos" }?["assetCount"]?.intValue == expectedVideos.count)
         // The subtypes the files' bytes give: HDR on the three photos that carry a gain map or
         // Apple's HDR flag (exiftool agrees), and no slo-mo, time-lapse, animation or depth map.
-        let newSubtypes: Set<String> = ["highFrameRate", "timelapse", "animated", "hdr", "depthEffect"]
+        let newSubtypes: Set<String> = ["highFrameRate", "timelapse", "animated", "hdr", "depthEffect", "burst"]
         var withNew: [String: Set<String>] = [:]
         for a in assets {
             let found = Set((a["subtypes"]?.arrayValue ?? []).compactMap(\.stringValue)).intersection(newSubtypes)
@@ -114,7 +114,7 @@ struct CorpusTests {
         }
         #expect(withNew == ["exiftool/t/images/Google.jpg": ["hdr"], "ianare-exif-samples/heic/mobile/iphone_13_pro_max.HEIC": ["hdr"],
                             "immich-test-assets/formats/heic/IMG_2682.heic": ["hdr"]], "\(withNew)")
-        for id in ["s_slomo", "s_timelapses", "s_animated", "s_depthEffect"] {
+        for id in ["s_slomo", "s_timelapses", "s_animated", "s_depthEffect", "s_bursts"] {
             #expect(smart.first { $0["id"]?.stringValue == id }?["assetCount"]?.intValue == 0, "\(id)")
         }
         let lists = try daemon.call("collectionLists.fetch")["lists"]?.arrayValue ?? []

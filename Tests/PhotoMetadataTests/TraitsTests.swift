@@ -26,6 +26,22 @@ struct TraitsTests {
         #expect(try Build.read(JPEGFixture.make(width: 8, height: 8, exif: other)).traits.isEmpty)
     }
 
+    @Test("Apple's MakerNote BurstUUID names the photo's burst; beside HDRImageType and ContentIdentifier")
+    func appleBurst() throws {
+        let burst = "6A2F1C3E-8D4B-4F1A-9C2E-7B5D3A1F0E9C", content = "8A3B2C1D-0000-4E5F-9A8B-1C2D3E4F5A6B"
+        var note = Array("Apple iOS\0".utf8) + [0, 1] + Array("MM".utf8)
+        let table = 14 + 2 + 3 * 12 + 4
+        note += Build.be16(3)
+        note += Build.be16(0x0A) + Build.be16(9) + Build.be32(1) + Build.be32(4)
+        note += Build.be16(0x0B) + Build.be16(2) + Build.be32(burst.utf8.count + 1) + Build.be32(table)
+        note += Build.be16(0x11) + Build.be16(2) + Build.be32(content.utf8.count + 1) + Build.be32(table + burst.utf8.count + 1)
+        note += Build.be32(0) + Array(burst.utf8) + [0] + Array(content.utf8) + [0]
+        let exif = ExifFixture(byteOrder: .big, make: "Apple", extraExif: [.init(0x927C, .undefined(note))])
+        let m = try Build.read(JPEGFixture.make(width: 8, height: 8, exif: exif))
+        #expect(m.burstIdentifier == burst && m.contentIdentifier == content && m.traits.isEmpty)
+        #expect(try Build.read(JPEGFixture.make(width: 8, height: 8, exif: ExifFixture(make: "Apple"))).burstIdentifier == nil)
+    }
+
     static func xmpJPEG(_ packet: String) -> [UInt8] {
         let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(packet.utf8)
         return JPEGFixture(width: 8, height: 8, leadingSegments: [.init(marker: 0xE1, payload: payload)]).bytes()

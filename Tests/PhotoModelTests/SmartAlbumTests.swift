@@ -7,17 +7,18 @@ struct SmartAlbumTests {
     func table() {
         #expect(SmartAlbums.all.map(\.id) == [
             "s_allPhotos", "s_favorites", "s_videos", "s_recentlyAdded", "s_screenshots", "s_panoramas", "s_selfies",
-            "s_livePhotos", "s_raw", "s_slomo", "s_timelapses", "s_animated", "s_depthEffect", "s_hidden", "s_recentlyDeleted",
+            "s_livePhotos", "s_raw", "s_slomo", "s_timelapses", "s_animated", "s_depthEffect", "s_bursts", "s_hidden",
+            "s_recentlyDeleted",
         ])
         #expect(SmartAlbums.all.map(\.title) == [
             "All Photos", "Favorites", "Videos", "Recently Added", "Screenshots", "Panoramas", "Selfies", "Live Photos",
-            "RAW", "Slo-mo", "Time-lapse", "Animated", "Portrait", "Hidden", "Recently Deleted",
+            "RAW", "Slo-mo", "Time-lapse", "Animated", "Portrait", "Bursts", "Hidden", "Recently Deleted",
         ])
         #expect(SmartAlbums.all.map(\.subtype) == [
             "smartAlbumUserLibrary", "smartAlbumFavorites", "smartAlbumVideos", "smartAlbumRecentlyAdded",
             "smartAlbumScreenshots", "smartAlbumPanoramas", "smartAlbumSelfPortraits", "smartAlbumLivePhotos",
             "smartAlbumRAW", "smartAlbumSlomoVideos", "smartAlbumTimelapses", "smartAlbumAnimated", "smartAlbumDepthEffect",
-            "smartAlbumAllHidden", "smartAlbumRecentlyDeleted",
+            "smartAlbumBursts", "smartAlbumAllHidden", "smartAlbumRecentlyDeleted",
         ])
         #expect(SmartAlbums.all.map(\.kind) == SmartAlbum.Kind.allCases)
         #expect(SmartAlbums.all.allSatisfy { !$0.rule.isEmpty && $0.rule.hasSuffix(".") })
@@ -42,6 +43,10 @@ struct SmartAlbumTests {
         #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: Set(AssetSubtype.allCases), addedAt: old))
                 == ["s_allPhotos", "s_screenshots", "s_panoramas", "s_selfies", "s_livePhotos", "s_raw", "s_slomo", "s_timelapses",
                     "s_animated", "s_depthEffect"])
+        // A burst's member is in Bursts only as its representative.
+        #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: [.burst], addedAt: old)) == ["s_allPhotos"])
+        #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: [.burst], addedAt: old, representsBurst: true))
+                == ["s_allPhotos", "s_bursts"])
         #expect(ids(SmartAlbumFacts(mediaType: .image, subtypes: [.raw], isFavorite: true, isHidden: true, addedAt: now))
                 == ["s_hidden"])
         #expect(ids(SmartAlbumFacts(mediaType: .image, isFavorite: true, isHidden: true, deletedAt: now, addedAt: now))
@@ -106,6 +111,9 @@ struct SmartAlbumTests {
         i.media.traits = .animated
         i.media.frameRate = 240
         #expect(SubtypeRules.subtypes(i) == [.animated])
+        i.media.traits = []
+        i.media.burstIdentifier = "6A2F1C3E-8D4B-4F1A-9C2E-7B5D3A1F0E9C"
+        #expect(SubtypeRules.subtypes(i) == [.burst])
     }
 
     @Test("Subtype rules on real-world values", arguments: [

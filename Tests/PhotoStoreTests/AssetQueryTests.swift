@@ -367,6 +367,8 @@ struct QueryFixture {
             case .deletedNewestFirst:
                 order = [{ Self.compare($1.deletedAt ?? 0, $0.deletedAt ?? 0) }] + capture.dropFirst()
             }
+        case .burst:
+            return nil  // the fixture has no bursts (CollectionsEndToEndTests.bursts has)
         case .userAlbum(let id):
             guard id == "u_trip" else { return nil }
             member = { userAlbum[$0.id] != nil && visible($0) }

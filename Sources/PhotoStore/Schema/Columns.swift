@@ -119,6 +119,8 @@ enum MediaColumns {
         // 0 is stored as NULL (most files have no trait: no bytes in the row).
         Column("traits", "traits", bind: { ($0.traits.isEmpty ? nil : $0.traits.rawValue).bind(to: $1, at: $2) },
                read: { $0.traits = MediaTraits(rawValue: $1.optionalInt64($2) ?? 0); return true }),
+        Column("burst_id", "burstIdentifier", bind: { $0.burstIdentifier.bind(to: $1, at: $2) },
+               read: { $0.burstIdentifier = $1.optionalString($2); return true }),
         Column("rating", "rating", bind: { $0.rating.bind(to: $1, at: $2) },
                read: { $0.rating = $1.optionalInt($2); return true }),
         Column("keywords", "keywords", bind: { Keywords.encode($0.keywords).bind(to: $1, at: $2) },

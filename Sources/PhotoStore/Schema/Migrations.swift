@@ -373,7 +373,9 @@ public enum Schema {
             -- libavformat, and what a file says of how it was made (`traits`: HDR, a depth map,
             -- animation). The files indexed before are read again once (`MediaFileReader.rulesVersion`
             -- 3). The subtypes they give (highFrameRate 32, timelapse 64, animated 128, hdr 256,
-            -- depthEffect 512) get partial indexes like the others, for their smart albums.
+            -- depthEffect 512, burst 1024) get partial indexes like the others, for their smart
+            -- albums. A burst (Apple's BurstUUID, `burst_id`) has one representative
+            -- (`represents_burst`), kept by the writer in the transaction that changes its members.
             ALTER TABLE files ADD COLUMN frame_rate REAL;
             ALTER TABLE files ADD COLUMN video_codec TEXT;
             ALTER TABLE files ADD COLUMN audio_codec TEXT;
@@ -396,6 +398,12 @@ public enum Schema {
             CREATE INDEX assets_timelapses ON assets(pk) WHERE (subtypes & 64) != 0;
             CREATE INDEX assets_animated ON assets(pk) WHERE (subtypes & 128) != 0;
             CREATE INDEX assets_depth ON assets(pk) WHERE (subtypes & 512) != 0;
+            ALTER TABLE files ADD COLUMN burst_id TEXT;
+            ALTER TABLE tombstones ADD COLUMN burst_id TEXT;
+            ALTER TABLE assets ADD COLUMN burst_id TEXT;
+            ALTER TABLE assets ADD COLUMN represents_burst INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX assets_burst ON assets(burst_id) WHERE burst_id IS NOT NULL;
+            CREATE INDEX assets_bursts ON assets(pk) WHERE (subtypes & 1024) != 0 AND represents_burst != 0;
             """),
     ]
 

@@ -218,7 +218,9 @@ final class AssetRows {
                                      latitude: c.media.latitude, longitude: c.media.longitude),
                 facts: SmartAlbumFacts(mediaType: c.media.mediaType, subtypes: c.subtypes,
                                        isFavorite: previous?.isFavorite ?? false, isHidden: previous?.isHidden ?? false,
-                                       deletedAt: nil, addedAt: previous?.addedAt ?? job.now)))
+                                       deletedAt: nil, addedAt: previous?.addedAt ?? job.now,
+                                       representsBurst: previous?.representsBurst ?? false),
+                burst: c.media.burstIdentifier))
         }
         return written
     }
@@ -320,7 +322,7 @@ final class AssetRows {
     func state(pk: Int64) throws(StoreError) -> AssetState? {
         let s = try db.statement("""
             SELECT id, directory_id, local_datetime, path, media_type, latitude, longitude, subtypes, is_favorite,
-                   is_hidden, deleted_at, added_at, root_id
+                   is_hidden, deleted_at, added_at, root_id, represents_burst, burst_id
             FROM assets WHERE pk = :pk
             """)
         defer { s.reset() }
@@ -335,6 +337,59 @@ final class AssetRows {
                                  latitude: s.optionalDouble(5), longitude: s.optionalDouble(6)),
             facts: SmartAlbumFacts(mediaType: mediaType, subtypes: AssetColumns.subtypes(s.int64(7)),
                                    isFavorite: s.int(8) != 0, isHidden: s.int(9) != 0,
-                                   deletedAt: s.isNull(10) ? nil : s.int64(10), addedAt: s.int64(11)))
+                                   deletedAt: s.isNull(10) ? nil : s.int64(10), addedAt: s.int64(11),
+                                   representsBurst: s.int(13) != 0),
+            burst: s.optionalString(14))
+    }
+}
+
+extension AssetRows {
+    /// Keeps one representative for every burst the job touched (`represents_burst`): the first
+    /// member by capture time, then path, of the visible ones (a hidden one only when all are
+    /// hidden), never one in Recently Deleted; none when all are there. A member whose flag changes is touched, so its change is in the change set and in
+    /// the Bursts smart album's counters. The bursts are those of the touched assets before and
+    /// after the job; the states of their members are read back at the end of the job.
+    func updateBursts(_ job: WriteJob) throws(StoreError) {
+        var bursts = Set<String>()
+        var unknown: [Int64] = []
+        for pk in job.touched {
+            if let b = job.before[pk]?.burst { bursts.insert(b) }
+            switch job.after[pk] {
+            case .some(let state?): if let b = state.burst { bursts.insert(b) }
+            case .some(nil): break
+            case nil: unknown.append(pk)  // deleted or moved: read below
+            }
+        }
+        if !unknown.isEmpty {
+            let s = try db.statement("SELECT burst_id FROM assets WHERE pk = :pk AND burst_id IS NOT NULL")
+            for pk in unknown {
+                s.bind(":pk", to: pk)
+                if try s.step() { bursts.insert(s.string(0)) }
+                s.reset()
+            }
+        }
+        guard !bursts.isEmpty else { return }
+        let members = try db.statement("""
+            SELECT pk, represents_burst, deleted_at IS NOT NULL FROM assets WHERE burst_id = :burst
+            ORDER BY deleted_at IS NOT NULL, is_hidden, local_datetime, path, pk
+            """)
+        let set = try db.statement("UPDATE assets SET represents_burst = :represents WHERE pk = :pk")
+        for burst in bursts.sorted() {
+            members.bind(":burst", to: burst)
+            var rows: [(pk: Int64, represents: Bool, deleted: Bool)] = []
+            while try members.step() { rows.append((members.int64(0), members.int(1) != 0, members.int(2) != 0)) }
+            members.reset()
+            for (i, row) in rows.enumerated() {
+                let wanted = i == 0 && !row.deleted
+                if wanted != row.represents {
+                    try job.recordBefore(row.pk)
+                    set.bind(":represents", to: wanted ? 1 : 0)
+                    set.bind(":pk", to: row.pk)
+                    try set.run()
+                }
+                // The state written by this job's `write` knew the flag before this step.
+                if job.touched.contains(row.pk) { job.after[row.pk] = nil }
+            }
+        }
     }
 }

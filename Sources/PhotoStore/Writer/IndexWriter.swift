@@ -42,6 +42,7 @@ public final class IndexWriter {
             return try db.transaction(durable: durable) { () throws(StoreError) in
                 let job = WriteJob(now: now, assets: assets)
                 let extra = try body(job)
+                try assets.updateBursts(job)
                 try job.loadAfterStates()
                 try collections.countSmartAlbums(job)
                 try journal.apply(counters: job.counterDeltas)

@@ -136,6 +136,8 @@ struct AssetState {
     var directory: Int64?
     var member: MomentMember
     var facts: SmartAlbumFacts
+    /// The burst it belongs to (`burst_id`).
+    var burst: String?
 
     /// Whether the asset counts in moments and albums (not hidden, not in Recently Deleted).
     var isVisible: Bool { !facts.isHidden && facts.deletedAt == nil }
