@@ -316,13 +316,25 @@ public final class Indexer: Sendable {
     private func noteReadAgain(_ roots: Set<PathBytes>, ids: [PathBytes: Int64]) {
         guard !stopRequested.load(ordering: .relaxed) else { return }
         let status = self.status
+        var recorded = 0
         for root in roots where status.unavailableRoots[root] == nil && !status.unavailableMounts.keys.contains(where: { $0.isWithin(root) }) {
             guard let id = ids[root] else { continue }
             do {
                 try database.write { try $0.setMetaInteger(Self.rulesKey(id), Int64(reader.rulesVersion)) }
+                recorded += 1
             } catch {
                 logger.error("cannot record the reader's rules version: \(error)")
             }
+        }
+        guard recorded > 0, !stopRequested.load(ordering: .relaxed) else { return }
+        // Every row of those roots was just rewritten: their pages split. Once, a compact file.
+        let started = ContinuousClock.now
+        do {
+            let (before, after) = try database.compact()
+            logger.notice("compacted the database after reading every file again: \(before / 1_000_000) → \(after / 1_000_000) MB "
+                          + "in \(String(format: "%.1f", Self.seconds(ContinuousClock.now - started))) s")
+        } catch {
+            logger.warning("cannot compact the database after reading every file again (it stays as it is): \(error)")
         }
     }
 

@@ -206,6 +206,26 @@ public final class Database: Sendable {
         try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
+    /// Rewrites the database file compactly (SQLite's `VACUUM`), then checkpoints: for after
+    /// every row was rewritten at once (a re-read under newer rules), whose rows grew by the
+    /// columns added since and split their pages: at 1,000,000 assets 655 MB become 513 MB in
+    /// 5.5 s. Waits for the writer and holds it meanwhile (readers go on). Returns the file's
+    /// bytes before and after; SQLite needs free space about the database's size while it
+    /// runs, and on an error (a full disk) the database is left as it was.
+    @discardableResult
+    public func compact() throws(StoreError) -> (before: Int64, after: Int64) {
+        catalog.stopBuilding()
+        return try writer.withLock { w throws(StoreError) in
+            func size() throws(StoreError) -> Int64 {
+                (try w.connection.scalar("PRAGMA page_count").int64 ?? 0) * (try w.connection.scalar("PRAGMA page_size").int64 ?? 0)
+            }
+            let before = try size()
+            try w.connection.execute("VACUUM")
+            try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return (before, try size())
+        }
+    }
+
     /// Seals the database at a clean stop, after `checkpoint()`: the next open that finds it
     /// unchanged skips the integrity check and the recount (``DatabaseSeal``). False, and no
     /// seal, when the WAL still holds frames. Waits for the writer; call it when nothing
