@@ -437,7 +437,14 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
         int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
         int64_t ts = start + (int64_t)llround(target / av_q2d(st->time_base));
         if (av_seek_frame(fmt, v, ts, 0) < 0) {
-            if (av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) dec->skip_frame = AVDISCARD_NONREF;
+            if (av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+                dec->skip_frame = AVDISCARD_NONREF;
+            } else {
+                // Neither seek worked: from the start (a failed seek may have left the reader
+                // anywhere), decoding up to the poster time.
+                avformat_seek_file(fmt, v, INT64_MIN, start, start, 0);
+                dec->skip_frame = AVDISCARD_NONREF;
+            }
         }
     }
     pkt = av_packet_alloc();
@@ -524,7 +531,8 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     out->keyframe = kept->key_frame ? 1 : 0;
     int w = kept->width, h = kept->height;
     if (o->need_width > 0 && o->need_height > 0) {
-        int k = w / (2 * o->need_width) < h / (2 * o->need_height) ? w / (2 * o->need_width) : h / (2 * o->need_height);
+        int64_t kw = w / (2 * (int64_t)o->need_width), kh = h / (2 * (int64_t)o->need_height);
+        int k = (int)(kw < kh ? kw : kh);
         if (k >= 2) {
             w = (w + k - 1) / k;
             h = (h + k - 1) / k;

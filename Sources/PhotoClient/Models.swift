@@ -35,6 +35,18 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         public static let raw = Subtype(rawValue: "raw")
         /// A front-camera photo.
         public static let selfie = Subtype(rawValue: "selfie")
+        /// A video recorded at 100 fps or more (PhotoKit's `videoHighFrameRate`).
+        public static let highFrameRate = Subtype(rawValue: "highFrameRate")
+        /// A video recorded slower than it plays (`videoTimelapse`).
+        public static let timelapse = Subtype(rawValue: "timelapse")
+        /// A GIF, APNG or WebP of more than one frame.
+        public static let animated = Subtype(rawValue: "animated")
+        /// HDR content or capture (`photoHDR`), or a PQ/HLG video.
+        public static let hdr = Subtype(rawValue: "hdr")
+        /// A photo with a depth map (`photoDepthEffect`).
+        public static let depthEffect = Subtype(rawValue: "depthEffect")
+        /// A photo of a burst (`burstIdentifier`).
+        public static let burst = Subtype(rawValue: "burst")
         /// The wire name.
         public var description: String { rawValue }
     }
@@ -88,6 +100,9 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     public var audioCodec: String?
     /// A video's bits per second.
     public var bitRate: Int64?
+    /// The rate a video was recorded at when it differs from how it plays (Android's
+    /// `com.android.capture.fps`: above `frameRate` for slow motion, below for a time-lapse).
+    public var captureFrameRate: Double?
     /// The burst the photo was shot in (Apple's BurstUUID); `collections.assets` on
     /// `b_` + it lists the burst.
     public var burstIdentifier: String?
@@ -145,6 +160,7 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         videoCodec = try f.optionalString("videoCodec")
         audioCodec = try f.optionalString("audioCodec")
         bitRate = try f.optionalInt("bitRate")
+        captureFrameRate = try f.optionalDouble("captureFrameRate")
         burstIdentifier = try f.optionalString("burstIdentifier")
         representsBurst = try f.optionalBool("representsBurst") ?? false
         rating = try f.optionalInt("rating").map { Int($0) }

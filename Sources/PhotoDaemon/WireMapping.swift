@@ -38,6 +38,7 @@ enum WireMapping {
         o["videoCodec"] = a.videoCodec.map { .string($0) } ?? .null
         o["audioCodec"] = a.audioCodec.map { .string($0) } ?? .null
         o["bitRate"] = a.bitRate.map { .int($0) } ?? .null
+        o["captureFrameRate"] = a.captureFrameRate.map { .double($0) } ?? .null
         o["burstIdentifier"] = a.burstIdentifier.map { .string($0) } ?? .null
         o["representsBurst"] = .bool(a.representsBurst)
         o["rating"] = a.rating.map { .int(Int64($0)) } ?? .null

@@ -160,7 +160,8 @@ extension ImageRenderer {
         case PHOTO_VIDEO_TIMEOUT: return .timedOut("video: \(message)")
         case PHOTO_VIDEO_NO_DECODER, PHOTO_VIDEO_NO_STREAM, PHOTO_VIDEO_NO_FRAME: return .undecodable("video: \(message)")
         default:
-            if rc < 0, -rc < 4096 { return .unreadable(errno: -rc, "video: \(message)") }
+            // ENOMEM is FFmpeg's allocation cap refusing what a header claims: a damaged file.
+            if rc < 0, -rc < 4096, -rc != ENOMEM { return .unreadable(errno: -rc, "video: \(message)") }
             return .corrupt("video: \(message)")
         }
     }

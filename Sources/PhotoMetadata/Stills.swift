@@ -41,15 +41,16 @@ enum Stills {
             switch introducer {
             case 0x2C:  // image descriptor: 9 bytes, a local colour table, the LZW code size, data
                 frames += 1
-                guard frames < atLeast, let packed = try byte(pos + 9) else { break }
+                guard frames < atLeast else { return frames }
+                guard let packed = try byte(pos + 9) else { return looping ? max(frames, atLeast) : frames }
                 pos += 10
                 if packed & 0x80 != 0 { pos += 3 << (Int64(packed & 7) + 1) }
                 pos += 1
                 guard try skipSubBlocks() else { return looping ? max(frames, atLeast) : frames }
             case 0x21:  // extension: a label, then sub-blocks
-                if try byte(pos + 1) == 0xFF, try byte(pos + 2) == 11 {
-                    let id = (0..<11).compactMap { k in try? byte(pos + 3 + Int64(k)) }
-                    if id == Array("NETSCAPE2.0".utf8) || id == Array("ANIMEXTS1.0".utf8) { looping = true }
+                if try byte(pos + 1) == 0xFF, try byte(pos + 2) == 11, let id = try input.view(at: pos + 3, count: 11),
+                   id.matches("NETSCAPE2.0") || id.matches("ANIMEXTS1.0") {
+                    looping = true
                 }
                 pos += 2
                 guard try skipSubBlocks() else { return looping ? max(frames, atLeast) : frames }

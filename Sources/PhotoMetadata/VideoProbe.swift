@@ -45,14 +45,14 @@ public enum VideoProbe {
     /// Reads `path`'s streams, giving up after `timeoutMilliseconds` of wall time.
     public static func probe(_ path: PathBytes, timeoutMilliseconds: Int64 = 5_000) throws(VideoProbeError) -> VideoStreamInfo {
         let fd: FileDescriptor
-        let size: Int64
         do {
             fd = try FileDescriptor.open(path, flags: O_NOFOLLOW | O_NONBLOCK)
-            size = try fd.stat().size
         } catch {
             throw VideoProbeError(code: -error.errno, message: "cannot open: \(error.message)")
         }
         defer { fd.close() }
+        let size: Int64
+        do { size = try fd.stat().size } catch { throw VideoProbeError(code: -error.errno, message: "cannot stat: \(error.message)") }
         return try probe(descriptor: fd, size: size, timeoutMilliseconds: timeoutMilliseconds)
     }
 

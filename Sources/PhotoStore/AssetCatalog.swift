@@ -42,6 +42,8 @@ final class AssetCatalog: Sendable {
         /// A background build is scheduled or running (its thread clears it as it ends).
         var building = false
         var stopped = false
+        /// Builds wait while the database is rewritten (`Database.compact`); a stop is for good.
+        var paused = false
         /// Moved by `invalidate`: a build or view begun before it is not kept.
         var epoch = 0
         var lastBuildEnd: UInt64 = 0
@@ -102,7 +104,20 @@ final class AssetCatalog: Sendable {
         while state.withLock({ $0.building }) { usleep(2_000) }
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    /// Holds builds off while the database file is rewritten: a build under way gives up, none
+    /// starts until `resumeBuilding`. Returns when none runs.
+    func pauseBuilding() {
+        state.withLock { $0.paused = true }
+        while state.withLock({ $0.building }) { usleep(2_000) }
+    }
+
+    /// Lets builds run again after `pauseBuilding` (a stop stays a stop).
+    func resumeBuilding() {
+        state.withLock { $0.paused = false }
+    }
+
+    /// Whether a build must give up now: stopped for good, or paused.
+    private var isStopped: Bool { state.withLock { $0.stopped || $0.paused } }
 
     /// Records why a background build could not run (a stop is not a failure).
     func failed(_ error: StoreError) {
@@ -251,7 +266,7 @@ final class AssetCatalog: Sendable {
     private func schedule() {
         guard settings.background, let run = runner.withLock({ $0 }) else { return }
         let wait: UInt64? = state.withLock { s in
-            guard !s.building, !s.stopped else { return nil }
+            guard !s.building, !s.stopped, !s.paused else { return nil }
             s.building = true
             return s.waitBeforeBuild(at: Monotonic.nanoseconds)
         }

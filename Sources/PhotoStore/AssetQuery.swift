@@ -432,7 +432,11 @@ extension IndexReader {
                 // The album's rule with hidden assets let in: its visibility clause relaxed.
                 condition = condition.replacing(Self.visible, with: Self.notDeleted)
             }
-            if !query.includeAllBurstAssets { condition += " AND \(Self.notBurstExtra)" }
+            // Recently Deleted and Hidden list every member: a trashed or hidden photo must be
+            // found to be restored or shown again.
+            if !query.includeAllBurstAssets, album.kind != .recentlyDeleted, album.kind != .hidden {
+                condition += " AND \(Self.notBurstExtra)"
+            }
             plan = AssetQueryPlan(from: "assets a", condition: condition, order: order, bindings: [], isFixed: true)
         case .burst(let identifier):
             guard try db.scalar("SELECT 1 FROM assets WHERE burst_id = ?1 AND deleted_at IS NULL LIMIT 1", .text(identifier)).int64 != nil

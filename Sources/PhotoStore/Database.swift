@@ -214,7 +214,9 @@ public final class Database: Sendable {
     /// runs, and on an error (a full disk) the database is left as it was.
     @discardableResult
     public func compact() throws(StoreError) -> (before: Int64, after: Int64) {
-        catalog.stopBuilding()
+        // A catalog build holds a read transaction for seconds; it waits, and builds again after.
+        catalog.pauseBuilding()
+        defer { catalog.resumeBuilding() }
         return try writer.withLock { w throws(StoreError) in
             func size() throws(StoreError) -> Int64 {
                 (try w.connection.scalar("PRAGMA page_count").int64 ?? 0) * (try w.connection.scalar("PRAGMA page_size").int64 ?? 0)

@@ -245,6 +245,8 @@ struct CollectionsEndToEndTests {
             }
         }
         #expect(sawNewRepresentative, "the change set names the new representative")
+        // In Recently Deleted it is listed, though it no longer represents its burst.
+        #expect(try names("s_recentlyDeleted") == ["IMG_0001.JPG"])
         assets = try byName()
         #expect(assets["IMG_0002.JPG"]?["representsBurst"]?.boolValue == true)
         #expect(try names("s_bursts") == ["IMG_0002.JPG", "IMG_0100.JPG"])
@@ -258,11 +260,22 @@ struct CollectionsEndToEndTests {
         // Hidden, the representative passes the role on; shown again, takes it back.
         _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0001.JPG"]!["id"]!], "hidden": true])
         #expect(try names("s_bursts") == ["IMG_0002.JPG", "IMG_0100.JPG"])
+        _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0003.JPG"]!["id"]!], "hidden": true])
+        #expect(try names("s_hidden") == ["IMG_0001.JPG", "IMG_0003.JPG"], "Hidden lists every hidden member")
+        _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0003.JPG"]!["id"]!], "hidden": false])
         #expect(try names("b_" + a) == ["IMG_0002.JPG", "IMG_0003.JPG"])
         _ = try daemon.call("assets.setHidden", ["ids": [assets["IMG_0001.JPG"]!["id"]!], "hidden": false])
         #expect(try names("s_bursts") == ["IMG_0001.JPG", "IMG_0100.JPG"])
         let kept = try daemon.call("smartAlbums.fetch")["smartAlbums"]?.arrayValue?.first { $0["id"]?.stringValue == "s_bursts" }
         #expect(kept?["assetCount"]?.intValue == 2)
+        // Saved again without its BurstUUID, it leaves the burst and stands for none.
+        try lib.write("burst/IMG_0001.JPG", Self.burstPhoto(nil, time: "2024:05:01 12:00:00"))
+        let left = TestTime.deadline(.seconds(30))
+        while try names("s_bursts") != ["IMG_0002.JPG", "IMG_0100.JPG"], ContinuousClock.now < left { usleep(50_000) }
+        assets = try byName()
+        #expect(assets["IMG_0001.JPG"]?["burstIdentifier"] == .null && assets["IMG_0001.JPG"]?["representsBurst"]?.boolValue == false,
+                "\(String(describing: assets["IMG_0001.JPG"]))")
+        #expect(assets["IMG_0002.JPG"]?["representsBurst"]?.boolValue == true)
         #expect(daemon.stop() == 0)
     }
 }

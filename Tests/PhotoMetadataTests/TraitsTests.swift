@@ -113,6 +113,10 @@ struct TraitsTests {
         #expect(try Build.read(Self.gif(frames: 1, looping: true)).traits.isEmpty)
         #expect(try Build.read(Self.gif(frames: 1, looping: false)).traits.isEmpty)
         #expect(try Build.read(Self.gif(frames: 1, looping: false, trailer: false)).traits.isEmpty)
+        // Cut inside its first image descriptor: one frame, not two.
+        let single = Self.gif(frames: 1, looping: false)
+        let descriptor = try #require((13..<single.count).first { single[$0] == 0x2C })
+        #expect(try Build.read(Array(single.prefix(descriptor + 5))).traits.isEmpty)
         // PNG with acTL num_frames 3 and 1.
         for (frames, animated) in [(3, true), (1, false)] {
             var png = PNGFixture(width: 4, height: 4).bytes()

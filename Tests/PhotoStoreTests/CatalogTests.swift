@@ -301,6 +301,39 @@ struct CatalogTests {
         try db.checkpoint()
     }
 
+    @Test("Compacting the database pauses the background catalog and lets it build again after")
+    func compactResumes() throws {
+        let dir = try TemporaryDirectory("catalog-compact")
+        defer { dir.remove() }
+        var options = Database.Options()
+        options.catalogInBackground = true
+        let db = try Database(path: dir("c.db").string, options: options)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { w in
+            try w.apply(Make.batch((0..<30).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
+                        now: 1_000)
+        }
+        var g = SplitMix64(seed: 12)
+        func waitForBuilds(_ n: Int) {
+            var waited = 0
+            while db.fetchCatalog.buildCount < n, waited < 500 {
+                usleep(10_000)
+                waited += 1
+            }
+        }
+        try Self.check(db, step: 0, &g)
+        waitForBuilds(1)
+        #expect(db.fetchCatalog.buildCount == 1)
+        try db.compact()
+        // The catalog made again (a change outside the journal), then asked: it builds.
+        db.invalidateCatalog()
+        try Self.check(db, step: 1, &g)
+        waitForBuilds(2)
+        #expect(db.fetchCatalog.buildCount == 2, "the catalog builds again after a compaction")
+        try Self.check(db, step: 2, &g)
+        try db.checkpoint()
+    }
+
     @Test("Kept results are bounded by their number and by the record indexes they hold; the newest is always kept")
     func resultCacheBound() throws {
         var cache: [(AssetQuery, [Int32])] = []

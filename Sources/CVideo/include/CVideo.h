@@ -35,8 +35,8 @@ typedef struct {
     double frame_rate;
     /// Seconds; 0 when unknown.
     double duration;
-    /// Bits per second (the container's, else the streams' sum, else size × 8 / duration); 0
-    /// when unknown.
+    /// Bits per second: the container's, else size × 8 / duration (libavformat's own estimate),
+    /// else the video stream's; 0 when unknown.
     int64_t bit_rate;
     /// Android's `com.android.capture.fps` (the rate a slow-motion or time-lapse clip was
     /// recorded at); 0 when absent.

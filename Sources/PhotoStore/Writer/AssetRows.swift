@@ -369,6 +369,13 @@ extension AssetRows {
             }
         }
         guard !bursts.isEmpty else { return }
+        // A photo that left its burst (read again without a BurstUUID) stands for none.
+        let left = try db.statement("UPDATE assets SET represents_burst = 0 WHERE pk = :pk AND burst_id IS NULL AND represents_burst != 0")
+        for pk in job.touched where job.before[pk]?.burst != nil {
+            left.bind(":pk", to: pk)
+            try left.run()
+            if db.changes > 0 { job.after[pk] = nil }
+        }
         let members = try db.statement("""
             SELECT pk, represents_burst, deleted_at IS NOT NULL FROM assets WHERE burst_id = :burst
             ORDER BY deleted_at IS NOT NULL, is_hidden, local_datetime, path, pk
