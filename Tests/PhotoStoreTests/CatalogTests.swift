@@ -277,10 +277,8 @@ struct CatalogTests {
         #expect(db.fetchCatalogStatus.lastError?.contains("catalog") == true, "\(String(describing: db.fetchCatalogStatus.lastError))")
     }
 
-    @Test("In the background: fetches are answered from SQL until the files are made, then from them")
-    func background() throws {
-        let dir = try TemporaryDirectory("catalog-background")
-        defer { dir.remove() }
+    /// A database whose catalog builds in the background, with 30 assets.
+    static func backgroundDatabase(_ dir: TemporaryDirectory) throws -> Database {
         var options = Database.Options()
         options.catalogInBackground = true
         let db = try Database(path: dir("c.db").string, options: options)
@@ -289,13 +287,26 @@ struct CatalogTests {
             try w.apply(Make.batch((0..<30).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
                         now: 1_000)
         }
-        var g = SplitMix64(seed: 8)
-        try Self.check(db, step: 0, &g)
+        return db
+    }
+
+    /// Waits (5 s at most) until the catalog was built `n` times.
+    static func waitForBuilds(_ db: Database, _ n: Int) {
         var waited = 0
-        while db.fetchCatalog.buildCount == 0, waited < 500 {
+        while db.fetchCatalog.buildCount < n, waited < 500 {
             usleep(10_000)
             waited += 1
         }
+    }
+
+    @Test("In the background: fetches are answered from SQL until the files are made, then from them")
+    func background() throws {
+        let dir = try TemporaryDirectory("catalog-background")
+        defer { dir.remove() }
+        let db = try Self.backgroundDatabase(dir)
+        var g = SplitMix64(seed: 8)
+        try Self.check(db, step: 0, &g)
+        Self.waitForBuilds(db, 1)
         #expect(db.fetchCatalog.buildCount == 1)
         try Self.check(db, step: 1, &g)
         try db.checkpoint()
@@ -305,30 +316,16 @@ struct CatalogTests {
     func compactResumes() throws {
         let dir = try TemporaryDirectory("catalog-compact")
         defer { dir.remove() }
-        var options = Database.Options()
-        options.catalogInBackground = true
-        let db = try Database(path: dir("c.db").string, options: options)
-        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
-        _ = try db.write { w in
-            try w.apply(Make.batch((0..<30).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
-                        now: 1_000)
-        }
+        let db = try Self.backgroundDatabase(dir)
         var g = SplitMix64(seed: 12)
-        func waitForBuilds(_ n: Int) {
-            var waited = 0
-            while db.fetchCatalog.buildCount < n, waited < 500 {
-                usleep(10_000)
-                waited += 1
-            }
-        }
         try Self.check(db, step: 0, &g)
-        waitForBuilds(1)
+        Self.waitForBuilds(db, 1)
         #expect(db.fetchCatalog.buildCount == 1)
         try db.compact()
         // The catalog made again (a change outside the journal), then asked: it builds.
         db.invalidateCatalog()
         try Self.check(db, step: 1, &g)
-        waitForBuilds(2)
+        Self.waitForBuilds(db, 2)
         #expect(db.fetchCatalog.buildCount == 2, "the catalog builds again after a compaction")
         try Self.check(db, step: 2, &g)
         try db.checkpoint()
