@@ -214,6 +214,28 @@ static int32_t orientation_of(AVStream *st, int32_t *rotation) {
     }
 }
 
+/// A usable pixel aspect ratio, or 0/0.
+static AVRational usable(AVRational r) {
+    if (r.num > 0 && r.den > 0 && (int64_t)r.num <= 8 * (int64_t)r.den && 8 * (int64_t)r.num >= r.den) return r;
+    return (AVRational){0, 0};
+}
+
+/// The pixel aspect ratio of a stream (and a decoded frame of it, when given): the frame's,
+/// the container's, the codec's; 1/1 when none says (anamorphic DV and DVD video say 8/9, 32/27…).
+static AVRational aspect_of(AVStream *st, const AVFrame *f) {
+    AVRational r = f ? usable(f->sample_aspect_ratio) : (AVRational){0, 0};
+    if (!r.num) r = usable(st->sample_aspect_ratio);
+    if (!r.num) r = usable(st->codecpar->sample_aspect_ratio);
+    return r.num ? r : (AVRational){1, 1};
+}
+
+/// A width in square pixels.
+static int32_t widen(int32_t w, AVRational r) {
+    if (r.num == r.den) return w;
+    int64_t v = llround((double)w * r.num / r.den);
+    return (int32_t)(v < 1 ? 1 : v > INT32_MAX / 2 ? INT32_MAX / 2 : v);
+}
+
 static double duration_of(AVFormatContext *fmt, AVStream *st) {
     if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE) return (double)fmt->duration / AV_TIME_BASE;
     if (st && st->duration > 0 && st->duration != AV_NOPTS_VALUE) return st->duration * av_q2d(st->time_base);
@@ -300,6 +322,9 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
         }
     }
     if (best_audio >= 0) copy_name(out->audio_codec, sizeof out->audio_codec, avcodec_get_name(fmt->streams[best_audio]->codecpar->codec_id));
+    AVRational sar = aspect_of(vs, NULL);
+    out->sar_num = sar.num;
+    out->sar_den = sar.den;
     close_container(&c);
     return 0;
 }
@@ -529,7 +554,16 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     out->time = frame_seconds(kept, st);
     if (isnan(out->time)) out->time = 0;
     out->keyframe = kept->key_frame ? 1 : 0;
-    int w = kept->width, h = kept->height;
+    // Anamorphic pixels made square: the frame widened (or narrowed) to its display aspect.
+    AVRational sar = aspect_of(st, kept);
+    int w = widen(kept->width, sar), h = kept->height;
+    if ((int64_t)w * h > o->pixel_limit) {
+        rc = PHOTO_VIDEO_TOO_LARGE;
+        out->width = w;
+        out->height = h;
+        if (error && error_len) snprintf(error, error_len, "the video's frame is %dx%d as shown", w, h);
+        goto done;
+    }
     if (o->need_width > 0 && o->need_height > 0) {
         int64_t kw = w / (2 * (int64_t)o->need_width), kh = h / (2 * (int64_t)o->need_height);
         int k = (int)(kw < kh ? kw : kh);
@@ -542,11 +576,12 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     if (rc == 0) {
         out->width = w;
         out->height = h;
-        // A reduced-size decode: the coded size the frame stands for.
+        // A reduced-size decode: the coded size the frame stands for, in square pixels.
         if (out->coded_width <= 0 || out->coded_height <= 0) {
             out->coded_width = kept->width << lowres;
             out->coded_height = kept->height << lowres;
         }
+        out->coded_width = widen(out->coded_width, sar);
     }
 done:
     av_frame_free(&frame);

@@ -107,7 +107,10 @@ extension ImageRenderer {
         var orientation = Orientation.up
         if photo_video_probe(&input, Self.posterWallLimitMilliseconds, &info, &error, error.count) == 0,
            info.width > 0, info.height > 0 {
-            let stored = PixelSize(width: Int(info.width), height: Int(info.height))
+            // In square pixels: an anamorphic stream's width times its pixel aspect ratio.
+            let width = info.sar_num > 0 && info.sar_den > 0
+                ? max(1, Int((Double(info.width) * Double(info.sar_num) / Double(info.sar_den)).rounded())) : Int(info.width)
+            let stored = PixelSize(width: width, height: Int(info.height))
             try request.checkLimit(stored)
             orientation = Orientation(exif: Int(info.orientation))
             let (output, crop) = request.stored(stored, orientation)

@@ -103,6 +103,23 @@ struct VideoPosterTests {
         }
     }
 
+    @Test("Anamorphic video (DV's 720×480 at 16:9, a DVD's 720×576 at 4:3) is shown at its display aspect",
+          .enabled(if: ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"))
+    func anamorphic() throws {
+        let dir = try TemporaryDirectory("poster-sar")
+        defer { dir.remove() }
+        for (name, size, sar, expected) in [("dv.mp4", "720x480", "32/27", PixelSize(width: 427, height: 240)),
+                                            ("dvd.mkv", "720x576", "16/15", PixelSize(width: 320, height: 240)),
+                                            ("square.mp4", "720x480", "1/1", PixelSize(width: 360, height: 240))] {
+            let path = try VideoFixtures.make(dir(name), video: Self.x264 + ["-vf", "setsar=\(sar)"], size: size, seconds: 1,
+                                              pattern: "testsrc2")
+            let poster = try Self.renderer.renderPoster(path: path, targetSize: PixelSize(width: 480, height: 240), contentMode: .fit)
+            #expect(poster.image.size == expected, "\(name): \(poster.image.size)")
+            let d = try Self.difference(path, poster)
+            #expect(d < 8, "\(name): mean difference \(d)")
+        }
+    }
+
     @Test("Fit and fill as for photos, never upscaled",
           .enabled(if: ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"))
     func sizes() throws {

@@ -47,6 +47,9 @@ typedef struct {
     int32_t bits_per_sample;
     /// Whether the file carries an attached picture (MP4 `covr`, a Matroska cover attachment).
     int32_t has_cover_art;
+    /// The pixels' aspect ratio (width over height of one pixel: 32/27 for 16:9 DV); 1/1 when
+    /// the stream says none (or something out of 1/8…8).
+    int32_t sar_num, sar_den;
 } photo_video_info;
 
 /// Errors of photod's own (FFmpeg's are other negative numbers).
@@ -85,7 +88,8 @@ typedef struct {
 typedef struct {
     uint8_t *pixels;
     int32_t width, height;
-    /// The stream's coded size (the frame's before a reduced-size decode).
+    /// The size the frame stands for in square pixels: the stream's coded size (the frame's
+    /// before a reduced-size decode), its width times the pixel aspect ratio.
     int32_t coded_width, coded_height;
     /// How it is turned to be shown (EXIF 1–8, from the display matrix).
     int32_t orientation;
