@@ -275,11 +275,8 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
     // 10-bit HDR is told by its transfer and depth; the depth of HEVC and AV1 is in their
     // bitstream, which only the stream analysis reads (a few HDR clips, not every video).
     int hdr_transfer = par->color_trc == AVCOL_TRC_SMPTE2084 || par->color_trc == AVCOL_TRC_ARIB_STD_B67;
-    if (hdr_transfer && par->bits_per_raw_sample <= 0 && par->format < 0 && !(fmt->flags & AVFMT_FLAG_NOFILLIN)) {
-        if (avformat_find_stream_info(fmt, NULL) >= 0) v = best_video_stream(fmt) >= 0 ? best_video_stream(fmt) : v;
-        vs = fmt->streams[v];
-        par = vs->codecpar;
-    }
+    // (The analysis only appends streams: `v` stays the same stream.)
+    if (hdr_transfer && par->bits_per_raw_sample <= 0 && par->format < 0) avformat_find_stream_info(fmt, NULL);
     copy_name(out->video_codec, sizeof out->video_codec, avcodec_get_name(par->codec_id));
     copy_name(out->container, sizeof out->container, fmt->iformat ? fmt->iformat->name : "");
     out->width = par->width;

@@ -84,7 +84,7 @@ public struct ImageRenderer: Sendable {
         return RenderPlan(displayed: displayed, target: target, mode: mode).output
     }
 
-    private func validate(_ target: PixelSize) throws(ImageError) {
+    func validate(_ target: PixelSize) throws(ImageError) {
         guard target.width >= 1, target.height >= 1, target.width <= 1 << 16, target.height <= 1 << 16 else {
             throw .invalidRequest("the target size \(target) is not between 1x1 and 65536x65536")
         }

@@ -73,7 +73,6 @@ extension ImageRenderer {
     /// Runs `body` over the open file at `path`.
     private func withVideo<R>(_ path: PathBytes, accept: (FileStat) -> Bool = { _ in true },
                               _ body: (inout photo_video_input) throws(ImageError) -> R) throws(ImageError) -> R {
-        try validatePoster(nil)
         let fd: FileDescriptor
         let st: FileStat
         do {
@@ -89,16 +88,9 @@ extension ImageRenderer {
         return try body(&input)
     }
 
-    private func validatePoster(_ target: PixelSize?) throws(ImageError) {
-        guard let target else { return }
-        guard target.width >= 1, target.height >= 1, target.width <= 1 << 16, target.height <= 1 << 16 else {
-            throw .invalidRequest("the target size \(target) is not between 1x1 and 65536x65536")
-        }
-    }
-
     private func poster(_ input: inout photo_video_input, _ request: Request,
                         cpuLimit: Int64 = posterCPULimitMilliseconds) throws(ImageError) -> VideoPoster {
-        try validatePoster(request.target)
+        try validate(request.target)
         var error = [CChar](repeating: 0, count: 256)
         // The coded size and display matrix first (the headers alone, a fraction of a
         // millisecond): they say at what size the frame is needed.
