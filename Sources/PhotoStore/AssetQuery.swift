@@ -517,9 +517,10 @@ extension IndexReader {
     /// How many assets the plan selects: the kept counters for the unfiltered library (O(1)),
     /// a count with the page's condition otherwise (and when bursts' other members are left out).
     private func total(_ plan: AssetQueryPlan, _ query: AssetQuery, _ scope: AssetScope) throws(StoreError) -> Int {
-        let countsHold = query.includeAllBurstAssets ? true : !(try hasBurstExtras())
-        if scope == .library, query.predicate == nil, countsHold {
-            return query.includeHidden ? try assetCount() : try visibleAssetCount()
+        if scope == .library, query.predicate == nil {
+            // The kept counters count every member of a burst.
+            let countsHold = query.includeAllBurstAssets ? true : !(try hasBurstExtras())
+            if countsHold { return query.includeHidden ? try assetCount() : try visibleAssetCount() }
         }
         let s = try statement(plan.countSQL, plan)
         defer { s.reset() }
