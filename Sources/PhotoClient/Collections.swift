@@ -46,6 +46,21 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         }
     }
 
+    /// The assets that stand for the collection on its tile, at most three (PhotoKit's
+    /// `fetchKeyAssets(in:)`): an album's or moment's favorites first, then photos spread over
+    /// its time; a smart album's or list's newest. `images.request` on one gives the tile.
+    public var keyAssetIDs: [String] {
+        switch self {
+        case .moment(let c): c.keyAssetIDs
+        case .momentList(let c): c.keyAssetIDs
+        case .folderAlbum(let c): c.keyAssetIDs
+        case .smartAlbum(let c): c.keyAssetIDs
+        case .userAlbum(let c): c.keyAssetIDs
+        case .userFolder(let c): c.keyAssetIDs
+        case .collectionList(let c): c.keyAssetIDs
+        }
+    }
+
     /// One calendar day of captures (PhotoKit's moment).
     public struct Moment: Sendable, Hashable, Identifiable {
         /// `m_YYYYMMDD`.
@@ -68,6 +83,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var latitude: Double?
         /// See ``latitude``.
         public var longitude: Double?
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `moments.fetch` record.
         public init(json: JSONValue, path: String = "moment") throws(MalformedReply) {
@@ -82,6 +99,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             videoCount = try f.count("videoCount")
             latitude = try f.optionalDouble("latitude")
             longitude = try f.optionalDouble("longitude")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -109,6 +127,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var videoCount: Int
         /// The moments, newest first.
         public var momentIDs: [String]
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `momentLists.fetch` record.
         public init(json: JSONValue, path: String = "momentList") throws(MalformedReply) {
@@ -124,6 +144,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             photoCount = try f.count("photoCount")
             videoCount = try f.count("videoCount")
             momentIDs = try f.strings("momentIDs")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -141,6 +162,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var startDate: LocalDateTime?
         /// The last capture time, when it has assets.
         public var endDate: LocalDateTime?
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes an `albums.fetch` record.
         public init(json: JSONValue, path: String = "album") throws(MalformedReply) {
@@ -151,6 +174,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             assetCount = try f.count("assetCount")
             startDate = try f.optionalLocalDateTime("startDate")
             endDate = try f.optionalLocalDateTime("endDate")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -166,6 +190,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var assetCount: Int
         /// The rule, in words.
         public var rule: String
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `smartAlbums.fetch` record.
         public init(json: JSONValue, path: String = "smartAlbum") throws(MalformedReply) {
@@ -175,6 +201,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             subtype = try f.string("subtype")
             assetCount = try f.count("assetCount")
             rule = try f.optionalString("rule") ?? ""
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -192,6 +219,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var createdAt: Int64
         /// When it last changed, in Unix milliseconds.
         public var updatedAt: Int64
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `userAlbums.fetch` album.
         public init(json: JSONValue, path: String = "album") throws(MalformedReply) {
@@ -202,6 +231,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             assetCount = try f.count("assetCount")
             createdAt = try f.utcMilliseconds("createdDate")
             updatedAt = try f.utcMilliseconds("updatedDate")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -217,6 +247,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var createdAt: Int64
         /// When it last changed, in Unix milliseconds.
         public var updatedAt: Int64
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `userAlbums.fetch` folder.
         public init(json: JSONValue, path: String = "folder") throws(MalformedReply) {
@@ -226,6 +258,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             parentID = try f.optionalString("parentID")
             createdAt = try f.utcMilliseconds("createdDate")
             updatedAt = try f.utcMilliseconds("updatedDate")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 
@@ -247,6 +280,8 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var albumCount: Int
         /// Assets anywhere below it.
         public var assetCount: Int
+        /// The assets that stand for it (see `PhotoCollection.keyAssetIDs`).
+        public var keyAssetIDs: [String]
 
         /// Decodes a `collectionLists.fetch` record.
         public init(json: JSONValue, path: String = "list") throws(MalformedReply) {
@@ -259,6 +294,7 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             albumIDs = try f.strings("albumIDs")
             albumCount = try f.count("albumCount")
             assetCount = try f.count("assetCount")
+            keyAssetIDs = try f.optionalStrings("keyAssetIDs")
         }
     }
 }

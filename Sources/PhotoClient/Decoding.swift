@@ -122,6 +122,12 @@ struct Fields {
         return out
     }
 
+    /// An array of strings that may be absent or null (from a daemon before it): empty then.
+    func optionalStrings(_ key: String) throws(MalformedReply) -> [String] {
+        guard let value = optional(key), value != .null else { return [] }
+        return try strings(key)
+    }
+
     /// Each element of an array member decoded by `decode`.
     func objects<T>(_ key: String, _ decode: (JSONValue, String) throws(MalformedReply) -> T) throws(MalformedReply) -> [T] {
         var out: [T] = []

@@ -364,16 +364,22 @@ struct Methods: Sendable {
             }
             if key == "from" { filter.firstDay = max(filter.firstDay ?? Int.min, day) } else { filter.lastDay = min(filter.lastDay ?? Int.max, day) }
         }
-        let ((moments, total), token) = try snapshot { r in (try r.moments(filter, limit: limit, offset: offset), try r.momentCount(filter)) }
-        return Self.paged("moments", moments.map(WireMapping.moment), total: total, offset: offset, token: token)
+        let ((moments, keys, total), token) = try snapshot { r in
+            let moments = try r.moments(filter, limit: limit, offset: offset)
+            return (moments, try r.momentKeys(days: moments.map(\.day)), try r.momentCount(filter))
+        }
+        return Self.paged("moments", moments.map { WireMapping.moment($0, keyAssetIDs: keys[$0.day]?.keys ?? []) }, total: total,
+                          offset: offset, token: token)
     }
 
     /// `momentLists.fetch`: the moment lists by year and by month, newest first.
     func fetchMomentLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["kind"])
         let kind = try p.optionalString("kind", oneOf: ["year", "month"])
-        let (moments, token) = try snapshot { try $0.moments(locations: false) }
-        let (years, months) = MomentLists.build(moments)
+        let ((years, months), token) = try snapshot { r in
+            let (years, months) = MomentLists.build(try r.moments(locations: false))
+            return (kind == "month" ? [] : try r.withKeyAssets(years), kind == "year" ? [] : try r.withKeyAssets(months))
+        }
         var o = JSONObject()
         o["token"] = .int(token)
         if kind != "month" { o["years"] = .array(years.map(WireMapping.momentList)) }
@@ -393,10 +399,12 @@ struct Methods: Sendable {
     func fetchSmartAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
         let now = info.now()
-        let (counts, token) = try snapshot { try $0.smartAlbumCounts(now: now) }
+        let ((counts, keys), token) = try snapshot { r in (try r.smartAlbumCounts(now: now), try r.smartAlbumKeys(now: now)) }
         var o = JSONObject()
         o["token"] = .int(token)
-        o["smartAlbums"] = .array(SmartAlbums.all.map { WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0) })
+        o["smartAlbums"] = .array(SmartAlbums.all.map {
+            WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0, keyAssetIDs: keys[$0.id] ?? [])
+        })
         return .object(o)
     }
 
@@ -434,7 +442,10 @@ struct Methods: Sendable {
     /// the folders holding them (a tree through `parentID` / `folderID`), by title.
     func fetchUserAlbums(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
-        let ((folders, albums), token) = try snapshot { r in (try r.userFolders(), try r.userAlbums()) }
+        let ((folders, albums), token) = try snapshot { r in
+            let albums = try r.userAlbums()
+            return (UserFolder.withKeyAssets(try r.userFolders(), albums: albums), albums)
+        }
         return .object(["folders": .array(folders.map(WireMapping.userFolder)), "albums": .array(albums.map(WireMapping.userAlbum)),
                         "token": .int(token)])
     }

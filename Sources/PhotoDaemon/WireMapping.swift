@@ -57,7 +57,10 @@ enum WireMapping {
         return .object(o)
     }
 
-    static func moment(_ m: Moment) -> JSONValue {
+    /// `keyAssetIDs`: the asset ids that stand for a collection (`KeyAssets`).
+    static func keys(_ ids: [AssetID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
+
+    static func moment(_ m: Moment, keyAssetIDs: [AssetID]) -> JSONValue {
         var o = JSONObject()
         o["id"] = .string(m.id)
         o["localDate"] = .string(m.localDate)
@@ -69,6 +72,7 @@ enum WireMapping {
         o["videoCount"] = .int(Int64(m.videoCount))
         o["latitude"] = m.latitude.map { .double($0) } ?? .null
         o["longitude"] = m.longitude.map { .double($0) } ?? .null
+        o["keyAssetIDs"] = keys(keyAssetIDs)
         return .object(o)
     }
 
@@ -86,6 +90,7 @@ enum WireMapping {
         o["videoCount"] = .int(Int64(l.videoCount))
         o["momentCount"] = .int(Int64(l.momentIDs.count))
         o["momentIDs"] = .array(l.momentIDs.map { .string($0) })
+        o["keyAssetIDs"] = keys(l.keyAssetIDs)
         return .object(o)
     }
 
@@ -98,16 +103,18 @@ enum WireMapping {
         o["assetCount"] = .int(Int64(a.assetCount))
         o["startDate"] = a.start.map { .string($0.description) } ?? .null
         o["endDate"] = a.end.map { .string($0.description) } ?? .null
+        o["keyAssetIDs"] = keys(a.keyAssetIDs)
         return .object(o)
     }
 
-    static func smartAlbum(_ a: SmartAlbum, count: Int) -> JSONValue {
+    static func smartAlbum(_ a: SmartAlbum, count: Int, keyAssetIDs: [AssetID]) -> JSONValue {
         var o = JSONObject()
         o["id"] = .string(a.id)
         o["title"] = .string(a.title)
         o["subtype"] = .string(a.subtype)
         o["assetCount"] = .int(Int64(count))
         o["rule"] = .string(a.rule)
+        o["keyAssetIDs"] = keys(keyAssetIDs)
         return .object(o)
     }
 
@@ -121,6 +128,7 @@ enum WireMapping {
         o["albumIDs"] = .array(l.albumIDs.map { .string($0) })
         o["albumCount"] = .int(Int64(l.albumCount))
         o["assetCount"] = .int(Int64(l.assetCount))
+        o["keyAssetIDs"] = keys(l.keyAssetIDs)
         return .object(o)
     }
 
@@ -135,13 +143,13 @@ enum WireMapping {
     static func userAlbum(_ a: UserAlbum) -> JSONValue {
         .object(["id": .string(a.id), "title": .string(a.title), "folderID": a.folderID.map { .string($0) } ?? .null,
                  "assetCount": .int(Int64(a.assetCount)), "createdDate": .string(Timestamps.utcString(milliseconds: a.createdAt)),
-                 "updatedDate": .string(Timestamps.utcString(milliseconds: a.updatedAt))])
+                 "updatedDate": .string(Timestamps.utcString(milliseconds: a.updatedAt)), "keyAssetIDs": keys(a.keyAssetIDs)])
     }
 
     static func userFolder(_ f: UserFolder) -> JSONValue {
         .object(["id": .string(f.id), "title": .string(f.title), "parentID": f.parentID.map { .string($0) } ?? .null,
                  "createdDate": .string(Timestamps.utcString(milliseconds: f.createdAt)),
-                 "updatedDate": .string(Timestamps.utcString(milliseconds: f.updatedAt))])
+                 "updatedDate": .string(Timestamps.utcString(milliseconds: f.updatedAt)), "keyAssetIDs": keys(f.keyAssetIDs)])
     }
 
     /// A change set: `{"token", "time", "assets": {inserted, updated, deleted}, "collections": {…}}`.

@@ -6,12 +6,16 @@ public struct FolderAlbumInput: Sendable, Hashable {
     public var assetCount: Int
     /// The album's id (the store's).
     public var albumID: String
+    /// Its newest visible assets, newest first (`KeyAssets.limit` at most): what the lists'
+    /// key assets are merged from.
+    public var newest: [MomentMemberKey]
 
     /// An album from its fields.
-    public init(path: PathBytes, assetCount: Int, albumID: String) {
+    public init(path: PathBytes, assetCount: Int, albumID: String, newest: [MomentMemberKey] = []) {
         self.path = path
         self.assetCount = assetCount
         self.albumID = albumID
+        self.newest = newest
     }
 }
 
@@ -38,6 +42,8 @@ public struct CollectionList: Sendable, Hashable {
     public var albumCount: Int
     /// Assets in those albums.
     public var assetCount: Int
+    /// The newest visible assets in those albums, newest first (`KeyAssets`).
+    public var keyAssetIDs: [AssetID] = []
 
     /// A list from its fields.
     public init(id: String, title: String, path: PathBytes, root: PathBytes, parentID: String?, listIDs: [String],
@@ -70,6 +76,7 @@ public enum FolderTree {
     public static func build(roots: [PathBytes], albums: [FolderAlbumInput]) -> [CollectionList] {
         let roots = Array(Set(roots.map(normalized)))
         var lists: [PathBytes: CollectionList] = [:]
+        var newest: [PathBytes: [MomentMemberKey]] = [:]
         for root in roots { lists[root] = makeList(path: root, root: root, parent: nil) }
         for album in albums.sorted(by: { $0.path < $1.path }) {
             let path = normalized(album.path)
@@ -83,9 +90,11 @@ public enum FolderTree {
                 }
                 lists[dir]!.albumCount += 1
                 lists[dir]!.assetCount += album.assetCount
+                KeyAssets.merge(album.newest, into: &newest[dir, default: []])
             }
             lists[chain[0]]!.albumIDs.append(album.albumID)
         }
+        for (path, keys) in newest { lists[path]!.keyAssetIDs = keys.map(\.id) }
         // Nested lists are created in the order of the albums that need them, which is not
         // their own path order (`/r/a b/x` sorts before `/r/a/x`, but list `/r/a` before `/r/a b`).
         let byID = Dictionary(uniqueKeysWithValues: lists.values.map { ($0.id, $0.path) })

@@ -471,6 +471,9 @@ public struct MomentList: Sendable, Hashable {
     public var start: LocalDateTime
     /// The newest moment's end.
     public var end: LocalDateTime
+    /// Its newest visible assets, newest first (`KeyAssets`): set by the store, which keeps
+    /// each moment's newest (`IndexReader.withKeyAssets`).
+    public var keyAssetIDs: [AssetID] = []
 
     /// A list begun with its newest moment (`build` adds the older ones in turn).
     init(id: String, kind: Kind, title: String, year: Int, month: Int?, first m: Moment, id momentID: String) {

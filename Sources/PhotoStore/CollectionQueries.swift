@@ -8,13 +8,17 @@ public struct FolderAlbum: Sendable, Hashable {
     /// The oldest and newest capture times in it.
     public var start: LocalDateTime?
     public var end: LocalDateTime?
+    /// The assets that stand for it (`KeyAssets`).
+    public var keyAssetIDs: [AssetID]
 
-    public init(id: String, path: PathBytes, assetCount: Int, start: LocalDateTime?, end: LocalDateTime?) {
+    public init(id: String, path: PathBytes, assetCount: Int, start: LocalDateTime?, end: LocalDateTime?,
+                keyAssetIDs: [AssetID] = []) {
         self.id = id
         self.path = path
         self.assetCount = assetCount
         self.start = start
         self.end = end
+        self.keyAssetIDs = keyAssetIDs
     }
 
     /// The directory's name.
@@ -96,6 +100,43 @@ extension IndexReader {
         return result
     }
 
+    /// The key assets and the newest assets (`KeyAssets`) of the moments of `days`, kept on
+    /// their rows: one lookup by day each.
+    public func momentKeys(days: [Int]) throws(StoreError) -> [Int: (keys: [AssetID], newest: [AssetID])] {
+        guard !days.isEmpty else { return [:] }
+        let s = try db.statement("""
+            SELECT day, key_assets, newest_assets FROM moments WHERE day IN (SELECT value FROM json_each(:days))
+            """)
+        s.bind(":days", to: "[" + days.map(String.init).joined(separator: ",") + "]")
+        var result: [Int: (keys: [AssetID], newest: [AssetID])] = [:]
+        while try s.step() {
+            result[s.int(0)] = (KeyColumns.ids(s.optionalString(1)), KeyColumns.ids(s.optionalString(2)))
+        }
+        return result
+    }
+
+    /// `lists` with their key assets: the newest of their newest moments (a moment's newest are
+    /// kept on its row, so that a list costs the lookups of a moment or two, not a scan).
+    public func withKeyAssets(_ lists: [MomentList]) throws(StoreError) -> [MomentList] {
+        var lists = lists
+        var newest: [Int: [AssetID]] = [:]
+        var next = [Int](repeating: 0, count: lists.count)  // each list's next moment
+        var open = Array(lists.indices)
+        while !open.isEmpty {
+            let days = Set(open.compactMap { MomentGrouping.day(ofMomentID: lists[$0].momentIDs[next[$0]]) })
+                .filter { newest[$0] == nil }
+            for (day, keys) in try momentKeys(days: days.sorted()) { newest[day] = keys.newest }
+            open = open.filter { k in
+                if let day = MomentGrouping.day(ofMomentID: lists[k].momentIDs[next[k]]) {
+                    lists[k].keyAssetIDs += (newest[day] ?? []).prefix(KeyAssets.limit - lists[k].keyAssetIDs.count)
+                }
+                next[k] += 1
+                return lists[k].keyAssetIDs.count < KeyAssets.limit && next[k] < lists[k].momentIDs.count
+            }
+        }
+        return lists
+    }
+
     /// How many moments match.
     public func momentCount(_ filter: MomentFilter = MomentFilter()) throws(StoreError) -> Int {
         let s = try db.statement("SELECT count(*) FROM moments WHERE day BETWEEN :firstDay AND :lastDay")
@@ -109,7 +150,7 @@ extension IndexReader {
     public func folderAlbums(limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [FolderAlbum] {
         // The dates are kept on the row with the count (migration 005): O(page), not O(assets).
         let s = try db.statement("""
-            SELECT d.album_id, d.path, d.asset_count, d.start_local, d.end_local
+            SELECT d.album_id, d.path, d.asset_count, d.start_local, d.end_local, d.key_assets
             FROM directories d WHERE d.asset_count > 0 ORDER BY d.path LIMIT :limit OFFSET :offset
             """)
         s.bind(":limit", to: min(limit, Int(Int32.max)))
@@ -118,7 +159,8 @@ extension IndexReader {
         while try s.step() {
             result.append(FolderAlbum(id: s.string(0), path: PathBytes(s.bytes(1)), assetCount: s.int(2),
                                       start: s.optionalString(3).flatMap(LocalDateTime.init(iso:)),
-                                      end: s.optionalString(4).flatMap(LocalDateTime.init(iso:))))
+                                      end: s.optionalString(4).flatMap(LocalDateTime.init(iso:)),
+                                      keyAssetIDs: KeyColumns.ids(s.optionalString(5))))
         }
         return result
     }
@@ -130,21 +172,26 @@ extension IndexReader {
 
     /// One folder album by id.
     public func folderAlbum(id: String) throws(StoreError) -> FolderAlbum? {
-        let s = try db.statement("SELECT path, asset_count, start_local, end_local FROM directories WHERE album_id = :album")
+        let s = try db.statement("""
+            SELECT path, asset_count, start_local, end_local, key_assets FROM directories WHERE album_id = :album
+            """)
         defer { s.reset() }
         s.bind(":album", to: id)
         guard try s.step() else { return nil }
         return FolderAlbum(id: id, path: PathBytes(s.bytes(0)), assetCount: s.int(1),
                            start: s.optionalString(2).flatMap(LocalDateTime.init(iso:)),
-                           end: s.optionalString(3).flatMap(LocalDateTime.init(iso:)))
+                           end: s.optionalString(3).flatMap(LocalDateTime.init(iso:)),
+                           keyAssetIDs: KeyColumns.ids(s.optionalString(4)))
     }
 
-    /// The albums the folder tree is built from (every directory with visible assets).
+    /// The albums the folder tree is built from (every directory with visible assets), with
+    /// their newest assets for the lists' key assets.
     public func folderAlbumInputs() throws(StoreError) -> [FolderAlbumInput] {
-        let s = try db.statement("SELECT path, asset_count, album_id FROM directories WHERE asset_count > 0")
+        let s = try db.statement("SELECT path, asset_count, album_id, newest_assets FROM directories WHERE asset_count > 0")
         var result: [FolderAlbumInput] = []
         while try s.step() {
-            result.append(FolderAlbumInput(path: PathBytes(s.bytes(0)), assetCount: s.int(1), albumID: s.string(2)))
+            result.append(FolderAlbumInput(path: PathBytes(s.bytes(0)), assetCount: s.int(1), albumID: s.string(2),
+                                           newest: s.isNull(3) ? [] : KeyColumns.entries(s.bytes(3)).map(\.key)))
         }
         return result
     }
@@ -187,6 +234,23 @@ extension IndexReader {
         for album in SmartAlbums.all {
             result[album.id] = album.kind == .recentlyAdded
                 ? try SmartCounters.recentlyAdded(db, now: now) : kept[SmartCounters.album(album.kind)] ?? 0
+        }
+        return result
+    }
+
+    /// The key assets of every smart album (none for Hidden and Recently Deleted), as the
+    /// writer keeps them; Recently Added's lose those older than its window at `now`.
+    public func smartAlbumKeys(now: Int64) throws(StoreError) -> [String: [AssetID]] {
+        let s = try db.statement("SELECT id, newest FROM collection_keys WHERE id >= 's_' AND id < 's`'")
+        let recentlyAdded = SmartAlbums.album(.recentlyAdded).id
+        var result: [String: [AssetID]] = [:]
+        while try s.step() {
+            let id = s.string(0)
+            var entries = KeyColumns.entries(s.bytes(1))
+            if id == recentlyAdded {
+                entries.removeAll { $0.addedAt < now - SmartAlbums.recentlyAddedWindowMilliseconds }
+            }
+            result[id] = entries.map(\.key.id)
         }
         return result
     }

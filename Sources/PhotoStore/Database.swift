@@ -106,6 +106,10 @@ public final class Database: Sendable {
                 let actual = try SmartCounters.recount(connection, now: SmartCounters.now)
                 try connection.transaction { () throws(StoreError) in try SmartCounters.replace(connection, with: actual) }
             }
+            // Every collection's key assets, computed once for a database from before them.
+            if try !KeyAssetRows.exist(connection) {
+                try connection.transaction { () throws(StoreError) in try KeyAssetRows(connection).rebuild(now: SmartCounters.now) }
+            }
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }

@@ -94,6 +94,80 @@ struct CollectionsEndToEndTests {
         #expect(again.stop() == 0)
     }
 
+    @Test("Key assets: every collection in every fetch names up to three; favorites first, spread over the day; a change set names the collections whose key assets moved; images.request gives the tile")
+    func keyAssets() throws {
+        let lib = try TemporaryDirectory("keys-lib")
+        let state = try TemporaryDirectory("keys")
+        defer { lib.remove(); state.remove() }
+        for hour in [8, 10, 12, 14, 16] {
+            try lib.write("trip/h\(hour).jpg", Library.jpeg(date: "2019:05:04 \(hour < 10 ? "0" : "")\(hour):00:00"))
+        }
+        try lib.write("trip/later/x.jpg", Library.jpeg(date: "2019:05:05 09:00:00"))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        var id: [String: String] = [:]
+        for a in try daemon.allAssets() {
+            let name = String(a["path"]!.stringValue!.split(separator: "/").last!.dropLast(4))
+            id[name] = a["id"]!.stringValue!
+        }
+        func keys(_ record: JSONValue?) -> [String] {
+            let ids = (record?["keyAssetIDs"]?.arrayValue ?? []).compactMap(\.stringValue)
+            return ids.map { i in id.first { $0.value == i }?.key ?? i }
+        }
+        func record(_ method: String, _ key: String, _ collection: String) throws -> JSONValue? {
+            try daemon.call(method)[key]?.arrayValue?.first { $0["id"]?.stringValue == collection || $0["title"]?.stringValue == collection }
+        }
+        // The day's span is 08:00–16:00: the slots' times are 09:20, 12:00 and 14:40.
+        #expect(keys(try record("moments.fetch", "moments", "m_20190504")) == ["h10", "h12", "h16"])
+        #expect(keys(try record("albums.fetch", "albums", "trip")) == ["h10", "h12", "h16"])
+        #expect(keys(try record("albums.fetch", "albums", "later")) == ["x"])
+        #expect(keys(try record("smartAlbums.fetch", "smartAlbums", "s_allPhotos")) == ["x", "h16", "h14"])
+        #expect(keys(try record("smartAlbums.fetch", "smartAlbums", "s_favorites")) == [])
+        #expect(keys(try record("smartAlbums.fetch", "smartAlbums", "s_recentlyAdded")).count == 3)
+        #expect(keys(try record("momentLists.fetch", "years", "y_2019")) == ["x", "h16", "h14"])
+        #expect(keys(try record("momentLists.fetch", "months", "mo_2019-05")) == ["x", "h16", "h14"])
+        #expect(keys(try record("collectionLists.fetch", "lists", String(decoding: lib.path.lastComponent, as: UTF8.self))) == ["x", "h16", "h14"])
+        #expect(keys(try record("collectionLists.fetch", "lists", "trip")) == ["x"])
+
+        // A favorite comes first; the other two slots (10:00 and 14:00) go to the rest.
+        var token = try daemon.call("changes.currentToken")["token"]!.intValue!
+        func changedCollections() throws -> Set<String> {
+            let changes = try daemon.call("changes.since", ["since": .int(Int64(token))])
+            token = changes["token"]?.intValue ?? token
+            return Set((changes["changes"]?.arrayValue ?? []).flatMap { ($0["collections"]?["updated"]?.arrayValue ?? []).compactMap(\.stringValue) })
+        }
+        _ = try daemon.call("assets.setFavorite", ["ids": [.string(id["h8"]!)], "favorite": true])
+        #expect(keys(try record("moments.fetch", "moments", "m_20190504")) == ["h8", "h10", "h14"])
+        #expect(keys(try record("smartAlbums.fetch", "smartAlbums", "s_favorites")) == ["h8"])
+        let trip = try #require(try record("albums.fetch", "albums", "trip")?["id"]?.stringValue)
+        let named = try changedCollections()
+        #expect(named.isSuperset(of: ["m_20190504", trip, "s_favorites"]), "\(named)")
+        // A hidden asset is never one.
+        _ = try daemon.call("assets.setHidden", ["ids": [.string(id["h10"]!)], "hidden": true])
+        #expect(keys(try record("moments.fetch", "moments", "m_20190504")) == ["h8", "h12", "h14"])
+        #expect(try changedCollections().contains("m_20190504"))
+        #expect(keys(try record("smartAlbums.fetch", "smartAlbums", "s_hidden")) == [])
+
+        // User albums and their folders.
+        let folder = try #require(try daemon.call("albums.createFolder", ["title": "Trips"])["id"]?.stringValue)
+        let album = try #require(try daemon.call("albums.create", ["title": "Best", "folder": .string(folder)])["id"]?.stringValue)
+        _ = try daemon.call("albums.addAssets", ["id": .string(album), "ids": [.string(id["h16"]!), .string(id["h12"]!)]])
+        let users = try daemon.call("userAlbums.fetch")
+        #expect(keys(users["albums"]?.arrayValue?.first { $0["id"]?.stringValue == album }) == ["h12", "h16"])
+        #expect(keys(users["folders"]?.arrayValue?.first { $0["id"]?.stringValue == folder }) == ["h16", "h12"])
+        // A member hidden leaves the album's key assets, and the album is updated.
+        _ = try changedCollections()
+        _ = try daemon.call("assets.setHidden", ["ids": [.string(id["h12"]!)], "hidden": true])
+        #expect(keys(try daemon.call("userAlbums.fetch")["albums"]?.arrayValue?.first { $0["id"]?.stringValue == album }) == ["h16"])
+        #expect(try changedCollections().contains(album))
+
+        // images.request on a key asset gives the tile.
+        let tile = try daemon.call("images.request", ["id": .string(id["h8"]!), "targetSize": [256, 256]])
+        let path = try #require(tile["path"]?.stringValue)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(tile["width"]?.intValue == 256 || tile["height"]?.intValue == 256)
+    }
+
     @Test("Slo-mo, time-lapse, HDR video, animated GIF, Ultra HDR and depth-map photos: their subtypes, their smart albums, predicates on them; ordinary files get none",
           .enabled(if: VideoFixtures.ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"))
     func newSubtypes() throws {

@@ -68,8 +68,20 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// What migration 010 added, taken away again (a database of version 9).
+    static let withoutKeyAssets = """
+        DROP TABLE collection_keys;
+        ALTER TABLE moments DROP COLUMN key_assets; ALTER TABLE moments DROP COLUMN newest_assets;
+        ALTER TABLE directories DROP COLUMN key_assets; ALTER TABLE directories DROP COLUMN newest_assets;
+        DROP INDEX assets_favorites_directory; DROP INDEX assets_favorites;
+        CREATE INDEX assets_favorites ON assets(pk) WHERE is_favorite != 0;
+        DROP INDEX assets_directory; CREATE INDEX assets_directory ON assets(directory_id);
+        DELETE FROM meta WHERE key = 'keyAssets';
+
+        """
+
     /// What migration 009 added, taken away again (a database of an earlier version).
-    static let withoutVideoFields = "DROP INDEX assets_slomo; DROP INDEX assets_timelapses; DROP INDEX assets_animated; DROP INDEX assets_depth;\n"
+    static let withoutVideoFields = withoutKeyAssets + "DROP INDEX assets_slomo; DROP INDEX assets_timelapses; DROP INDEX assets_animated; DROP INDEX assets_depth;\n"
         + "DROP INDEX assets_burst; DROP INDEX assets_bursts; ALTER TABLE assets DROP COLUMN represents_burst;\n"
         + ["files", "tombstones", "assets"].flatMap { table in
             ["frame_rate", "video_codec", "audio_codec", "bit_rate", "capture_frame_rate", "traits", "burst_id"]

@@ -405,6 +405,32 @@ public enum Schema {
             CREATE INDEX assets_burst ON assets(burst_id) WHERE burst_id IS NOT NULL;
             CREATE INDEX assets_bursts ON assets(pk) WHERE (subtypes & 1024) != 0 AND represents_burst != 0;
             """),
+        Migration(name: "010_key_assets", sql: """
+            -- Every collection's key assets (`KeyAssets`), kept by the writer in the job that
+            -- changes them: ids separated by commas (`key_assets`), and the newest three, which the
+            -- lists above a collection merge (`newest_assets`: ids for a moment, whose lists take
+            -- them in day order; entries with their capture time and path for a folder album,
+            -- `KeyColumns`). Smart and user albums keep theirs in `collection_keys`. They are
+            -- computed for the rows already there when photod opens the database (meta
+            -- `keyAssets`, `KeyAssetRows.rebuild`).
+            ALTER TABLE moments ADD COLUMN key_assets TEXT;
+            ALTER TABLE moments ADD COLUMN newest_assets TEXT;
+            ALTER TABLE directories ADD COLUMN key_assets TEXT;
+            ALTER TABLE directories ADD COLUMN newest_assets BLOB;
+            CREATE TABLE collection_keys (
+                id TEXT PRIMARY KEY,
+                key_assets TEXT NOT NULL,
+                newest BLOB NOT NULL
+            ) STRICT, WITHOUT ROWID;
+            -- The lookups: a folder album's assets in capture order (also what its page walks),
+            -- and the favorites of a day or of an album.
+            DROP INDEX IF EXISTS assets_directory;
+            CREATE INDEX assets_directory ON assets(directory_id, local_datetime);
+            DROP INDEX IF EXISTS assets_favorites;
+            CREATE INDEX assets_favorites ON assets(local_datetime) WHERE is_favorite != 0;
+            CREATE INDEX assets_favorites_directory ON assets(directory_id, local_datetime) WHERE is_favorite != 0;
+            DELETE FROM meta WHERE key = 'keyAssets';
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -389,7 +389,9 @@ extension AssetRows {
             for (i, row) in rows.enumerated() {
                 let wanted = i == 0 && !row.deleted
                 if wanted != row.represents {
-                    try job.recordBefore(row.pk)
+                    // A member this job wrote has its state before the job already (none when it
+                    // is new: recorded now, its new row would pass for its state before).
+                    if !job.touched.contains(row.pk) { try job.recordBefore(row.pk) }
                     set.bind(":represents", to: wanted ? 1 : 0)
                     set.bind(":pk", to: row.pk)
                     try set.run()

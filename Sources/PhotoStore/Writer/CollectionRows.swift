@@ -2,21 +2,42 @@ import PhotoModel
 
 /// The writer's part for collections: merges a job's asset changes (states before and after)
 /// into the moments of the days they touch, recounts the folder albums and collection lists
-/// above them, and names the smart albums whose members changed — all into the change set.
+/// above them, names the smart albums whose members changed — all into the change set — and
+/// keeps the key assets of each (`KeyAssetRows`).
 final class CollectionRows {
     let db: Connection
     private let directories: Directories
+    let keys: KeyAssetRows
 
     init(_ db: Connection, directories: Directories) {
         self.db = db
         self.directories = directories
+        keys = KeyAssetRows(db)
     }
 
     /// Every collection part of a job's change set.
     func update(_ job: WriteJob, into changes: inout ChangeSet) throws(StoreError) {
         try updateMoments(job, &changes)
         try updateAlbums(job, &changes)
-        updateSmartAlbums(job, &changes)
+        try updateSmartAlbums(job, &changes)
+    }
+
+    /// The user albums that hold assets the job touched, or that `extra` (the job's own
+    /// collections) names: their key assets are looked at again, and those holding a touched
+    /// asset are updated (a member changed).
+    func updateUserAlbums(_ job: WriteJob, extra: ChangeSet, _ changes: inout ChangeSet) throws(StoreError) {
+        var ids = Set<AssetID>()
+        for pk in job.touched {
+            if let b = job.before[pk] { ids.insert(b.member.id) }
+            if let a = job.after[pk] ?? nil { ids.insert(a.member.id) }
+        }
+        let holding = try keys.userAlbums(holding: ids.sorted())
+        let named = (extra.collectionsInserted + extra.collectionsUpdated + extra.collectionsDeleted).filter { $0.hasPrefix("u_") }
+        guard !holding.isEmpty || !named.isEmpty else { return }
+        let changed = try keys.updateUserAlbums(holding + named)
+        var more = ChangeSet()
+        more.collectionsUpdated = Set(holding + changed).subtracting(extra.collectionsDeleted).sorted()
+        changes.add(collections: more)
     }
 
     // MARK: Moments
@@ -86,8 +107,19 @@ final class CollectionRows {
                 try delete.run()
             }
         }
+        // Key assets follow from the rows just written, for every day the job touched: a moment
+        // whose key assets changed with nothing else (a member marked favorite, a burst's new
+        // representative) is updated.
+        var updated = Set(diff.updated + diff.contentChanged)
+        let inserted = Set(diff.inserted)
+        for day in days {
+            let moment: Moment?
+            if let merged = moments[day] { moment = merged } else { moment = existing[day] }
+            guard let m = moment, try keys.updateMoment(day: day, start: m.start, end: m.end) else { continue }
+            if !inserted.contains(m.id) { updated.insert(m.id) }
+        }
         changes.collectionsInserted += diff.inserted
-        changes.collectionsUpdated += Array(Set(diff.updated + diff.contentChanged)).sorted(by: >)
+        changes.collectionsUpdated += updated.sorted(by: >)
         changes.collectionsDeleted += diff.deleted
     }
 
@@ -148,18 +180,22 @@ final class CollectionRows {
             existedBefore[list] = aboveGone.contains(list) ? true : try directories.albumsBelow(list)
         }
 
-        // The count and the first and last capture times in one pass over the album's assets.
+        // The count and the first and last capture times in one pass over the album's assets;
+        // then its key assets.
         let recount = try db.statement("""
             UPDATE directories SET (asset_count, start_local, end_local) =
                 (SELECT count(*), min(local_datetime), max(local_datetime) FROM assets
                  WHERE directory_id = :id AND is_hidden = 0 AND deleted_at IS NULL)
-            WHERE id = :id RETURNING asset_count
+            WHERE id = :id RETURNING asset_count, start_local, end_local
             """)
         for album in albums {
             recount.bind(":id", to: album.id)
             guard try recount.step() else { recount.reset(); continue }
             let after = recount.int(0)
+            let start = recount.optionalString(1).flatMap(LocalDateTime.init(iso:))
+            let end = recount.optionalString(2).flatMap(LocalDateTime.init(iso:))
             recount.reset()
+            _ = try keys.updateAlbum(directory: album.id, start: after > 0 ? start : nil, end: after > 0 ? end : nil)
             switch (album.before > 0, after > 0) {
             case (false, true): changes.collectionsInserted.append(album.albumID)
             case (true, false): changes.collectionsDeleted.append(album.albumID)
@@ -198,8 +234,9 @@ final class CollectionRows {
         try SmartCounters.prune(db, now: job.now)
     }
 
-    /// The smart albums whose membership or content the job changed.
-    func updateSmartAlbums(_ job: WriteJob, _ changes: inout ChangeSet) {
+    /// The smart albums whose membership or content the job changed, and their key assets.
+    func updateSmartAlbums(_ job: WriteJob, _ changes: inout ChangeSet) throws(StoreError) {
+        try keys.updateSmartAlbums(job)
         var ids = Set<String>()
         for (pk, before) in job.before {
             for album in SmartAlbums.albums(containing: before.facts, now: job.now) { ids.insert(album.id) }

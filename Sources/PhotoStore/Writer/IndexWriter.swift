@@ -51,9 +51,10 @@ public final class IndexWriter {
                 if recount {
                     try collections.update(job, into: &changes)
                 } else {
-                    collections.updateSmartAlbums(job, &changes)
+                    try collections.updateSmartAlbums(job, &changes)
                 }
                 changes.add(collections: extra)
+                try collections.updateUserAlbums(job, extra: extra, &changes)
                 // A collection made in this job is inserted, not also updated.
                 let inserted = Set(changes.collectionsInserted)
                 changes.collectionsUpdated.removeAll { inserted.contains($0) }
@@ -62,6 +63,7 @@ public final class IndexWriter {
             }
         } catch {
             directories.forget()
+            collections.keys.forget()
             throw error
         }
     }

@@ -1,0 +1,398 @@
+import PhotoModel
+
+/// One key asset as the store keeps it where a later merge compares it: its place in the
+/// capture order and when it was indexed (Recently Added's order).
+struct KeyEntry: Sendable, Hashable {
+    var key: MomentMemberKey
+    var addedAt: Int64
+}
+
+/// The text and bytes key assets are stored as.
+enum KeyColumns {
+    /// Ids separated by commas (ids never hold one), or NULL for none.
+    static func text(_ ids: [AssetID]) -> String? {
+        ids.isEmpty ? nil : ids.map(\.rawValue).joined(separator: ",")
+    }
+
+    static func ids(_ text: String?) -> [AssetID] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: ",").compactMap { AssetID(rawValue: String($0)) }
+    }
+
+    /// Entries as `id NUL local NUL addedAt NUL path NUL`, one after another (no field holds a
+    /// NUL: a path cannot), or NULL for none.
+    static func bytes(_ entries: [KeyEntry]) -> [UInt8]? {
+        guard !entries.isEmpty else { return nil }
+        var out: [UInt8] = []
+        for e in entries {
+            out += Array(e.key.id.rawValue.utf8) + [0]
+            out += Array(e.key.local.description.utf8) + [0]
+            out += Array(String(e.addedAt).utf8) + [0]
+            out += e.key.path.bytes + [0]
+        }
+        return out
+    }
+
+    static func entries(_ bytes: [UInt8]) -> [KeyEntry] {
+        let fields = bytes.split(separator: 0, omittingEmptySubsequences: false)
+        var result: [KeyEntry] = []
+        var k = 0
+        while k + 3 < fields.count {
+            let id = String(decoding: fields[k], as: UTF8.self), local = String(decoding: fields[k + 1], as: UTF8.self)
+            if let id = AssetID(rawValue: id), let local = LocalDateTime(iso: local),
+               let added = Int64(String(decoding: fields[k + 2], as: UTF8.self)) {
+                result.append(KeyEntry(key: MomentMemberKey(local: local, path: PathBytes(Array(fields[k + 3])), id: id),
+                                       addedAt: added))
+            }
+            k += 4
+        }
+        return result
+    }
+}
+
+/// The writer's part for key assets (`KeyAssets`' rules): each collection's are recomputed in
+/// the job that changes its members, from a few index lookups — the favorites by the partial
+/// indexes, each spread slot by the first photo at or after its target time on the capture
+/// order's index (`assets_order`, or `assets_directory` for an album), the newest by the same
+/// index walked backwards — so that the cost per collection is logarithmic in its size. Smart
+/// albums merge the job's members into their kept three and look again only when one of
+/// those three changed.
+final class KeyAssetRows {
+    let db: Connection
+    /// The smart albums' key entries, as stored: read once, kept in step by this writer (and
+    /// dropped on a rollback, `forget`).
+    private var smartKeys: [String: [KeyEntry]]?
+
+    init(_ db: Connection) {
+        self.db = db
+    }
+
+    /// What may be a key asset: visible, and not a burst's other member.
+    static let candidate = "\(IndexReader.visible) AND \(IndexReader.notBurstExtra)"
+    static let columns = "a.id, a.local_datetime, a.path, a.added_at"
+
+    /// Drops what is kept in memory (after a rolled-back job).
+    func forget() { smartKeys = nil }
+
+    // MARK: Moments and folder albums
+
+    /// A moment's day or a folder album's directory: the condition on `assets a` and its
+    /// parameters, for each lookup the rules make.
+    enum Scope {
+        case day(Int)
+        case directory(Int64)
+    }
+
+    private struct Queries {
+        var favorites: String
+        var forward: String
+        var backward: String
+        var newest: String
+    }
+
+    private static let dayQueries = Queries(
+        favorites: """
+            SELECT \(columns) FROM assets a INDEXED BY assets_favorites
+            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day AND a.is_favorite != 0 AND \(candidate)
+            ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
+            """,
+        forward: """
+            SELECT \(columns) FROM assets a
+            WHERE a.local_datetime >= :t AND a.local_datetime < :to AND a.day = :day AND a.media_type = :type
+              AND a.is_favorite = 0 AND \(candidate)
+            ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
+            """,
+        backward: """
+            SELECT \(columns) FROM assets a
+            WHERE a.local_datetime >= :from AND a.local_datetime < :t AND a.day = :day AND a.media_type = :type
+              AND a.is_favorite = 0 AND \(candidate)
+            ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
+            """,
+        newest: """
+            SELECT \(columns) FROM assets a
+            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day AND \(candidate)
+            ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
+            """)
+
+    private static let directoryQueries = Queries(
+        favorites: """
+            SELECT \(columns) FROM assets a INDEXED BY assets_favorites_directory
+            WHERE a.directory_id = :dir AND a.is_favorite != 0 AND \(candidate)
+            ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
+            """,
+        forward: """
+            SELECT \(columns) FROM assets a
+            WHERE a.directory_id = :dir AND a.local_datetime >= :t AND a.media_type = :type AND a.is_favorite = 0 AND \(candidate)
+            ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
+            """,
+        backward: """
+            SELECT \(columns) FROM assets a
+            WHERE a.directory_id = :dir AND a.local_datetime < :t AND a.media_type = :type AND a.is_favorite = 0 AND \(candidate)
+            ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
+            """,
+        newest: """
+            SELECT \(columns) FROM assets a
+            WHERE a.directory_id = :dir AND \(candidate)
+            ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
+            """)
+
+    /// A scope's key assets and its newest, from the rows as they are now in the transaction.
+    func compute(_ scope: Scope, start: LocalDateTime, end: LocalDateTime) throws(StoreError)
+        -> (keys: [AssetID], newest: [KeyEntry]) {
+        let queries: Queries
+        switch scope {
+        case .day: queries = Self.dayQueries
+        case .directory: queries = Self.directoryQueries
+        }
+        func prepared(_ sql: String) throws(StoreError) -> Statement {
+            let s = try db.statement(sql)
+            switch scope {
+            case .day(let day):
+                let range = MomentGrouping.localDateTimeRange(day: day)
+                s.bind(":day", to: day)
+                if sql != queries.forward { s.bind(":from", to: range.from) }
+                if sql != queries.backward { s.bind(":to", to: range.to) }
+            case .directory(let dir):
+                s.bind(":dir", to: dir)
+            }
+            return s
+        }
+        let favorites = try Self.entries(try prepared(queries.favorites)).map(\.key)
+        let keys = try KeyAssets.spread(favorites: favorites, start: start, end: end) { (lookup: KeyAssets.Lookup) throws(StoreError) -> MomentMemberKey? in
+            let s = try prepared(lookup.atOrAfter ? queries.forward : queries.backward)
+            s.bind(":t", to: lookup.time.description)
+            s.bind(":type", to: lookup.mediaType.rawValue)
+            return try Self.entries(s).first { !lookup.excluding.contains($0.key.id) }?.key
+        }
+        return (keys, try Self.entries(try prepared(queries.newest)))
+    }
+
+    /// Recomputes a moment's key assets and newest; true when they changed.
+    func updateMoment(day: Int, start: LocalDateTime, end: LocalDateTime) throws(StoreError) -> Bool {
+        let (keys, newest) = try compute(.day(day), start: start, end: end)
+        let s = try db.statement("""
+            UPDATE moments SET key_assets = :keys, newest_assets = :newest
+            WHERE day = :day AND (key_assets IS NOT :keys OR newest_assets IS NOT :newest)
+            """)
+        s.bind(":day", to: day)
+        s.bind(":keys", to: KeyColumns.text(keys))
+        s.bind(":newest", to: KeyColumns.text(newest.map(\.key.id)))
+        try s.run()
+        return db.changes > 0
+    }
+
+    /// Recomputes a folder album's key assets and newest (none for an empty one); true when they
+    /// changed.
+    func updateAlbum(directory: Int64, start: LocalDateTime?, end: LocalDateTime?) throws(StoreError) -> Bool {
+        var keys: [AssetID] = [], newest: [KeyEntry] = []
+        if let start, let end { (keys, newest) = try compute(.directory(directory), start: start, end: end) }
+        let s = try db.statement("""
+            UPDATE directories SET key_assets = :keys, newest_assets = :newest
+            WHERE id = :dir AND (key_assets IS NOT :keys OR newest_assets IS NOT :newest)
+            """)
+        s.bind(":dir", to: directory)
+        s.bind(":keys", to: KeyColumns.text(keys))
+        s.bind(":newest", to: KeyColumns.bytes(newest))
+        try s.run()
+        return db.changes > 0
+    }
+
+    static func entries(_ s: Statement) throws(StoreError) -> [KeyEntry] {
+        var result: [KeyEntry] = []
+        while try s.step() {
+            guard let id = AssetID(rawValue: s.string(0)), let local = s.withText(1, LocalDateTime.init(isoBytes:)) else {
+                let key = s.string(0)
+                s.reset()
+                throw StoreError.undecodable(table: "assets", key: key)
+            }
+            result.append(KeyEntry(key: MomentMemberKey(local: local, path: PathBytes(s.bytes(2)), id: id), addedAt: s.int64(3)))
+        }
+        return result
+    }
+
+    // MARK: Smart albums
+
+    /// The smart albums that have key assets (Hidden and Recently Deleted hold only assets
+    /// that are never one).
+    static let keyedSmartAlbums = SmartAlbums.all.filter { $0.kind != .hidden && $0.kind != .recentlyDeleted }
+
+    /// Whether `a` comes before `b` in a smart album's key order (newest first).
+    static func newer(_ a: KeyEntry, _ b: KeyEntry, order: SmartAlbum.Order) -> Bool {
+        if order == .addedNewestFirst {
+            if a.addedAt != b.addedAt { return a.addedAt > b.addedAt }
+            if a.key.local != b.key.local { return MomentGrouping.precedes(b.key.local, a.key.local) }
+            return a.key.path < b.key.path
+        }
+        return a.key > b.key
+    }
+
+    /// Whether an asset state counts for a smart album's key assets.
+    static func isCandidate(_ state: AssetState, for album: SmartAlbum, now: Int64) -> Bool {
+        (state.burst == nil || state.facts.representsBurst) && SmartAlbums.contains(album.kind, state.facts, now: now)
+    }
+
+    private func loadSmartKeys() throws(StoreError) -> [String: [KeyEntry]] {
+        if let smartKeys { return smartKeys }
+        var loaded: [String: [KeyEntry]] = [:]
+        let s = try db.statement("SELECT id, newest FROM collection_keys WHERE id >= 's_' AND id < 's`'")
+        while try s.step() { loaded[s.string(0)] = KeyColumns.entries(s.bytes(1)) }
+        smartKeys = loaded
+        return loaded
+    }
+
+    /// Merges the job's members into each smart album's kept key assets; an album one of whose
+    /// key assets the job touched looks again (`smartAlbum`).
+    func updateSmartAlbums(_ job: WriteJob) throws(StoreError) {
+        var kept = try loadSmartKeys()
+        var touchedIDs = Set<AssetID>()
+        for (_, b) in job.before { touchedIDs.insert(b.member.id) }
+        var changed: [String] = []
+        for album in Self.keyedSmartAlbums {
+            let old = kept[album.id] ?? []
+            var new: [KeyEntry]
+            if old.contains(where: { touchedIDs.contains($0.key.id) }) {
+                new = try smartAlbum(album, now: job.now)
+            } else {
+                new = old
+                for pk in job.touched {
+                    guard let a = job.after[pk] ?? nil, Self.isCandidate(a, for: album, now: job.now) else { continue }
+                    let entry = KeyEntry(key: MomentMemberKey(local: a.member.local, path: a.member.path, id: a.member.id),
+                                         addedAt: a.facts.addedAt)
+                    guard new.count < KeyAssets.limit || Self.newer(entry, new[new.count - 1], order: album.order) else { continue }
+                    let at = new.firstIndex { Self.newer(entry, $0, order: album.order) } ?? new.count
+                    new.insert(entry, at: at)
+                    if new.count > KeyAssets.limit { new.removeLast() }
+                }
+            }
+            if new != old {
+                kept[album.id] = new
+                changed.append(album.id)
+            }
+        }
+        smartKeys = kept
+        for id in changed { try storeSmartKeys(id, kept[id] ?? []) }
+    }
+
+    /// A smart album's key assets looked up from scratch.
+    func smartAlbum(_ album: SmartAlbum, now: Int64) throws(StoreError) -> [KeyEntry] {
+        let condition = IndexReader.smartAlbumSQL(album, now: now).condition
+        let order = album.order == .addedNewestFirst
+            ? "a.added_at DESC, a.local_datetime DESC, a.path" : "a.local_datetime DESC, a.path DESC"
+        let s = try db.statement("""
+            SELECT \(Self.columns) FROM assets a WHERE \(condition) AND \(IndexReader.notBurstExtra)
+            ORDER BY \(order) LIMIT \(KeyAssets.limit)
+            """)
+        return try Self.entries(s)
+    }
+
+    private func storeSmartKeys(_ id: String, _ entries: [KeyEntry]) throws(StoreError) {
+        let s = try db.statement("""
+            INSERT INTO collection_keys (id, key_assets, newest) VALUES (:id, :keys, :newest)
+            ON CONFLICT (id) DO UPDATE SET key_assets = excluded.key_assets, newest = excluded.newest
+            """)
+        s.bind(":id", to: id)
+        s.bind(":keys", to: KeyColumns.text(entries.map(\.key.id)) ?? "")
+        s.bind(":newest", to: KeyColumns.bytes(entries) ?? [])
+        try s.run()
+    }
+
+    // MARK: User albums
+
+    /// Recomputes the key assets of user albums from their members (a scan of each album: user
+    /// albums are made by hand); returns the albums whose key assets changed.
+    func updateUserAlbums(_ ids: [String]) throws(StoreError) -> [String] {
+        var changed: [String] = []
+        let members = try db.statement("""
+            SELECT \(Self.columns), a.media_type, a.is_favorite, \(IndexReader.notBurstExtra)
+            FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
+            WHERE m.album_id = :album AND \(IndexReader.visible)
+            """)
+        let store = try db.statement("""
+            INSERT INTO collection_keys (id, key_assets, newest) VALUES (:id, :keys, :newest)
+            ON CONFLICT (id) DO UPDATE SET key_assets = excluded.key_assets, newest = excluded.newest
+            WHERE key_assets IS NOT excluded.key_assets OR newest IS NOT excluded.newest
+            """)
+        let exists = try db.statement("SELECT 1 FROM user_albums WHERE id = :album")
+        let drop = try db.statement("DELETE FROM collection_keys WHERE id = :album")
+        for album in Set(ids).sorted() {
+            exists.bind(":album", to: album)
+            let found = try exists.step()
+            exists.reset()
+            guard found else {
+                drop.bind(":album", to: album)
+                try drop.run()
+                continue
+            }
+            members.bind(":album", to: album)
+            var candidates: [KeyAssets.Candidate] = []
+            var entries: [KeyEntry] = []
+            var start: LocalDateTime?, end: LocalDateTime?
+            while try members.step() {
+                guard let id = AssetID(rawValue: members.string(0)), let local = members.withText(1, LocalDateTime.init(isoBytes:)),
+                      let type = MediaType(rawValue: members.string(4)) else { continue }
+                if start.map({ MomentGrouping.precedes(local, $0) }) ?? true { start = local }
+                if end.map({ MomentGrouping.precedes($0, local) }) ?? true { end = local }
+                guard members.int(6) != 0 else { continue }  // a burst's other member
+                let key = MomentMemberKey(local: local, path: PathBytes(members.bytes(2)), id: id)
+                candidates.append(KeyAssets.Candidate(key: key, mediaType: type, isFavorite: members.int(5) != 0))
+                entries.append(KeyEntry(key: key, addedAt: members.int64(3)))
+            }
+            members.reset()
+            var keys: [AssetID] = []
+            if let start, let end { keys = KeyAssets.spread(candidates, start: start, end: end) }
+            let newest = Array(entries.sorted { $0.key > $1.key }.prefix(KeyAssets.limit))
+            store.bind(":id", to: album)
+            store.bind(":keys", to: KeyColumns.text(keys) ?? "")
+            store.bind(":newest", to: KeyColumns.bytes(newest) ?? [])
+            try store.run()
+            if db.changes > 0 { changed.append(album) }
+        }
+        return changed
+    }
+
+    /// The user albums holding any of `ids`.
+    func userAlbums(holding ids: [AssetID]) throws(StoreError) -> [String] {
+        guard !ids.isEmpty, try db.scalar("SELECT 1 FROM user_albums LIMIT 1").int64 != nil else { return [] }
+        let s = try db.statement("""
+            SELECT DISTINCT album_id FROM user_album_assets WHERE asset_id IN (SELECT value FROM json_each(:ids))
+            """)
+        s.bind(":ids", to: "[" + ids.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]")
+        var albums: [String] = []
+        while try s.step() { albums.append(s.string(0)) }
+        return albums
+    }
+
+    // MARK: All of them
+
+    /// Whether the key assets were computed for this database (they are from migration 010 on,
+    /// once, by `rebuild`).
+    static func exist(_ db: Connection) throws(StoreError) -> Bool {
+        try db.scalar("SELECT 1 FROM meta WHERE key = 'keyAssets'").int64 != nil
+    }
+
+    /// Computes every collection's key assets (after the migration that added them).
+    func rebuild(now: Int64) throws(StoreError) {
+        forget()
+        let moments = try db.statement("SELECT day, start_local, end_local FROM moments")
+        var days: [(Int, LocalDateTime, LocalDateTime)] = []
+        while try moments.step() {
+            if let s = LocalDateTime(iso: moments.string(1)), let e = LocalDateTime(iso: moments.string(2)) {
+                days.append((moments.int(0), s, e))
+            }
+        }
+        for (day, start, end) in days { _ = try updateMoment(day: day, start: start, end: end) }
+        let dirs = try db.statement("SELECT id, start_local, end_local FROM directories WHERE asset_count > 0")
+        var albums: [(Int64, LocalDateTime?, LocalDateTime?)] = []
+        while try dirs.step() {
+            albums.append((dirs.int64(0), dirs.optionalString(1).flatMap(LocalDateTime.init(iso:)),
+                           dirs.optionalString(2).flatMap(LocalDateTime.init(iso:))))
+        }
+        for (dir, start, end) in albums { _ = try updateAlbum(directory: dir, start: start, end: end) }
+        for album in Self.keyedSmartAlbums { try storeSmartKeys(album.id, try smartAlbum(album, now: now)) }
+        let users = try db.statement("SELECT id FROM user_albums")
+        var ids: [String] = []
+        while try users.step() { ids.append(users.string(0)) }
+        _ = try updateUserAlbums(ids)
+        try db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('keyAssets', 1)")
+    }
+}
