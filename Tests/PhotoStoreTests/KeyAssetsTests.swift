@@ -171,6 +171,23 @@ struct KeyAssetsTests {
         }
     }
 
+    @Test("A new burst photo is inserted, on a day of its own, counted once (its representative flag is set in the job that writes it)")
+    func newBurstPhoto() throws {
+        let dir = try TemporaryDirectory("keys-burst")
+        defer { dir.remove() }
+        let db = try Database(path: dir("k.db").string)
+        _ = try db.write { try $0.registerRoots([Self.root]) }
+        var m = Make.media(date: "2021-03-05T10:00:00")
+        m.burstIdentifier = "B"
+        let changes = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/a/b.jpg", inode: 1, .media(m))]), now: 1) }
+        let id = try #require(try Self.rows(db).first?.id)
+        #expect(changes.inserted.map(\.rawValue) == [id] && changes.updated.isEmpty)
+        #expect(changes.collectionsInserted.contains("m_20210305"))
+        #expect(try db.read { try $0.moments() }.map(\.id) == ["m_20210305"])
+        #expect(try db.read { try $0.smartAlbumCounts(now: 1) } == (try db.read { try $0.smartAlbumCountsByScan(now: 1) }))
+        #expect(try db.read { try $0.smartAlbumCounts(now: 1) }["s_bursts"] == 1)
+    }
+
     @Test("Migration 010: a database of version 9 gets every collection's key assets when it is opened; later jobs keep them")
     func migration() throws {
         let dir = try TemporaryDirectory("keys-migration")
