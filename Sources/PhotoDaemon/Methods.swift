@@ -366,9 +366,9 @@ struct Methods: Sendable {
         }
         let ((moments, keys, total), token) = try snapshot { r in
             let moments = try r.moments(filter, limit: limit, offset: offset)
-            return (moments, try r.momentKeys(days: moments.map(\.day)), try r.momentCount(filter))
+            return (moments, try r.momentKeyAssets(days: moments.map(\.day)), try r.momentCount(filter))
         }
-        return Self.paged("moments", moments.map { WireMapping.moment($0, keyAssetIDs: keys[$0.day]?.keys ?? []) }, total: total,
+        return Self.paged("moments", moments.map { WireMapping.moment($0, keyAssetIDs: keys[$0.day] ?? []) }, total: total,
                           offset: offset, token: token)
     }
 
@@ -411,8 +411,8 @@ struct Methods: Sendable {
     /// `collectionLists.fetch`: the folder tree above the folder albums, a list per root.
     func fetchCollectionLists(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
-        let (inputs, token) = try snapshot { try $0.folderAlbumInputs() }
-        let lists = FolderTree.build(roots: info.roots, albums: inputs)
+        let roots = info.roots
+        let (lists, token) = try snapshot { try $0.collectionLists(roots: roots) }
         var o = JSONObject()
         o["token"] = .int(token)
         o["lists"] = .array(lists.map(WireMapping.collectionList))

@@ -13,8 +13,20 @@ public struct AssetID: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     public init?(rawValue: String) {
         let b = Array(rawValue.utf8)
         guard b.count == 22, b[0] == UInt8(ascii: "a"), b[1] == UInt8(ascii: "_"),
-              b[2...].allSatisfy({ Self.alphabet.contains($0) }) else { return nil }
+              b[2...].allSatisfy(Self.isDigit) else { return nil }
         self.rawValue = rawValue
+    }
+
+    /// The same from UTF-8 bytes read in place (a database column): checked, then one string made.
+    public init?(utf8 b: UnsafeBufferPointer<UInt8>) {
+        guard b.count == 22, b[0] == UInt8(ascii: "a"), b[1] == UInt8(ascii: "_"),
+              b[2...].allSatisfy(Self.isDigit) else { return nil }
+        rawValue = String(decoding: b, as: UTF8.self)
+    }
+
+    /// Whether `c` is one of `alphabet`'s digits (`2`–`7`, `a`–`z`).
+    @inline(__always) static func isDigit(_ c: UInt8) -> Bool {
+        (UInt8(ascii: "2")...UInt8(ascii: "7")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c)
     }
 
     /// Base32 digits in ASCII order, so that string order is numeric order.

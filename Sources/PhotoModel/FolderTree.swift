@@ -6,16 +6,16 @@ public struct FolderAlbumInput: Sendable, Hashable {
     public var assetCount: Int
     /// The album's id (the store's).
     public var albumID: String
-    /// Its newest visible assets, newest first (`KeyAssets.limit` at most): what the lists'
-    /// key assets are merged from.
-    public var newest: [MomentMemberKey]
+    /// Its newest capture time (nil when not known): no asset of it is newer, so an album
+    /// older than what a list shows already cannot change the list's key assets.
+    public var end: LocalDateTime?
 
     /// An album from its fields.
-    public init(path: PathBytes, assetCount: Int, albumID: String, newest: [MomentMemberKey] = []) {
+    public init(path: PathBytes, assetCount: Int, albumID: String, end: LocalDateTime? = nil) {
         self.path = path
         self.assetCount = assetCount
         self.albumID = albumID
-        self.newest = newest
+        self.end = end
     }
 }
 
@@ -72,13 +72,20 @@ public struct CollectionList: Sendable, Hashable {
 ///   subdirectories come and go.
 /// - An album under nested roots belongs to the deepest root; an album under no root is left out.
 public enum FolderTree {
-    /// The lists of `roots` for `albums`, by path bytes.
-    public static func build(roots: [PathBytes], albums: [FolderAlbumInput]) -> [CollectionList] {
+    /// The lists of `roots` for `albums`, by path bytes. A list's key assets are the newest of
+    /// the albums below it: `newest(k)` gives album `k`'s (newest first), and is asked only for
+    /// the albums that can still change a list's — the albums are taken newest first (by
+    /// `end`), and a list is done once its third is newer than the next album's `end`.
+    public static func build(roots: [PathBytes], albums: [FolderAlbumInput],
+                             newest: (Int) -> [MomentMemberKey] = { _ in [] }) -> [CollectionList] {
         let roots = Array(Set(roots.map(normalized)))
         var lists: [PathBytes: CollectionList] = [:]
-        var newest: [PathBytes: [MomentMemberKey]] = [:]
+        var chains = [[PathBytes]](repeating: [], count: albums.count)
         for root in roots { lists[root] = makeList(path: root, root: root, parent: nil) }
-        for album in albums.sorted(by: { $0.path < $1.path }) {
+        // By index: an album carries its newest assets, and moving those around in a sort of
+        // thousands showed in the fetch's profile.
+        for k in albums.indices.sorted(by: { albums[$0].path < albums[$1].path }) {
+            let album = albums[k]
             let path = normalized(album.path)
             guard let root = Self.root(of: path, roots: roots) else { continue }
             let chain = listPaths(ofAlbumAt: path, root: root)
@@ -90,11 +97,28 @@ public enum FolderTree {
                 }
                 lists[dir]!.albumCount += 1
                 lists[dir]!.assetCount += album.assetCount
-                KeyAssets.merge(album.newest, into: &newest[dir, default: []])
             }
             lists[chain[0]]!.albumIDs.append(album.albumID)
+            chains[k] = chain
         }
-        for (path, keys) in newest { lists[path]!.keyAssetIDs = keys.map(\.id) }
+        var keys: [PathBytes: [MomentMemberKey]] = [:]
+        let byEnd = albums.indices.filter { !chains[$0].isEmpty }.sorted { a, b in
+            switch (albums[a].end, albums[b].end) {
+            case let (x?, y?): return MomentGrouping.precedes(y, x)
+            case (nil, _?): return true  // unknown: looked at first
+            default: return false
+            }
+        }
+        for k in byEnd {
+            let open = chains[k].filter { list in
+                guard let shown = keys[list], shown.count == KeyAssets.limit, let end = albums[k].end else { return true }
+                return !MomentGrouping.precedes(end, shown[shown.count - 1].local)
+            }
+            guard !open.isEmpty else { continue }
+            let entries = newest(k)
+            for list in open { KeyAssets.merge(entries, into: &keys[list, default: []]) }
+        }
+        for (path, shown) in keys { lists[path]!.keyAssetIDs = shown.map(\.id) }
         // Nested lists are created in the order of the albums that need them, which is not
         // their own path order (`/r/a b/x` sorts before `/r/a/x`, but list `/r/a` before `/r/a b`).
         let byID = Dictionary(uniqueKeysWithValues: lists.values.map { ($0.id, $0.path) })

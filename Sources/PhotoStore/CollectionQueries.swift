@@ -100,17 +100,26 @@ extension IndexReader {
         return result
     }
 
-    /// The key assets and the newest assets (`KeyAssets`) of the moments of `days`, kept on
-    /// their rows: one lookup by day each.
-    public func momentKeys(days: [Int]) throws(StoreError) -> [Int: (keys: [AssetID], newest: [AssetID])] {
+    /// The key assets (`KeyAssets`) of the moments of `days`: one lookup by id each.
+    public func momentKeyAssets(days: [Int]) throws(StoreError) -> [Int: [AssetID]] {
+        try momentKeys(days: days, newest: false)
+    }
+
+    /// The newest assets of the moments of `days`, newest first (what their lists are made of).
+    public func momentNewest(days: [Int]) throws(StoreError) -> [Int: [AssetID]] {
+        try momentKeys(days: days, newest: true)
+    }
+
+    private func momentKeys(days: [Int], newest: Bool) throws(StoreError) -> [Int: [AssetID]] {
         guard !days.isEmpty else { return [:] }
-        let s = try db.statement("""
-            SELECT day, key_assets, newest_assets FROM moments WHERE day IN (SELECT value FROM json_each(:days))
-            """)
-        s.bind(":days", to: "[" + days.map(String.init).joined(separator: ",") + "]")
-        var result: [Int: (keys: [AssetID], newest: [AssetID])] = [:]
+        let s = try db.statement(newest
+            ? "SELECT id, newest FROM collection_keys WHERE id IN (SELECT value FROM json_each(:ids))"
+            : "SELECT id, key_assets FROM collection_keys WHERE id IN (SELECT value FROM json_each(:ids))")
+        s.bind(":ids", to: "[" + days.map { "\"" + MomentGrouping.id(day: $0) + "\"" }.joined(separator: ",") + "]")
+        var result: [Int: [AssetID]] = [:]
         while try s.step() {
-            result[s.int(0)] = (KeyColumns.ids(s.optionalString(1)), KeyColumns.ids(s.optionalString(2)))
+            guard let day = s.withText(0, { MomentGrouping.day(ofMomentID: String(decoding: $0, as: UTF8.self)) }) else { continue }
+            result[day] = newest ? KeyColumns.entryIDs(s, 1) : KeyColumns.ids(s, 1)
         }
         return result
     }
@@ -125,7 +134,7 @@ extension IndexReader {
         while !open.isEmpty {
             let days = Set(open.compactMap { MomentGrouping.day(ofMomentID: lists[$0].momentIDs[next[$0]]) })
                 .filter { newest[$0] == nil }
-            for (day, keys) in try momentKeys(days: days.sorted()) { newest[day] = keys.newest }
+            for (day, ids) in try momentNewest(days: days.sorted()) { newest[day] = ids }
             open = open.filter { k in
                 if let day = MomentGrouping.day(ofMomentID: lists[k].momentIDs[next[k]]) {
                     lists[k].keyAssetIDs += (newest[day] ?? []).prefix(KeyAssets.limit - lists[k].keyAssetIDs.count)
@@ -150,8 +159,9 @@ extension IndexReader {
     public func folderAlbums(limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [FolderAlbum] {
         // The dates are kept on the row with the count (migration 005): O(page), not O(assets).
         let s = try db.statement("""
-            SELECT d.album_id, d.path, d.asset_count, d.start_local, d.end_local, d.key_assets
-            FROM directories d WHERE d.asset_count > 0 ORDER BY d.path LIMIT :limit OFFSET :offset
+            SELECT d.album_id, d.path, d.asset_count, d.start_local, d.end_local, k.key_assets
+            FROM directories d LEFT JOIN collection_keys k ON k.id = d.album_id
+            WHERE d.asset_count > 0 ORDER BY d.path LIMIT :limit OFFSET :offset
             """)
         s.bind(":limit", to: min(limit, Int(Int32.max)))
         s.bind(":offset", to: offset)
@@ -160,7 +170,7 @@ extension IndexReader {
             result.append(FolderAlbum(id: s.string(0), path: PathBytes(s.bytes(1)), assetCount: s.int(2),
                                       start: s.optionalString(3).flatMap(LocalDateTime.init(iso:)),
                                       end: s.optionalString(4).flatMap(LocalDateTime.init(iso:)),
-                                      keyAssetIDs: KeyColumns.ids(s.optionalString(5))))
+                                      keyAssetIDs: KeyColumns.ids(s, 5)))
         }
         return result
     }
@@ -173,7 +183,8 @@ extension IndexReader {
     /// One folder album by id.
     public func folderAlbum(id: String) throws(StoreError) -> FolderAlbum? {
         let s = try db.statement("""
-            SELECT path, asset_count, start_local, end_local, key_assets FROM directories WHERE album_id = :album
+            SELECT d.path, d.asset_count, d.start_local, d.end_local, k.key_assets
+            FROM directories d LEFT JOIN collection_keys k ON k.id = d.album_id WHERE d.album_id = :album
             """)
         defer { s.reset() }
         s.bind(":album", to: id)
@@ -181,19 +192,39 @@ extension IndexReader {
         return FolderAlbum(id: id, path: PathBytes(s.bytes(0)), assetCount: s.int(1),
                            start: s.optionalString(2).flatMap(LocalDateTime.init(iso:)),
                            end: s.optionalString(3).flatMap(LocalDateTime.init(iso:)),
-                           keyAssetIDs: KeyColumns.ids(s.optionalString(4)))
+                           keyAssetIDs: KeyColumns.ids(s, 4))
     }
 
-    /// The albums the folder tree is built from (every directory with visible assets), with
-    /// their newest assets for the lists' key assets.
+    /// The albums the folder tree is built from (every directory with visible assets).
     public func folderAlbumInputs() throws(StoreError) -> [FolderAlbumInput] {
-        let s = try db.statement("SELECT path, asset_count, album_id, newest_assets FROM directories WHERE asset_count > 0")
+        let s = try db.statement("SELECT path, asset_count, album_id, end_local FROM directories WHERE asset_count > 0")
         var result: [FolderAlbumInput] = []
         while try s.step() {
             result.append(FolderAlbumInput(path: PathBytes(s.bytes(0)), assetCount: s.int(1), albumID: s.string(2),
-                                           newest: s.isNull(3) ? [] : KeyColumns.entries(s.bytes(3)).map(\.key)))
+                                           end: s.isNull(3) ? nil : s.withText(3, LocalDateTime.init(isoBytes:))))
         }
         return result
+    }
+
+    /// The collection lists of `roots` (`FolderTree.build`), with their key assets: the newest
+    /// of the folder albums below, each album's kept in `collection_keys` and read only for the albums
+    /// that can still change a list's (a few lookups, not a read of every album).
+    public func collectionLists(roots: [PathBytes]) throws(StoreError) -> [CollectionList] {
+        let inputs = try folderAlbumInputs()
+        let s = try db.statement("SELECT newest FROM collection_keys WHERE id = :id")
+        var failure: StoreError?
+        let lists = FolderTree.build(roots: roots, albums: inputs) { k in
+            s.bind(":id", to: inputs[k].albumID)
+            defer { s.reset() }
+            do throws(StoreError) {
+                return try s.step() ? KeyColumns.entries(s, 0).map(\.key) : []
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure { throw failure }
+        return lists
     }
 
     static let invisible = "(a.is_hidden != 0 OR a.deleted_at IS NOT NULL)"
@@ -246,7 +277,7 @@ extension IndexReader {
         var result: [String: [AssetID]] = [:]
         while try s.step() {
             let id = s.string(0)
-            var entries = KeyColumns.entries(s.bytes(1))
+            var entries = KeyColumns.entries(s, 1)
             if id == recentlyAdded {
                 entries.removeAll { $0.addedAt < now - SmartAlbums.recentlyAddedWindowMilliseconds }
             }

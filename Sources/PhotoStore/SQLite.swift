@@ -293,6 +293,12 @@ public final class Statement {
         guard let p = sqlite3_column_text(handle, col) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
         return body(UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, col))))
     }
+    /// Column `col`'s blob in place (valid only inside `body`): no array made.
+    public func withBlob<R>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let n = Int(sqlite3_column_bytes(handle, col))
+        guard n > 0, let p = sqlite3_column_blob(handle, col) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: n))
+    }
     public func bytes(_ col: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(handle, col))
         guard n > 0, let p = sqlite3_column_blob(handle, col) else { return [] }

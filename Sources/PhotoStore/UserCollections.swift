@@ -73,8 +73,8 @@ extension IndexReader {
         var result: [UserAlbum] = []
         while try s.step() {
             result.append(UserAlbum(id: s.string(0), title: s.string(1), folderID: s.optionalString(2), assetCount: s.int(5),
-                                    createdAt: s.int64(3), updatedAt: s.int64(4), keyAssetIDs: KeyColumns.ids(s.optionalString(6)),
-                                    newest: s.isNull(7) ? [] : KeyColumns.entries(s.bytes(7)).map(\.key)))
+                                    createdAt: s.int64(3), updatedAt: s.int64(4), keyAssetIDs: KeyColumns.ids(s, 6),
+                                    newest: KeyColumns.entries(s, 7).map(\.key)))
         }
         return result
     }

@@ -149,11 +149,11 @@ struct KeyAssetsTests {
         try db.read { r in
             var result: [String: [String]] = [:]
             let moments = try r.moments(locations: false)
-            for (day, keys) in try r.momentKeys(days: moments.map(\.day)) {
-                result[MomentGrouping.id(day: day)] = keys.keys.map(\.rawValue)
+            for (day, keys) in try r.momentKeyAssets(days: moments.map(\.day)) {
+                result[MomentGrouping.id(day: day)] = keys.map(\.rawValue)
             }
             for album in try r.folderAlbums() { result["album:" + album.path.string] = album.keyAssetIDs.map(\.rawValue) }
-            for list in FolderTree.build(roots: [root], albums: try r.folderAlbumInputs()) {
+            for list in try r.collectionLists(roots: [root]) {
                 result["list:" + list.path.string] = list.keyAssetIDs.map(\.rawValue)
             }
             let (years, months) = MomentLists.build(moments)

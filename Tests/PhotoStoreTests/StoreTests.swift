@@ -71,8 +71,6 @@ struct StoreTests {
     /// What migration 010 added, taken away again (a database of version 9).
     static let withoutKeyAssets = """
         DROP TABLE collection_keys;
-        ALTER TABLE moments DROP COLUMN key_assets; ALTER TABLE moments DROP COLUMN newest_assets;
-        ALTER TABLE directories DROP COLUMN key_assets; ALTER TABLE directories DROP COLUMN newest_assets;
         DROP INDEX assets_favorites_directory; DROP INDEX assets_favorites;
         CREATE INDEX assets_favorites ON assets(pk) WHERE is_favorite != 0;
         DROP INDEX assets_directory; CREATE INDEX assets_directory ON assets(directory_id);

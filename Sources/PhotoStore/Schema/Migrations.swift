@@ -407,16 +407,12 @@ public enum Schema {
             """),
         Migration(name: "010_key_assets", sql: """
             -- Every collection's key assets (`KeyAssets`), kept by the writer in the job that
-            -- changes them: ids separated by commas (`key_assets`), and the newest three, which the
-            -- lists above a collection merge (`newest_assets`: ids for a moment, whose lists take
-            -- them in day order; entries with their capture time and path for a folder album,
-            -- `KeyColumns`). Smart and user albums keep theirs in `collection_keys`. They are
-            -- computed for the rows already there when photod opens the database (meta
-            -- `keyAssets`, `KeyAssetRows.rebuild`).
-            ALTER TABLE moments ADD COLUMN key_assets TEXT;
-            ALTER TABLE moments ADD COLUMN newest_assets TEXT;
-            ALTER TABLE directories ADD COLUMN key_assets TEXT;
-            ALTER TABLE directories ADD COLUMN newest_assets BLOB;
+            -- changes them, by collection id (a moment's `m_…`, a folder album's `f_…`, `s_…`,
+            -- `u_…`): the ids separated by commas, and the newest three with their capture time
+            -- and path (`KeyColumns`), which the lists above a collection merge. A table of their
+            -- own, so that the passes over every moment or directory read no more than before.
+            -- Computed for an older database when photod opens it (meta `keyAssets`,
+            -- `KeyAssetRows.rebuild`).
             CREATE TABLE collection_keys (
                 id TEXT PRIMARY KEY,
                 key_assets TEXT NOT NULL,

@@ -26,13 +26,16 @@ final class CollectionRows {
     /// collections) names: their key assets are looked at again, and those holding a touched
     /// asset are updated (a member changed).
     func updateUserAlbums(_ job: WriteJob, extra: ChangeSet, _ changes: inout ChangeSet) throws(StoreError) {
+        let named = (extra.collectionsInserted + extra.collectionsUpdated + extra.collectionsDeleted).filter { $0.hasPrefix("u_") }
+        if named.isEmpty {
+            guard !job.touched.isEmpty, try keys.hasUserAlbums() else { return }
+        }
         var ids = Set<AssetID>()
         for pk in job.touched {
             if let b = job.before[pk] { ids.insert(b.member.id) }
             if let a = job.after[pk] ?? nil { ids.insert(a.member.id) }
         }
         let holding = try keys.userAlbums(holding: ids.sorted())
-        let named = (extra.collectionsInserted + extra.collectionsUpdated + extra.collectionsDeleted).filter { $0.hasPrefix("u_") }
         guard !holding.isEmpty || !named.isEmpty else { return }
         let changed = try keys.updateUserAlbums(holding + named)
         var more = ChangeSet()
@@ -118,6 +121,7 @@ final class CollectionRows {
             guard let m = moment, try keys.updateMoment(day: day, start: m.start, end: m.end) else { continue }
             if !inserted.contains(m.id) { updated.insert(m.id) }
         }
+        for id in diff.deleted { try keys.drop(id) }
         changes.collectionsInserted += diff.inserted
         changes.collectionsUpdated += updated.sorted(by: >)
         changes.collectionsDeleted += diff.deleted
@@ -195,7 +199,8 @@ final class CollectionRows {
             let start = recount.optionalString(1).flatMap(LocalDateTime.init(iso:))
             let end = recount.optionalString(2).flatMap(LocalDateTime.init(iso:))
             recount.reset()
-            _ = try keys.updateAlbum(directory: album.id, start: after > 0 ? start : nil, end: after > 0 ? end : nil)
+            _ = try keys.updateAlbum(directory: album.id, albumID: album.albumID, start: after > 0 ? start : nil,
+                                     end: after > 0 ? end : nil)
             switch (album.before > 0, after > 0) {
             case (false, true): changes.collectionsInserted.append(album.albumID)
             case (true, false): changes.collectionsDeleted.append(album.albumID)
@@ -204,6 +209,7 @@ final class CollectionRows {
             }
         }
         changes.collectionsDeleted += job.removedAlbums.map(\.albumID)
+        for album in job.removedAlbums { try keys.drop(album.albumID) }
 
         for list in lists.sorted() {
             let id = FolderTree.listID(path: list)

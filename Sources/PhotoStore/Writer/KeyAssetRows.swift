@@ -15,8 +15,24 @@ enum KeyColumns {
     }
 
     static func ids(_ text: String?) -> [AssetID] {
-        guard let text, !text.isEmpty else { return [] }
-        return text.split(separator: ",").compactMap { AssetID(rawValue: String($0)) }
+        guard var text, !text.isEmpty else { return [] }
+        return text.withUTF8 { ids(utf8: $0) }
+    }
+
+    /// Column `col`'s ids, read in place.
+    static func ids(_ s: Statement, _ col: Int32) -> [AssetID] {
+        s.isNull(col) ? [] : s.withText(col) { ids(utf8: $0) }
+    }
+
+    private static func ids(utf8 b: UnsafeBufferPointer<UInt8>) -> [AssetID] {
+        var result: [AssetID] = []
+        result.reserveCapacity(KeyAssets.limit)
+        var start = 0
+        for k in 0...b.count where k == b.count || b[k] == UInt8(ascii: ",") {
+            if let id = AssetID(utf8: UnsafeBufferPointer(rebasing: b[start..<k])) { result.append(id) }
+            start = k + 1
+        }
+        return result
     }
 
     /// Entries as `id NUL local NUL addedAt NUL path NUL`, one after another (no field holds a
@@ -34,17 +50,43 @@ enum KeyColumns {
     }
 
     static func entries(_ bytes: [UInt8]) -> [KeyEntry] {
-        let fields = bytes.split(separator: 0, omittingEmptySubsequences: false)
-        var result: [KeyEntry] = []
-        var k = 0
-        while k + 3 < fields.count {
-            let id = String(decoding: fields[k], as: UTF8.self), local = String(decoding: fields[k + 1], as: UTF8.self)
-            if let id = AssetID(rawValue: id), let local = LocalDateTime(iso: local),
-               let added = Int64(String(decoding: fields[k + 2], as: UTF8.self)) {
-                result.append(KeyEntry(key: MomentMemberKey(local: local, path: PathBytes(Array(fields[k + 3])), id: id),
-                                       addedAt: added))
+        bytes.withUnsafeBufferPointer { entries(blob: $0) }
+    }
+
+    /// Column `col`'s entries, read in place (a collection list's fetch reads thousands).
+    static func entries(_ s: Statement, _ col: Int32) -> [KeyEntry] {
+        s.isNull(col) ? [] : s.withBlob(col) { entries(blob: $0) }
+    }
+
+    /// Column `col`'s entries' ids alone (a moment list needs no more).
+    static func entryIDs(_ s: Statement, _ col: Int32) -> [AssetID] {
+        s.isNull(col) ? [] : s.withBlob(col) { b in
+            var ids: [AssetID] = []
+            var start = 0, field = 0
+            for k in 0..<b.count where b[k] == 0 {
+                if field % 4 == 0, let id = AssetID(utf8: UnsafeBufferPointer(rebasing: b[start..<k])) { ids.append(id) }
+                field += 1
+                start = k + 1
             }
-            k += 4
+            return ids
+        }
+    }
+
+    private static func entries(blob b: UnsafeBufferPointer<UInt8>) -> [KeyEntry] {
+        var result: [KeyEntry] = []
+        result.reserveCapacity(KeyAssets.limit)
+        var fields: [Range<Int>] = []
+        var start = 0
+        for k in 0..<b.count where b[k] == 0 {
+            fields.append(start..<k)
+            start = k + 1
+            guard fields.count == 4 else { continue }
+            defer { fields.removeAll(keepingCapacity: true) }
+            guard let id = AssetID(utf8: UnsafeBufferPointer(rebasing: b[fields[0]])),
+                  let local = LocalDateTime(isoBytes: UnsafeBufferPointer(rebasing: b[fields[1]])) else { continue }
+            var added: Int64 = 0
+            for d in b[fields[2]] where d >= 0x30 && d <= 0x39 { added = added &* 10 &+ Int64(d - 0x30) }
+            result.append(KeyEntry(key: MomentMemberKey(local: local, path: PathBytes(Array(b[fields[3]])), id: id), addedAt: added))
         }
         return result
     }
@@ -90,27 +132,29 @@ final class KeyAssetRows {
         var newest: String
     }
 
+    /// A day is a range of `local_datetime` (`MomentGrouping.localDateTimeRange`), walked on
+    /// `assets_order`; SQLite sorts only the assets of one time by path and stops at the `LIMIT`.
     private static let dayQueries = Queries(
         favorites: """
             SELECT \(columns) FROM assets a INDEXED BY assets_favorites
-            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day AND a.is_favorite != 0 AND \(candidate)
+            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.is_favorite != 0 AND \(candidate)
             ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
             """,
         forward: """
             SELECT \(columns) FROM assets a
-            WHERE a.local_datetime >= :t AND a.local_datetime < :to AND a.day = :day AND a.media_type = :type
+            WHERE a.local_datetime >= :t AND a.local_datetime < :to AND a.media_type = :type
               AND a.is_favorite = 0 AND \(candidate)
             ORDER BY a.local_datetime, a.path LIMIT \(KeyAssets.limit)
             """,
         backward: """
             SELECT \(columns) FROM assets a
-            WHERE a.local_datetime >= :from AND a.local_datetime < :t AND a.day = :day AND a.media_type = :type
+            WHERE a.local_datetime >= :from AND a.local_datetime < :t AND a.media_type = :type
               AND a.is_favorite = 0 AND \(candidate)
             ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
             """,
         newest: """
             SELECT \(columns) FROM assets a
-            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day AND \(candidate)
+            WHERE a.local_datetime >= :from AND a.local_datetime < :to AND \(candidate)
             ORDER BY a.local_datetime DESC, a.path DESC LIMIT \(KeyAssets.limit)
             """)
 
@@ -149,7 +193,6 @@ final class KeyAssetRows {
             switch scope {
             case .day(let day):
                 let range = MomentGrouping.localDateTimeRange(day: day)
-                s.bind(":day", to: day)
                 if sql != queries.forward { s.bind(":from", to: range.from) }
                 if sql != queries.backward { s.bind(":to", to: range.to) }
             case .directory(let dir):
@@ -170,29 +213,37 @@ final class KeyAssetRows {
     /// Recomputes a moment's key assets and newest; true when they changed.
     func updateMoment(day: Int, start: LocalDateTime, end: LocalDateTime) throws(StoreError) -> Bool {
         let (keys, newest) = try compute(.day(day), start: start, end: end)
+        return try store(MomentGrouping.id(day: day), keys: keys, newest: newest)
+    }
+
+    /// Recomputes a folder album's key assets and newest (none, and no row, for an empty one);
+    /// true when they changed.
+    func updateAlbum(directory: Int64, albumID: String, start: LocalDateTime?, end: LocalDateTime?) throws(StoreError) -> Bool {
+        guard let start, let end else { return try drop(albumID) }
+        let (keys, newest) = try compute(.directory(directory), start: start, end: end)
+        return try store(albumID, keys: keys, newest: newest)
+    }
+
+    /// Writes a collection's row of `collection_keys`; true when it changed.
+    @discardableResult
+    func store(_ id: String, keys: [AssetID], newest: [KeyEntry]) throws(StoreError) -> Bool {
         let s = try db.statement("""
-            UPDATE moments SET key_assets = :keys, newest_assets = :newest
-            WHERE day = :day AND (key_assets IS NOT :keys OR newest_assets IS NOT :newest)
+            INSERT INTO collection_keys (id, key_assets, newest) VALUES (:id, :keys, :newest)
+            ON CONFLICT (id) DO UPDATE SET key_assets = excluded.key_assets, newest = excluded.newest
+            WHERE key_assets IS NOT excluded.key_assets OR newest IS NOT excluded.newest
             """)
-        s.bind(":day", to: day)
-        s.bind(":keys", to: KeyColumns.text(keys))
-        s.bind(":newest", to: KeyColumns.text(newest.map(\.key.id)))
+        s.bind(":id", to: id)
+        s.bind(":keys", to: KeyColumns.text(keys) ?? "")
+        s.bind(":newest", to: KeyColumns.bytes(newest) ?? [])
         try s.run()
         return db.changes > 0
     }
 
-    /// Recomputes a folder album's key assets and newest (none for an empty one); true when they
-    /// changed.
-    func updateAlbum(directory: Int64, start: LocalDateTime?, end: LocalDateTime?) throws(StoreError) -> Bool {
-        var keys: [AssetID] = [], newest: [KeyEntry] = []
-        if let start, let end { (keys, newest) = try compute(.directory(directory), start: start, end: end) }
-        let s = try db.statement("""
-            UPDATE directories SET key_assets = :keys, newest_assets = :newest
-            WHERE id = :dir AND (key_assets IS NOT :keys OR newest_assets IS NOT :newest)
-            """)
-        s.bind(":dir", to: directory)
-        s.bind(":keys", to: KeyColumns.text(keys))
-        s.bind(":newest", to: KeyColumns.bytes(newest))
+    /// Removes a collection's row (a moment or album that is gone); true when there was one.
+    @discardableResult
+    func drop(_ id: String) throws(StoreError) -> Bool {
+        let s = try db.statement("DELETE FROM collection_keys WHERE id = :id")
+        s.bind(":id", to: id)
         try s.run()
         return db.changes > 0
     }
@@ -226,16 +277,11 @@ final class KeyAssetRows {
         return a.key > b.key
     }
 
-    /// Whether an asset state counts for a smart album's key assets.
-    static func isCandidate(_ state: AssetState, for album: SmartAlbum, now: Int64) -> Bool {
-        (state.burst == nil || state.facts.representsBurst) && SmartAlbums.contains(album.kind, state.facts, now: now)
-    }
-
     private func loadSmartKeys() throws(StoreError) -> [String: [KeyEntry]] {
         if let smartKeys { return smartKeys }
         var loaded: [String: [KeyEntry]] = [:]
         let s = try db.statement("SELECT id, newest FROM collection_keys WHERE id >= 's_' AND id < 's`'")
-        while try s.step() { loaded[s.string(0)] = KeyColumns.entries(s.bytes(1)) }
+        while try s.step() { loaded[s.string(0)] = KeyColumns.entries(s, 1) }
         smartKeys = loaded
         return loaded
     }
@@ -246,31 +292,36 @@ final class KeyAssetRows {
         var kept = try loadSmartKeys()
         var touchedIDs = Set<AssetID>()
         for (_, b) in job.before { touchedIDs.insert(b.member.id) }
-        var changed: [String] = []
+        // Each state after the job once: the albums it may stand for, with its entry.
+        var joining: [String: [KeyEntry]] = [:]
+        for pk in job.touched {
+            guard let a = job.after[pk] ?? nil, a.isVisible, a.burst == nil || a.facts.representsBurst else { continue }
+            let entry = KeyEntry(key: MomentMemberKey(local: a.member.local, path: a.member.path, id: a.member.id),
+                                 addedAt: a.facts.addedAt)
+            for album in Self.keyedSmartAlbums where SmartAlbums.contains(album.kind, a.facts, now: job.now) {
+                joining[album.id, default: []].append(entry)
+            }
+        }
         for album in Self.keyedSmartAlbums {
             let old = kept[album.id] ?? []
             var new: [KeyEntry]
             if old.contains(where: { touchedIDs.contains($0.key.id) }) {
                 new = try smartAlbum(album, now: job.now)
             } else {
+                guard let entries = joining[album.id] else { continue }
                 new = old
-                for pk in job.touched {
-                    guard let a = job.after[pk] ?? nil, Self.isCandidate(a, for: album, now: job.now) else { continue }
-                    let entry = KeyEntry(key: MomentMemberKey(local: a.member.local, path: a.member.path, id: a.member.id),
-                                         addedAt: a.facts.addedAt)
+                for entry in entries {
                     guard new.count < KeyAssets.limit || Self.newer(entry, new[new.count - 1], order: album.order) else { continue }
                     let at = new.firstIndex { Self.newer(entry, $0, order: album.order) } ?? new.count
                     new.insert(entry, at: at)
                     if new.count > KeyAssets.limit { new.removeLast() }
                 }
             }
-            if new != old {
-                kept[album.id] = new
-                changed.append(album.id)
-            }
+            guard new != old else { continue }
+            kept[album.id] = new
+            try store(album.id, keys: new.map(\.key.id), newest: new)
         }
         smartKeys = kept
-        for id in changed { try storeSmartKeys(id, kept[id] ?? []) }
     }
 
     /// A smart album's key assets looked up from scratch.
@@ -285,17 +336,6 @@ final class KeyAssetRows {
         return try Self.entries(s)
     }
 
-    private func storeSmartKeys(_ id: String, _ entries: [KeyEntry]) throws(StoreError) {
-        let s = try db.statement("""
-            INSERT INTO collection_keys (id, key_assets, newest) VALUES (:id, :keys, :newest)
-            ON CONFLICT (id) DO UPDATE SET key_assets = excluded.key_assets, newest = excluded.newest
-            """)
-        s.bind(":id", to: id)
-        s.bind(":keys", to: KeyColumns.text(entries.map(\.key.id)) ?? "")
-        s.bind(":newest", to: KeyColumns.bytes(entries) ?? [])
-        try s.run()
-    }
-
     // MARK: User albums
 
     /// Recomputes the key assets of user albums from their members (a scan of each album: user
@@ -307,20 +347,13 @@ final class KeyAssetRows {
             FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
             WHERE m.album_id = :album AND \(IndexReader.visible)
             """)
-        let store = try db.statement("""
-            INSERT INTO collection_keys (id, key_assets, newest) VALUES (:id, :keys, :newest)
-            ON CONFLICT (id) DO UPDATE SET key_assets = excluded.key_assets, newest = excluded.newest
-            WHERE key_assets IS NOT excluded.key_assets OR newest IS NOT excluded.newest
-            """)
         let exists = try db.statement("SELECT 1 FROM user_albums WHERE id = :album")
-        let drop = try db.statement("DELETE FROM collection_keys WHERE id = :album")
         for album in Set(ids).sorted() {
             exists.bind(":album", to: album)
             let found = try exists.step()
             exists.reset()
             guard found else {
-                drop.bind(":album", to: album)
-                try drop.run()
+                try drop(album)
                 continue
             }
             members.bind(":album", to: album)
@@ -341,18 +374,19 @@ final class KeyAssetRows {
             var keys: [AssetID] = []
             if let start, let end { keys = KeyAssets.spread(candidates, start: start, end: end) }
             let newest = Array(entries.sorted { $0.key > $1.key }.prefix(KeyAssets.limit))
-            store.bind(":id", to: album)
-            store.bind(":keys", to: KeyColumns.text(keys) ?? "")
-            store.bind(":newest", to: KeyColumns.bytes(newest) ?? [])
-            try store.run()
-            if db.changes > 0 { changed.append(album) }
+            if try store(album, keys: keys, newest: newest) { changed.append(album) }
         }
         return changed
     }
 
+    /// Whether there is any user album (most jobs of a library without any need not look).
+    func hasUserAlbums() throws(StoreError) -> Bool {
+        try db.scalar("SELECT 1 FROM user_albums LIMIT 1").int64 != nil
+    }
+
     /// The user albums holding any of `ids`.
     func userAlbums(holding ids: [AssetID]) throws(StoreError) -> [String] {
-        guard !ids.isEmpty, try db.scalar("SELECT 1 FROM user_albums LIMIT 1").int64 != nil else { return [] }
+        guard !ids.isEmpty else { return [] }
         let s = try db.statement("""
             SELECT DISTINCT album_id FROM user_album_assets WHERE asset_id IN (SELECT value FROM json_each(:ids))
             """)
@@ -373,6 +407,7 @@ final class KeyAssetRows {
     /// Computes every collection's key assets (after the migration that added them).
     func rebuild(now: Int64) throws(StoreError) {
         forget()
+        try db.execute("DELETE FROM collection_keys")
         let moments = try db.statement("SELECT day, start_local, end_local FROM moments")
         var days: [(Int, LocalDateTime, LocalDateTime)] = []
         while try moments.step() {
@@ -381,14 +416,17 @@ final class KeyAssetRows {
             }
         }
         for (day, start, end) in days { _ = try updateMoment(day: day, start: start, end: end) }
-        let dirs = try db.statement("SELECT id, start_local, end_local FROM directories WHERE asset_count > 0")
-        var albums: [(Int64, LocalDateTime?, LocalDateTime?)] = []
+        let dirs = try db.statement("SELECT id, album_id, start_local, end_local FROM directories WHERE asset_count > 0")
+        var albums: [(Int64, String, LocalDateTime?, LocalDateTime?)] = []
         while try dirs.step() {
-            albums.append((dirs.int64(0), dirs.optionalString(1).flatMap(LocalDateTime.init(iso:)),
-                           dirs.optionalString(2).flatMap(LocalDateTime.init(iso:))))
+            albums.append((dirs.int64(0), dirs.string(1), dirs.optionalString(2).flatMap(LocalDateTime.init(iso:)),
+                           dirs.optionalString(3).flatMap(LocalDateTime.init(iso:))))
         }
-        for (dir, start, end) in albums { _ = try updateAlbum(directory: dir, start: start, end: end) }
-        for album in Self.keyedSmartAlbums { try storeSmartKeys(album.id, try smartAlbum(album, now: now)) }
+        for (dir, id, start, end) in albums { _ = try updateAlbum(directory: dir, albumID: id, start: start, end: end) }
+        for album in Self.keyedSmartAlbums {
+            let entries = try smartAlbum(album, now: now)
+            try store(album.id, keys: entries.map(\.key.id), newest: entries)
+        }
         let users = try db.statement("SELECT id FROM user_albums")
         var ids: [String] = []
         while try users.step() { ids.append(users.string(0)) }
