@@ -378,7 +378,7 @@ struct Methods: Sendable {
         let kind = try p.optionalString("kind", oneOf: ["year", "month"])
         let ((years, months), token) = try snapshot { r in
             let (years, months) = MomentLists.build(try r.moments(locations: false))
-            return (kind == "month" ? [] : try r.withKeyAssets(years), kind == "year" ? [] : try r.withKeyAssets(months))
+            return try r.withKeyAssets(years: kind == "month" ? [] : years, months: months)
         }
         var o = JSONObject()
         o["token"] = .int(token)

@@ -124,6 +124,22 @@ extension IndexReader {
         return result
     }
 
+    /// Year and month lists with their key assets: the months' from their moments
+    /// (`withKeyAssets`), a year's from its months, newest first (no lookup of its own).
+    public func withKeyAssets(years: [MomentList], months: [MomentList]) throws(StoreError) -> (years: [MomentList], months: [MomentList]) {
+        let months = try withKeyAssets(months)
+        var byYear: [Int: [AssetID]] = [:]
+        for month in months where (byYear[month.year]?.count ?? 0) < KeyAssets.limit {  // `months` is newest first
+            byYear[month.year, default: []] += month.keyAssetIDs.prefix(KeyAssets.limit - (byYear[month.year]?.count ?? 0))
+        }
+        let years = years.map { y in
+            var y = y
+            y.keyAssetIDs = byYear[y.year] ?? []
+            return y
+        }
+        return (years, months)
+    }
+
     /// `lists` with their key assets: the newest of their newest moments (a moment's newest are
     /// kept on its row, so that a list costs the lookups of a moment or two, not a scan).
     public func withKeyAssets(_ lists: [MomentList]) throws(StoreError) -> [MomentList] {

@@ -98,9 +98,6 @@ public final class Database: Sendable {
                 """)
             let started = ContinuousClock.now
             let found = try Schema.migrate(connection)
-            let took = ContinuousClock.now - started
-            upgraded = found > 0 && found < Schema.currentVersion
-                ? (found, Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18) : nil
             // The smart albums' counters, counted once for a database from before them.
             if try !SmartCounters.exist(connection) {
                 let actual = try SmartCounters.recount(connection, now: SmartCounters.now)
@@ -110,6 +107,10 @@ public final class Database: Sendable {
             if try !KeyAssetRows.exist(connection) {
                 try connection.transaction { () throws(StoreError) in try KeyAssetRows(connection).rebuild(now: SmartCounters.now) }
             }
+            // The upgrade's time includes what it made: the counters and key assets.
+            let took = ContinuousClock.now - started
+            upgraded = found > 0 && found < Schema.currentVersion
+                ? (found, Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18) : nil
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
