@@ -301,6 +301,35 @@ struct KeyAssetsTests {
                 let value = Int.random(in: 0..<3, using: &g) != 0
                 what = "\(flag) \(value)"
                 _ = try db.write { try $0.set(flag, value, ids: chosen, now: now) }
+            } else if roll < 75 {
+                // A tagger's keywords touch assets without moving them; or a RAW pairs with a
+                // JPEG of the same name (two assets become one, the survivor takes the flags).
+                if Bool.random(using: &g) {
+                    let all = try ids()
+                    let chosen = (0..<Int.random(in: 1...4, using: &g)).compactMap { _ in all.randomElement(using: &g) }
+                    what = "keywords"
+                    _ = try db.write { try $0.editKeywords(.add(["k\(step)"]), source: "t", ids: chosen, now: now) }
+                } else {
+                    inode += 1
+                    let base = "/lib/a/P\(inode)"
+                    var raw = media()
+                    raw.mediaType = .image
+                    raw.format = "cr2"
+                    raw.isRaw = true
+                    raw.burstIdentifier = nil
+                    files[base + ".CR2"] = inode
+                    _ = try db.write { try $0.apply(Make.batch([Make.outcome(base + ".CR2", inode: inode, .media(raw))]), now: now) }
+                    if let id = try Self.rows(db).first(where: { $0.path.string == base + ".CR2" })?.id, Bool.random(using: &g) {
+                        _ = try db.write { try $0.set(Bool.random(using: &g) ? .hidden : .favorite, true, ids: [AssetID(rawValue: id)!], now: now) }
+                    }
+                    inode += 1
+                    var jpeg = raw
+                    jpeg.format = "jpeg"
+                    jpeg.isRaw = false
+                    files[base + ".JPG"] = inode
+                    what = "raw pair"
+                    _ = try db.write { try $0.apply(Make.batch([Make.outcome(base + ".JPG", inode: inode, .media(jpeg))]), now: now) }
+                }
             } else if roll < 78 {
                 // A folder moves (and back later): every path below it changes.
                 let from = ["/lib/a", "/lib/z"].first { f in files.keys.contains { $0.hasPrefix(f + "/") } } ?? "/lib/a"

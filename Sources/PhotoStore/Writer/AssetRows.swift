@@ -81,6 +81,8 @@ final class AssetRows {
                 // Two assets became one (a RAW found its JPEG): the one that lost its files
                 // goes, and its user state joins the one that has them now.
                 try mergeUserState(from: pk, into: written[winner])
+                // Its flags changed after its state was recorded: read back at the end.
+                job.after[written[winner]] = nil
                 try deleteIfOrphan(pk, job)
             case .trashIfOrphan(let pk):
                 try trashIfOrphan(pk, job)

@@ -24,10 +24,14 @@ final class CollectionRows {
 
     /// The user albums that hold assets the job touched, or that `extra` (the job's own
     /// collections) names: their key assets are looked at again, and those holding a touched
-    /// asset are updated (a member changed).
+    /// asset are updated (a member changed). The folders above an album whose key assets
+    /// changed, and above a folder the job named (an album moved out of it, deleted from it),
+    /// are updated too: a folder's key assets are the newest of everything in it.
     func updateUserAlbums(_ job: WriteJob, extra: ChangeSet, _ changes: inout ChangeSet) throws(StoreError) {
-        let named = (extra.collectionsInserted + extra.collectionsUpdated + extra.collectionsDeleted).filter { $0.hasPrefix("u_") }
-        if named.isEmpty {
+        let all = extra.collectionsInserted + extra.collectionsUpdated + extra.collectionsDeleted
+        let named = all.filter { $0.hasPrefix("u_") }
+        let namedFolders = all.filter { $0.hasPrefix("uf_") }
+        if named.isEmpty && namedFolders.isEmpty {
             guard !job.touched.isEmpty, try keys.hasUserAlbums() else { return }
         }
         var ids = Set<AssetID>()
@@ -36,10 +40,14 @@ final class CollectionRows {
             if let a = job.after[pk] ?? nil { ids.insert(a.member.id) }
         }
         let holding = try keys.userAlbums(holding: ids.sorted())
-        guard !holding.isEmpty || !named.isEmpty else { return }
+        guard !holding.isEmpty || !named.isEmpty || !namedFolders.isEmpty else { return }
         let changed = try keys.updateUserAlbums(holding + named)
+        var folders: [String] = []
+        for id in changed + namedFolders.filter({ !extra.collectionsDeleted.contains($0) }) {
+            folders += try keys.folders(above: id)
+        }
         var more = ChangeSet()
-        more.collectionsUpdated = Set(holding + changed).subtracting(extra.collectionsDeleted).sorted()
+        more.collectionsUpdated = Set(holding + changed + folders).subtracting(extra.collectionsDeleted).sorted()
         changes.add(collections: more)
     }
 

@@ -286,31 +286,41 @@ final class KeyAssetRows {
         return loaded
     }
 
-    /// Merges the job's members into each smart album's kept key assets; an album one of whose
-    /// key assets the job touched looks again (`smartAlbum`).
+    /// Merges the job's members into each smart album's kept key assets. An album looks again
+    /// (`smartAlbum`) only when one of its kept three left it or moved in its order: a kept one
+    /// touched but unchanged (a keyword, a re-read that found the same) keeps its place.
     func updateSmartAlbums(_ job: WriteJob) throws(StoreError) {
         var kept = try loadSmartKeys()
-        var touchedIDs = Set<AssetID>()
-        for (_, b) in job.before { touchedIDs.insert(b.member.id) }
         // Each state after the job once: the albums it may stand for, with its entry.
         var joining: [String: [KeyEntry]] = [:]
+        var after: [AssetID: (entry: KeyEntry, albums: Set<String>)] = [:]
         for pk in job.touched {
             guard let a = job.after[pk] ?? nil, a.isVisible, a.burst == nil || a.facts.representsBurst else { continue }
             let entry = KeyEntry(key: MomentMemberKey(local: a.member.local, path: a.member.path, id: a.member.id),
                                  addedAt: a.facts.addedAt)
+            var albums = Set<String>()
             for album in Self.keyedSmartAlbums where SmartAlbums.contains(album.kind, a.facts, now: job.now) {
                 joining[album.id, default: []].append(entry)
+                albums.insert(album.id)
             }
+            after[a.member.id] = (entry, albums)
         }
+        var touchedIDs = Set<AssetID>()
+        for (_, b) in job.before { touchedIDs.insert(b.member.id) }
         for album in Self.keyedSmartAlbums {
             let old = kept[album.id] ?? []
             var new: [KeyEntry]
-            if old.contains(where: { touchedIDs.contains($0.key.id) }) {
+            let moved = old.contains { e in
+                guard touchedIDs.contains(e.key.id) else { return false }
+                guard let now = after[e.key.id], now.albums.contains(album.id) else { return true }  // left the album
+                return now.entry != e
+            }
+            if moved {
                 new = try smartAlbum(album, now: job.now)
             } else {
                 guard let entries = joining[album.id] else { continue }
                 new = old
-                for entry in entries {
+                for entry in entries where !new.contains(entry) {  // a kept one touched and unchanged
                     guard new.count < KeyAssets.limit || Self.newer(entry, new[new.count - 1], order: album.order) else { continue }
                     let at = new.firstIndex { Self.newer(entry, $0, order: album.order) } ?? new.count
                     new.insert(entry, at: at)
@@ -329,8 +339,18 @@ final class KeyAssetRows {
         let condition = IndexReader.smartAlbumSQL(album, now: now).condition
         let order = album.order == .addedNewestFirst
             ? "a.added_at DESC, a.local_datetime DESC, a.path" : "a.local_datetime DESC, a.path DESC"
+        // The albums without a partial index of their own walk their order's index backwards
+        // (left to itself SQLite read and sorted the whole table for All Photos and Videos);
+        // the others read their partial index, the size of the album.
+        let index: String
+        switch album.kind {
+        case .allPhotos, .videos: index = "INDEXED BY assets_order"
+        case .recentlyAdded: index = "INDEXED BY assets_added"
+        case .favorites: index = "INDEXED BY assets_favorites"
+        default: index = ""
+        }
         let s = try db.statement("""
-            SELECT \(Self.columns) FROM assets a WHERE \(condition) AND \(IndexReader.notBurstExtra)
+            SELECT \(Self.columns) FROM assets a \(index) WHERE \(condition) AND \(IndexReader.notBurstExtra)
             ORDER BY \(order) LIMIT \(KeyAssets.limit)
             """)
         return try Self.entries(s)
@@ -377,6 +397,22 @@ final class KeyAssetRows {
             if try store(album, keys: keys, newest: newest) { changed.append(album) }
         }
         return changed
+    }
+
+    /// The user folders above a user album or folder, nearest first.
+    func folders(above id: String) throws(StoreError) -> [String] {
+        let s = try db.statement("""
+            WITH RECURSIVE up(id, depth) AS (
+                SELECT folder_id, 1 FROM user_albums WHERE id = :id AND folder_id IS NOT NULL
+                UNION ALL SELECT parent_id, 1 FROM user_folders WHERE id = :id AND parent_id IS NOT NULL
+                UNION ALL SELECT f.parent_id, up.depth + 1 FROM user_folders f JOIN up ON f.id = up.id
+                    WHERE f.parent_id IS NOT NULL AND up.depth < 1000)
+            SELECT id FROM up ORDER BY depth
+            """)
+        s.bind(":id", to: id)
+        var result: [String] = []
+        while try s.step() { result.append(s.string(0)) }
+        return result
     }
 
     /// Whether there is any user album (most jobs of a library without any need not look).
