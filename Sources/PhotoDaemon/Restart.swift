@@ -27,8 +27,21 @@ enum Restart {
         if ownsSocketPath { setenv("PHOTOD_SOCKET_OWNED", "1", 1) }
         logger.notice("restarting in place with the new configuration")
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        execv("/proc/self/exe", &argv)
+        execv(binary(), &argv)
         logger.error("cannot exec photod again (errno \(errno)); stopping")
         exit(1)
+    }
+
+    /// The binary's own path (`/proc/self/exe` resolved), so that the process keeps its name:
+    /// exec'd through the link itself, it was called `exe` (`systemctl status`, `pgrep -x
+    /// photod` and the journal's `_COMM` saw that). A binary replaced since it started (a
+    /// package upgrade) is the one at its path now; the link itself when that path is gone.
+    static func binary() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return "/proc/self/exe" }
+        var path = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if path.hasSuffix(" (deleted)") { path.removeLast(" (deleted)".count) }
+        return access(path, X_OK) == 0 ? path : "/proc/self/exe"
     }
 }

@@ -235,6 +235,8 @@ struct ServiceEndToEndTests {
         #expect(status["pid"]?.intValue == Int(pid))
         #expect(try daemon.allAssets().count == 3)
         #expect(daemon.log.contains("restarting in place with the new configuration"))
+        // Still called photod (it execs its own path, not /proc/self/exe, which named it `exe`).
+        #expect((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "photod\n")
 
         // A broken file: nothing changes, READY=1 says why.
         try writeConfig("library = \(first.path.string)\nno-such-key = 1\n")
