@@ -14,11 +14,6 @@ enum KeyColumns {
         ids.isEmpty ? nil : ids.map(\.rawValue).joined(separator: ",")
     }
 
-    static func ids(_ text: String?) -> [AssetID] {
-        guard var text, !text.isEmpty else { return [] }
-        return text.withUTF8 { ids(utf8: $0) }
-    }
-
     /// Column `col`'s ids, read in place.
     static func ids(_ s: Statement, _ col: Int32) -> [AssetID] {
         s.isNull(col) ? [] : s.withText(col) { ids(utf8: $0) }
@@ -47,10 +42,6 @@ enum KeyColumns {
             out += e.key.path.bytes + [0]
         }
         return out
-    }
-
-    static func entries(_ bytes: [UInt8]) -> [KeyEntry] {
-        bytes.withUnsafeBufferPointer { entries(blob: $0) }
     }
 
     /// Column `col`'s entries, read in place (a collection list's fetch reads thousands).
