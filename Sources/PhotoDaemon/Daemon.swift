@@ -148,6 +148,9 @@ public final class Daemon: Sendable {
         imageOptions.workers = options.imageWorkers
         imageOptions.group = options.socketGroup
         let images = ImageService(database: database, options: imageOptions, logger: logger.facility("images"))
+        if let socketPath = ListenFDs.boundPath(listener) {
+            Self.checkCacheReadable(socket: socketPath, cache: options.cacheDirectory, logger: logger)
+        }
         // Subscribers hear of each change set as soon as it is committed.
         let backup = UserStateBackupService(database: database, logger: logger.facility("store"))
         sortQueue.onCommit { change, _ in
@@ -246,7 +249,7 @@ public final class Daemon: Sendable {
             reporter.reloading()
             if let reason = Self.invalidConfiguration() {
                 logger.error("the new configuration is not valid, keeping the current one: \(reason)")
-                reporter.ready(status: "Reload failed: \(reason)")
+                reporter.reloadFailed(reason)
                 return
             }
             guard !stopping.exchange(true, ordering: .relaxed) else { return }
@@ -267,6 +270,26 @@ public final class Daemon: Sendable {
         // Ready: the database is open and migrated, the socket answers (the scan may still run).
         reporter.ready()
         return sources
+    }
+
+    /// Warns when the socket's group may connect but not read the image cache: `images.request`
+    /// would hand its members paths they cannot open (a `SocketGroup=` drop-in for another
+    /// service's group does this; the cache's group is photod's). The remedy is in the message.
+    static func checkCacheReadable(socket: PathBytes, cache: PathBytes, logger: Logger) {
+        guard let s = try? FileStat.of(socket), let c = try? FileStat.of(cache) else { return }
+        let groupCanConnect = s.mode & 0o020 != 0, othersCanConnect = s.mode & 0o002 != 0
+        let othersCanRead = c.mode & 0o005 == 0o005
+        let socketGroup = Groups.name(of: s.gid) ?? String(s.gid), cacheGroup = Groups.name(of: c.gid) ?? String(c.gid)
+        if groupCanConnect, s.gid != c.gid, !othersCanRead {
+            logger.warning("members of the socket's group '\(socketGroup)' may connect but cannot read the image cache \(cache) "
+                           + "(group '\(cacheGroup)'): images.request gives them paths they cannot open. Give the socket the "
+                           + "cache's group and add the clients' users to it instead (usermod -aG \(cacheGroup) USER)",
+                           [("socket.path", socket.string), ("cache.path", cache.string)])
+        } else if othersCanConnect, !othersCanRead {
+            logger.warning("anyone may connect to the socket \(socket) but only the group '\(cacheGroup)' can read the image "
+                           + "cache \(cache): images.request gives others paths they cannot open",
+                           [("socket.path", socket.string), ("cache.path", cache.string)])
+        }
     }
 
     /// Why the command line and configuration file as they are now do not parse, or nil.

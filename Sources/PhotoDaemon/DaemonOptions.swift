@@ -34,6 +34,8 @@ public struct DaemonOptions: Sendable {
     public var imagePixelLimit = 100_000_000
     /// `--image-workers`: threads rendering requested images (default 2).
     public var imageWorkers = 2
+    /// `--check-config`: parse and exit (0 when valid, 64 with the reason when not).
+    public var checkOnly = false
 
     public static let version = "0.1.0"
 
@@ -82,11 +84,15 @@ public struct DaemonOptions: Sendable {
                               names without --; see systemd/photod.conf); the command line's come
                               after (its single-valued options win, libraries add up). SIGHUP
                               re-reads it and restarts photod in place with the new options.
+          --check-config      Check the options and configuration file, print what photod would
+                              use and exit: 0 when valid, 64 with the reason when not (the unit's
+                              ExecReload= runs it, so that systemctl reload fails on a bad file).
           --version           Print the version and exit.
           -h, --help          Show this help and exit.
 
         photod runs in the foreground (systemd runs it; it never forks) and logs to stderr.
-        Exit codes: 0 after a clean stop (SIGTERM, SIGINT), 1 on a runtime error, 64 on a usage error.
+        Exit codes: 0 after a clean stop (SIGTERM, SIGINT), 1 on a runtime error, 64 on a usage or
+        configuration error (logged at priority err under systemd, which does not restart photod for it).
         """
 
     /// A usage error (exit 64) or a request to print something and exit 0.
@@ -149,6 +155,7 @@ public struct DaemonOptions: Sendable {
             switch arg {
             case "-h", "--help", "help": throw .print(help)
             case "--version": throw .print("photod \(version)")
+            case "--check-config": options.checkOnly = true
             case "--library": options.libraries.append(DefaultPaths.absolute(try next()))
             case "--database": options.database = DefaultPaths.absolute(try next())
             case "--socket": options.socket = DefaultPaths.absolute(try next())
@@ -221,6 +228,12 @@ public struct DaemonOptions: Sendable {
         }
         guard !options.libraries.isEmpty else { throw .usage("at least one --library DIR is required") }
         return options
+    }
+
+    /// What `--check-config` prints: the paths photod would use.
+    public var summary: String {
+        "libraries \(libraries.map(\.string).joined(separator: ", ")); database \(database.string); socket \(socket.string); "
+            + "cache \(cacheDirectory.string)" + (configFile.map { "; read from \($0.string)" } ?? "")
     }
 
     /// `1073741824`, `500M`, `2G`, `64k` → bytes.

@@ -28,6 +28,9 @@ final class ServiceReporter: Sendable {
         var lastAssets = 0
         var stalledSince: ContinuousClock.Instant?
         var stopped = false
+        /// Why the last reload was refused: kept at the head of every status line until a reload
+        /// succeeds (which is a fresh process: nothing to clear).
+        var reloadFailure: String?
     }
 
     /// How often the status line is refreshed when there is no watchdog.
@@ -59,15 +62,29 @@ final class ServiceReporter: Sendable {
         timer.setEventHandler { [self] in tick() }
     }
 
-    /// `RELOADING=1`: a reload has begun (`READY=1` follows from this process or its successor).
+    /// `RELOADING=1` with the time it began (`MONOTONIC_USEC=`, which systemd's
+    /// `Type=notify-reload` requires, sd_notify(3)); `READY=1` follows from this process or its
+    /// successor.
     func reloading() {
-        notifier.notify("RELOADING=1\nSTATUS=Reloading the configuration")
+        notifier.notify("RELOADING=1\nMONOTONIC_USEC=\(Monotonic.nanoseconds / 1000)\nSTATUS=Reloading the configuration")
     }
 
-    /// `READY=1` again after a reload that did not happen, with why.
-    func ready(status: String) {
-        state.withLock { $0.lastStatus = status }
+    /// `READY=1` again after a reload that did not happen; `reason` leads the status line from now
+    /// until a reload succeeds, so that `systemctl status` still says it when the operator looks.
+    func reloadFailed(_ reason: String) {
+        let line = statusLine()
+        let status = state.withLock { s -> String in
+            s.reloadFailure = reason
+            s.lastStatus = Self.status(line, reloadFailure: reason)
+            return s.lastStatus
+        }
         notifier.notify("READY=1\nSTATUS=\(status)")
+    }
+
+    /// The status line with a refused reload's reason in front of it.
+    static func status(_ line: String, reloadFailure: String?) -> String {
+        guard let reloadFailure else { return line }
+        return "Reload failed, running the previous configuration: \(reloadFailure); \(line)"
     }
 
     /// `STOPPING=1`; no more pings or status lines.
@@ -83,9 +100,10 @@ final class ServiceReporter: Sendable {
         let busy = isBusy()
         let now = ContinuousClock.now
         var messages: [String] = []
-        let status = statusLine()
+        let line = statusLine()
         let (ping, stalledFor) = state.withLock { s -> (Bool, Duration?) in
             guard !s.stopped else { return (false, nil) }
+            let status = Self.status(line, reloadFailure: s.reloadFailure)
             if status != s.lastStatus {
                 s.lastStatus = status
                 messages.append("STATUS=\(status)")

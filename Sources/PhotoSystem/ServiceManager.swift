@@ -104,6 +104,22 @@ public enum ListenFDs {
         return rc == 0 && family.sun_family == sa_family_t(AF_UNIX)
     }
 
+    /// The path a Unix socket is bound to, or nil (an abstract or unnamed socket).
+    public static func boundPath(_ fd: FileDescriptor) -> PathBytes? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd.rawValue, $0, &length) }
+        }
+        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let bytes = withUnsafeBytes(of: address.sun_path) { raw -> [UInt8] in
+            let count = min(raw.count, max(0, Int(length) - MemoryLayout<sa_family_t>.size))
+            return Array(raw.prefix(count).prefix { $0 != 0 })
+        }
+        guard let first = bytes.first, first == UInt8(ascii: "/") else { return nil }
+        return PathBytes(bytes)
+    }
+
     /// Makes `fd` non-blocking (the server's accept loop expects it).
     public static func makeNonBlocking(_ fd: FileDescriptor) {
         let flags = fcntl(fd.rawValue, F_GETFL)

@@ -20,9 +20,30 @@ do {
         print(text)
         exit(0)
     case .usage(let message):
-        FileHandle.standardError.write(Data("photod: \(message)\nUsage: photod --library DIR [options]; see 'photod --help'.\n".utf8))
+        // Under systemd (stderr is the journal) at priority err through the journal's own
+        // protocol, so that `journalctl -p err -u photod` shows why; the unit does not restart
+        // photod on this exit status (RestartPreventExitStatus=64): a restart would fail the same way.
+        let checking = CommandLine.arguments.contains("--check-config")
+        let destination = LogSetup.destination(environment: environment)
+        if destination == .stderr {
+            FileHandle.standardError.write(Data("photod: \(message)\nUsage: photod --library DIR [options]; see 'photod --help'.\n".utf8))
+        } else {
+            let logger = Logger(facility: "photod", sink: LogSetup.sink(for: destination))
+            logger.error((checking ? "the configuration is not valid: " : "configuration error, not starting: ") + message
+                         + " (exit status 64; see 'photod --help')")
+        }
         exit(64)
     }
+}
+if options.checkOnly {
+    // `systemctl reload` runs this (ExecReload=) with its output in the journal.
+    let destination = LogSetup.destination(environment: environment)
+    if destination == .stderr {
+        print("photod: the configuration is valid: " + options.summary)
+    } else {
+        Logger(facility: "photod", sink: LogSetup.sink(for: destination)).notice("the configuration is valid: " + options.summary)
+    }
+    exit(0)
 }
 photo_stdout_line_buffered()
 _ = photo_malloc_return_large_blocks()

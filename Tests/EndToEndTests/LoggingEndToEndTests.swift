@@ -110,4 +110,42 @@ struct LoggingEndToEndTests {
         #expect(daemon.log.contains("cannot send to the journal at '\(journal.path)'"))
         #expect(daemon.stop() == 0)
     }
+
+    @Test("A configuration error under the journal: logged at priority err (journalctl -p err shows it), exit 64; on a terminal, the usage text on stderr")
+    func configurationError() throws {
+        let state = try TemporaryDirectory("log-config")
+        defer { state.remove() }
+        let config = state("photod.conf")
+        try Data("library = /srv/photos\nno-such-key = 1\n".utf8).write(to: URL(fileURLWithPath: config.string))
+        let journal = try FakeJournald(path: state("journal.sock").string)
+        let logged = try run("photod", ["--config", config.string], environment: ["PHOTOD_JOURNAL_SOCKET": journal.path])
+        #expect(logged.status == 64)
+        try journal.waitFor("the configuration error") { records in
+            records.contains { $0["PRIORITY"] == "3" && $0["MESSAGE"]?.contains("configuration error, not starting") == true
+                && $0["MESSAGE"]?.contains("unknown key 'no-such-key'") == true }
+        }
+        #expect(logged.stderr.isEmpty, "with the journal listening nothing goes to stderr: \(logged.stderr)")
+        let plain = try run("photod", ["--config", config.string], environment: [:])
+        #expect(plain.status == 64)
+        #expect(plain.stderr.contains("unknown key 'no-such-key'") && plain.stderr.contains("Usage: photod"))
+    }
+
+    @Test("--check-config: exit 0 and what photod would use when valid; exit 64 and why when not, at err in the journal (systemctl reload runs it)")
+    func checkConfig() throws {
+        let state = try TemporaryDirectory("log-check")
+        defer { state.remove() }
+        let config = state("photod.conf")
+        try Data("library = /srv/photos\ndatabase = \(state("x.db").string)\n".utf8).write(to: URL(fileURLWithPath: config.string))
+        let valid = try run("photod", ["--config", config.string, "--check-config"], environment: [:])
+        #expect(valid.status == 0)
+        #expect(valid.stdout.contains("the configuration is valid: libraries /srv/photos; database \(state("x.db").string)"))
+        #expect(!FileManager.default.fileExists(atPath: state("x.db").string), "a check opens nothing")
+        try Data("library = /srv/photos\nworkers = 0\n".utf8).write(to: URL(fileURLWithPath: config.string))
+        let journal = try FakeJournald(path: state("journal.sock").string)
+        let invalid = try run("photod", ["--config", config.string, "--check-config"], environment: ["PHOTOD_JOURNAL_SOCKET": journal.path])
+        #expect(invalid.status == 64)
+        try journal.waitFor("the check's error") { records in
+            records.contains { $0["PRIORITY"] == "3" && $0["MESSAGE"]?.hasPrefix("the configuration is not valid: --workers") == true }
+        }
+    }
 }

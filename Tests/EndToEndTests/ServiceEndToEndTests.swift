@@ -229,6 +229,11 @@ struct ServiceEndToEndTests {
         #expect(told != nil, "subscribers are told before the connection closes")
         try notify.waitFor("READY=1 after the reload") { notify.assignments.filter { $0.key == "READY" }.count > readies }
         #expect(notify.assignments.contains { $0.key == "RELOADING" && $0.value == "1" })
+        // sd_notify(3): RELOADING=1 with the monotonic time it began (Type=notify-reload needs it).
+        let reloadingMessage = try #require(notify.messages.first { $0.text.split(separator: "\n").contains("RELOADING=1") })
+        let usec = reloadingMessage.text.split(separator: "\n").first { $0.hasPrefix("MONOTONIC_USEC=") }
+            .flatMap { UInt64($0.dropFirst("MONOTONIC_USEC=".count)) }
+        #expect(usec.map { $0 > 0 && $0 <= Monotonic.nanoseconds / 1000 } == true, "\(reloadingMessage.text)")
         #expect(daemon.process.isRunning && daemon.process.processIdentifier == pid)
         try daemon.waitForIdle()
         let status = try daemon.call("library.status")
@@ -245,6 +250,23 @@ struct ServiceEndToEndTests {
         try notify.waitFor("READY=1 after the refused reload") { notify.assignments.filter { $0.key == "READY" }.count > before }
         #expect(notify.assignments.contains { $0.key == "STATUS" && $0.value.hasPrefix("Reload failed") })
         #expect(try daemon.allAssets().count == 3)
+        // The reason stays at the head of the status line until a reload succeeds (the status is
+        // refreshed every 2 s: a new file changes it meanwhile, the reason stays).
+        try first.write("a2.jpg", Library.jpeg(date: "2021:01:03 00:00:00"))
+        try daemon.waitForIdle()
+        try notify.waitFor("a fresh status line with the new asset") {
+            notify.assignments.last { $0.key == "STATUS" }?.value.contains("Watching 4 assets") == true
+        }
+        let kept = try #require(notify.assignments.last { $0.key == "STATUS" }).value
+        #expect(kept.hasPrefix("Reload failed, running the previous configuration: ") && kept.contains("no-such-key"), "\(kept)")
+        try writeConfig("library = \(first.path.string)\nlibrary = \(second.path.string)\n")
+        let readiesBefore = notify.assignments.filter { $0.key == "READY" }.count
+        #expect(kill(pid, SIGHUP) == 0)
+        try notify.waitFor("READY=1 after the good reload") { notify.assignments.filter { $0.key == "READY" }.count > readiesBefore }
+        try daemon.waitForIdle()
+        try notify.waitFor("a status line without the old failure") {
+            notify.assignments.last { $0.key == "STATUS" }.map { !$0.value.hasPrefix("Reload failed") && $0.value.hasPrefix("Watching") } == true
+        }
 
         #expect(daemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.socket.string), "the socket photod made is removed when it stops")
