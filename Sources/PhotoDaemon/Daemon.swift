@@ -276,8 +276,10 @@ public final class Daemon: Sendable {
     /// would hand its members paths they cannot open (a `SocketGroup=` drop-in for another
     /// service's group does this; the cache's group is photod's). The remedy is in the message.
     static func checkCacheReadable(socket: PathBytes, cache: PathBytes, logger: Logger) {
-        guard let s = try? FileStat.of(socket), let c = try? FileStat.of(cache) else { return }
-        let groupCanConnect = s.mode & 0o020 != 0, othersCanConnect = s.mode & 0o002 != 0
+        guard let s = try? FileStat.of(socket), let c = try? FileStat.of(cache), let d = try? FileStat.of(socket.parent) else { return }
+        // Connecting needs write permission on the socket and search permission on its directory.
+        let groupCanConnect = s.mode & 0o020 != 0 && d.mode & 0o011 != 0
+        let othersCanConnect = s.mode & 0o002 != 0 && d.mode & 0o001 != 0
         let othersCanRead = c.mode & 0o005 == 0o005
         let socketGroup = Groups.name(of: s.gid) ?? String(s.gid), cacheGroup = Groups.name(of: c.gid) ?? String(c.gid)
         if groupCanConnect, s.gid != c.gid, !othersCanRead {

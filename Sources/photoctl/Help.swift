@@ -288,7 +288,8 @@ let helps: [String: String] = [
           --json              Print photod's answer as one JSON object: {"asset", "path", "width",
                               "height", "format", "isDegraded"}.
 
-        Videos have no images in this version (exit 1, unsupported); so have GIF, TIFF and RAW files.
+        A video's image is its poster frame. GIF, TIFF, RAW, BMP, JPEG 2000 and JPEG XL files have none
+        (exit 1, unsupported).
         """,
 ]
 
