@@ -3,6 +3,11 @@
 IOSchedulingClass=idle) and its new one (nice 0, CPUWeight=20) side by side, in one run.
 
     python3 Benchmarks/priority-bench.py [--library DIR] [--rounds N] [--requests N]
+                                         [--photod BIN] [--old-photod BIN]
+
+With --old-photod (a build of before a change of thread priorities) the old configuration runs
+that binary, and a third configuration runs it under the new scheduling: the thread priorities'
+own effect, next to the unit's.
 
 Each round indexes the library from an empty database under one configuration (they alternate)
 while two CPU-bound processes stand in for the machine's real work (a web server, a build), one
@@ -70,6 +75,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3, help="rounds per configuration (default 3)")
     parser.add_argument("--requests", type=int, default=40, help="image requests per round (default 40)")
     parser.add_argument("--photod", type=Path, default=REPO / ".build/release/photod")
+    parser.add_argument("--old-photod", type=Path, help="the binary for the old configuration (default: --photod), "
+                                                        "to compare a build of before a change of thread priorities")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("priority-bench: needs root (cgroups, chrt)")
@@ -87,9 +94,10 @@ def main():
               "new": cgroup("priority-bench-new", 204)}
     work = Path(tempfile.mkdtemp(prefix="priority-bench-"))
     try:
-        results = {"old": [], "new": []}
+        configs = ["old", "new-old-threads", "new"] if args.old_photod else ["old", "new"]
+        results = {c: [] for c in configs}
         # A first, unmeasured index puts the library in the page cache for every round after it.
-        for i, config in enumerate(["new"] + ["old", "new"] * args.rounds):
+        for i, config in enumerate(["new"] + configs * args.rounds):
             r = measure(config, args, groups, work)
             if i == 0:
                 print(f"warm-up ({config}): {r['indexed']:.1f} s", flush=True)
@@ -100,7 +108,11 @@ def main():
         print()
         print(f"| configuration | index (s) | other work, % of alone | image p50 (ms) | image p90 (ms) |")
         print(f"|---|---|---|---|---|")
-        for config, label in (("old", "Nice=10, batch, idle I/O"), ("new", "nice 0, CPUWeight=20")):
+        labels = {"old": "Nice=10, batch, idle I/O" + (f" ({args.old_photod})" if args.old_photod else ""),
+                  "new-old-threads": f"nice 0, CPUWeight=20 ({args.old_photod})",
+                  "new": f"nice 0, CPUWeight=20 ({args.photod})"}
+        for config in configs:
+            label = labels[config]
             rs = results[config]
             med = lambda k: statistics.median(r[k] for r in rs)
             print(f"| {label} | {med('indexed'):.1f} | {med('share') * 100:.0f} | {med('p50') * 1000:.0f} | {med('p90') * 1000:.0f} |")
@@ -122,42 +134,54 @@ def measure(config, args, groups, work):
     db.mkdir()
     sock = db / "photod.sock"
     prefix = ["nice", "-n", "10", "chrt", "-b", "0", "ionice", "-c", "3"] if config == "old" else []
+    group = groups["new" if config.startswith("new") else "old"]
     cmd = prefix + [str(args.photod), "--library", str(args.library), "--database", str(db / "photod.db"),
                     "--socket", str(sock), "--cache-dir", str(db / "cache"), "--log-level", "warning"]
+    binary = args.old_photod if config in ("old", "new-old-threads") and args.old_photod else args.photod
+    cmd[len(prefix)] = str(binary)
     burn = burners(3600, groups["other"])
-    burn_pids = [p.pid for p in burn]
-    cpu_before = cpu_seconds(burn_pids)
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    (groups[config] / "cgroup.procs").write_text(str(proc.pid))
-    while not sock.exists():
-        time.sleep(0.01)
-    client = Client(str(sock))
-    latencies = []
-    while client.call("library.status")["counts"]["assets"] < 2000:
-        time.sleep(0.05)
-    while True:
-        status = client.call("library.status")
-        if status["state"] == "idle":
-            break
-        if len(latencies) < args.requests:
-            offset = random.randrange(max(1, status["counts"]["assets"] - 1))
-            asset = client.call("assets.fetch", {"limit": 1, "offset": offset})["assets"][0]["id"]
-            t = time.perf_counter()
-            client.call("images.request", {"id": asset, "targetSize": [256, 256]})
-            latencies.append(time.perf_counter() - t)
-        time.sleep(0.1)
-    indexed = time.monotonic() - started
-    cpu = cpu_seconds(burn_pids) - cpu_before
-    for p in burn:
-        p.kill()
-        p.wait()
-    proc.send_signal(signal.SIGTERM)
-    proc.wait()
-    shutil.rmtree(db, ignore_errors=True)
+    proc = None
+    failed = 0
+    try:
+        burn_pids = [p.pid for p in burn]
+        cpu_before = cpu_seconds(burn_pids)
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        (group / "cgroup.procs").write_text(str(proc.pid))
+        while not sock.exists():
+            time.sleep(0.01)
+        client = Client(str(sock))
+        latencies = []
+        while client.call("library.status")["counts"]["assets"] < 2000:
+            time.sleep(0.05)
+        while True:
+            status = client.call("library.status")
+            if status["state"] == "idle":
+                break
+            if len(latencies) < args.requests:
+                offset = random.randrange(max(1, status["counts"]["assets"] - 1))
+                assets = client.call("assets.fetch", {"limit": 1, "offset": offset})["assets"]
+                if assets:
+                    t = time.perf_counter()
+                    try:
+                        client.call("images.request", {"id": assets[0]["id"], "targetSize": [256, 256]})
+                        latencies.append(time.perf_counter() - t)
+                    except RuntimeError:
+                        failed += 1
+            time.sleep(0.1)
+        indexed = time.monotonic() - started
+        cpu = cpu_seconds(burn_pids) - cpu_before
+    finally:
+        for p in burn:
+            p.kill()
+            p.wait()
+        if proc:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait()
+        shutil.rmtree(db, ignore_errors=True)
     # Two burners on two cores: alone they get 2 CPU seconds per second.
     latencies.sort()
-    return {"indexed": indexed, "share": cpu / (2 * indexed), "requests": len(latencies),
+    return {"indexed": indexed, "share": cpu / (2 * indexed), "requests": len(latencies), "failed": failed,
             "p50": latencies[len(latencies) // 2] if latencies else float("nan"),
             "p90": latencies[int(len(latencies) * 0.9)] if latencies else float("nan")}
 

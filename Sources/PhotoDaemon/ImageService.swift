@@ -136,7 +136,8 @@ final class ImageService: Sendable {
         for i in 0..<max(1, options.workers) {
             let t = Thread { [self] in
                 setThreadName("photod-image-\(i)")
-                lowerThreadPriority(by: 5)
+                // At the process's priority: above a scan's readers (5 nice steps below), so
+                // that a request made during an index is answered first.
                 while let stem = next(idle: false) { render(stem) }
             }
             t.name = "photod-image-\(i)"

@@ -83,6 +83,9 @@ public final class Indexer: Sendable {
         }
     }
 
+    /// How many nice steps a scan's reader and census threads run below the process.
+    static let scanNiceSteps: Int32 = 5
+
     /// Reads candidate files on a few threads at once and returns their outcomes in order.
     func read(_ candidates: [Candidate]) -> [FileOutcome] {
         guard candidates.count > 1 else { return candidates.map { readFile($0) } }
@@ -164,6 +167,10 @@ public final class Indexer: Sendable {
             readersDone.enter()
             let t = Thread { [self] in
                 setThreadName("photod-read-\(i)")
+                // A scan's bulk reading yields to what a person waits for: the image workers and
+                // the live path (dispatch threads) stay at the process's priority, as does the
+                // writer, which both share.
+                lowerThreadPriority(by: Self.scanNiceSteps)
                 while var job = jobs.receive() {
                     job.batch.files = job.candidates.map { readFile($0) }
                     if let newFiles {
@@ -221,6 +228,7 @@ public final class Indexer: Sendable {
             }
             let census = Thread { [self] in
                 setThreadName("photod-census")
+                lowerThreadPriority(by: Self.scanNiceSteps)
                 let shouldStop = { [self] in scanOver.withLock { $0 } || stopRequested.load(ordering: .relaxed) }
                 let note: (Int, Bool) -> Void = { [self] n, finished in
                     statusBox.withLock { s in

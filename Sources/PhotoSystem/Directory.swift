@@ -192,8 +192,8 @@ public func lowerThreadPriority(nice: Int32) {
 }
 
 /// Lowers the calling thread's scheduling priority by `steps` below what it inherited (the
-/// process's nice value: 10 under the systemd unit, 0 from a shell), at most to 19 — below
-/// the indexing threads wherever photod runs.
+/// process's nice value, 0 under the systemd unit and from a shell), at most to 19: a scan's
+/// readers below the threads that answer clients, wherever photod runs.
 public func lowerThreadPriority(by steps: Int32) {
     let current = photo_thread_nice()
     guard current != 100 else { return }

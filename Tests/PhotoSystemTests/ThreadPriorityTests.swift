@@ -2,7 +2,8 @@ import Foundation
 import PhotoSystem
 import Testing
 
-/// Thread priorities of the image workers: relative to what the thread inherited, never raised.
+/// Thread priorities of a scan's readers, the catalog build and pre-caching: relative to what the
+/// thread inherited, never raised.
 @Suite struct ThreadPriorityTests {
     /// Runs `body` on a new thread and returns what it returns.
     func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
@@ -18,10 +19,10 @@ import Testing
         return result.withLock { $0! }
     }
 
-    @Test("by: steps below the inherited nice value (10 under the unit → 15), at most 19")
+    @Test("by: steps below the inherited nice value (10 → 15), at most 19")
     func relative() throws {
         let (start, lowered, capped) = onThread { () -> (Int32?, Int32?, Int32?) in
-            lowerThreadPriority(nice: 10)  // as under the unit's Nice=10
+            lowerThreadPriority(nice: 10)  // a process started at nice 10
             let start = threadNiceValue()
             lowerThreadPriority(by: 5)
             let lowered = threadNiceValue()
