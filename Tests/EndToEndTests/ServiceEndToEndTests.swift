@@ -186,6 +186,51 @@ struct ServiceEndToEndTests {
         // The socket belongs to the service manager: photod does not remove it.
         #expect(FileManager.default.fileExists(atPath: socketPath.string))
     }
+    @Test("A scan's reader threads run 5 nice steps below the process; the image workers at its priority (a request during an index comes first)")
+    func threadPriorities() throws {
+        let lib = try TemporaryDirectory("prio-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("prio")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state, environment: ["PHOTOD_TEST_HOOKS": "1"])
+        try daemon.waitForIdle()
+        // With the writer wedged, a rescan's readers fill the queue to it and wait: alive to look at.
+        _ = try daemon.call("test.wedge", ["seconds": .double(6)])
+        try Library.generate(lib, count: 3000)
+        let socket = daemon.socket
+        let rescan = Thread { _ = try? PhotoConnection(socket: socket, timeout: .seconds(60)).call("library.rescan") }
+        rescan.start()
+        let pid = daemon.process.processIdentifier
+        /// (name, nice) of every thread of photod, from /proc/PID/task/TID/{comm,stat}.
+        func threads() -> [(name: String, nice: Int)] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { tid in
+                guard let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8),
+                      let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return nil }
+                // After the command's ")": state is field 3, nice field 19.
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                guard fields.count > 16, let nice = Int(fields[16]) else { return nil }
+                return (comm.trimmingCharacters(in: .newlines), nice)
+            }
+        }
+        let deadline = TestTime.deadline(.seconds(5))
+        var seen = threads()
+        while !seen.contains(where: { $0.name.hasPrefix("photod-read") }), ContinuousClock.now < deadline {
+            usleep(20_000)
+            seen = threads()
+        }
+        let base = try #require(seen.first { $0.name == "photod" }?.nice, "\(seen)")
+        let readers = seen.filter { $0.name.hasPrefix("photod-read") }
+        let images = seen.filter { $0.name.hasPrefix("photod-image") }
+        #expect(!readers.isEmpty && readers.allSatisfy { $0.nice == min(base + 5, 19) }, "\(seen)")
+        #expect(!images.isEmpty && images.allSatisfy { $0.nice == base }, "\(seen)")
+        #expect(seen.first { $0.name == "photod-precache" }?.nice == 19)
+        try daemon.waitForIdle()
+        #expect(try daemon.allAssets().count == 3000)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("SIGHUP re-reads the configuration file: a new library root is indexed by a fresh photod in the same process, on the same socket; a broken file changes nothing")
     func reload() throws {
         let first = try TemporaryDirectory("reload-a")
