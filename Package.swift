@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "photod", targets: ["photod"]),
         .executable(name: "photoctl", targets: ["photoctl"]),
+        .executable(name: "photod-nats", targets: ["photod-nats"]),
         .library(name: "PhotoClient", targets: ["PhotoClient"]),
     ],
     targets: [
@@ -32,6 +33,9 @@ let package = Package(
         // videos' streams and poster frames.
         .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"),
                                                  .linkedLibrary("swscale"), .linkedLibrary("avutil"), .linkedLibrary("m")]),
+
+        // nats.c (libnats-dev): photod-nats's NATS and JetStream calls, in C steps of its own.
+        .target(name: "CNATS", linkerSettings: [.linkedLibrary("nats")]),
 
         // Pure layer: no I/O, no C.
         .target(name: "PhotoModel", swiftSettings: strict),
@@ -55,6 +59,9 @@ let package = Package(
                 dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline", "PhotoImaging"],
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
+        // The NATS bridge: a client of photod's socket, publishing to JetStream.
+        .target(name: "PhotoBridge", dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "CNATS"], swiftSettings: strict),
+        .executableTarget(name: "photod-nats", dependencies: ["PhotoBridge", "PhotoSystem", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "photoctl", dependencies: ["PhotoClient", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .executableTarget(name: "photod-thumb-bench", dependencies: ["PhotoImaging", "PhotoModel", "PhotoSystem"], swiftSettings: strict),
         .executableTarget(name: "photod-bench", dependencies: ["PhotoModel", "PhotoStore", "PhotoPipeline", "PhotoSystem"],
@@ -74,7 +81,8 @@ let package = Package(
         .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoImaging", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "PhotoImaging", "photod", "photoctl"],
+                    dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "PhotoImaging", "PhotoBridge",
+                                   "photod", "photoctl", "photod-nats"],
                     swiftSettings: strict),
     ]
 )

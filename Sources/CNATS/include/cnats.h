@@ -1,0 +1,50 @@
+// photod-nats's calls into nats.c (libnats-dev), each a whole step with its error as text: the
+// Swift side needs no nats.c structure.
+#ifndef CNATS_H
+#define CNATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+typedef struct pn_client pn_client;
+
+/// Connects to the servers of `urls` (comma-separated `nats://host:port`, user/password or
+/// token in the URL) with `name` as the connection name, `creds` (a JWT/NKey credentials file)
+/// and `ca` (a CA file for TLS) when not NULL. Reconnects forever after a loss, every
+/// `reconnect_wait_ms` (with jitter). NULL and `err` filled when the first connection fails.
+pn_client *pn_connect(const char *urls, const char *name, const char *creds, const char *ca,
+                      int64_t reconnect_wait_ms, int64_t timeout_ms, char *err, size_t errlen);
+void pn_close(pn_client *c);
+
+/// Whether the connection is up now (not reconnecting or closed).
+bool pn_connected(pn_client *c);
+
+/// The largest message the server accepts (its `max_payload`).
+int64_t pn_max_payload(pn_client *c);
+
+/// Makes sure `stream` exists: 0 it did, 1 created (subjects `subjects`, comma-separated; file storage, the
+/// deduplication window `duplicates_ms`, `replicas`, `max_age_ms` 0 for none), -1 error.
+int pn_ensure_stream(pn_client *c, const char *stream, const char *subjects, int64_t duplicates_ms,
+                     int64_t replicas, int64_t max_age_ms, char *err, size_t errlen);
+
+/// The last message on `subject` in `stream`: 1 and its header `header`'s value copied to
+/// `value` (empty when absent) and its sequence; 0 when the subject has none; -1 error.
+int pn_last_header(pn_client *c, const char *stream, const char *subject, const char *header,
+                   char *value, size_t valuelen, uint64_t *seq, char *err, size_t errlen);
+
+/// Publishes `data` to JetStream on `subject` with headers (`names[i]`, `values[i]`) and waits
+/// for the acknowledgment (`timeout_ms`): 0 and `*seq`, `*duplicate` filled; -1 error.
+int pn_publish(pn_client *c, const char *subject, const void *data, int len, const char **names,
+               const char **values, int count, int64_t timeout_ms, uint64_t *seq, bool *duplicate,
+               char *err, size_t errlen);
+
+/// A message of `stream` by sequence (tests and tools): 1 found, 0 none, -1 error. `*subject`
+/// and `*data` are malloc'd (free them); `header`'s value copied to `value`.
+int pn_get(pn_client *c, const char *stream, uint64_t seq, char **subject, char **data, int *len,
+           const char *header, char *value, size_t valuelen, char *err, size_t errlen);
+
+/// The stream's last sequence (0 when empty), -2 when there is no such stream, or -1 and `err`.
+int64_t pn_last_seq(pn_client *c, const char *stream, char *err, size_t errlen);
+
+#endif

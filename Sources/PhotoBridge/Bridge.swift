@@ -1,0 +1,265 @@
+import Foundation
+import PhotoModel
+import PhotoSystem
+import PhotoWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Publishes photod's change sets to JetStream, in token order, each once.
+///
+/// Stateless about progress: at start, and whenever it connects to photod again, it reads the
+/// newest token the stream holds for its subjects (JetStream's last message by subject) and
+/// subscribes after it. Every change set goes out with `Nats-Msg-Id: <name>:<token>`, so a
+/// publish retried after a lost acknowledgment is dropped by the stream's deduplication. While
+/// NATS is away it stops reading photod's socket (photod waits for a subscriber catching up,
+/// and drops one that leaves 16 MiB of live changes unread; the bridge then resubscribes from
+/// its last token): memory stays bounded. A token photod's journal no longer reaches back to is
+/// published as a resync event, and publishing goes on from photod's current token.
+public final class Bridge: Sendable {
+    let options: BridgeOptions
+    let logger: Logger
+    let notifier: ServiceNotifier
+    private let state = Locked(Progress())
+
+    /// What `STATUS=` and the watchdog look at.
+    struct Progress {
+        var lastToken: Int64?
+        var published = 0
+        var resyncs = 0
+        /// A change set is in hand and not yet acknowledged by the stream.
+        var inHand = false
+        var natsUp = false
+        var photodUp = false
+        var ready = false
+    }
+
+    public init(options: BridgeOptions, logger: Logger, environment: [String: String]) {
+        self.options = options
+        self.logger = logger
+        notifier = ServiceNotifier(environment: environment)
+    }
+
+    /// Runs until the process is stopped.
+    public func run() -> Never {
+        startWatchdog()
+        var nats: NATSClient?
+        var backoff = Backoff()
+        while true {
+            if nats == nil {
+                do {
+                    nats = try connectNATS()
+                    backoff = Backoff()
+                } catch {
+                    logOnce("nats", "cannot connect to NATS at \(options.servers): \(error); retrying")
+                    backoff.wait()
+                    continue
+                }
+            }
+            guard let nats else { continue }
+            do {
+                try session(nats)
+                backoff = Backoff()
+            } catch let error as NATSError {
+                logOnce("nats", "NATS: \(error); retrying")
+                backoff.wait()
+            } catch {
+                logOnce("photod", "photod: \(error); retrying")
+                state.withLock { $0.photodUp = false }
+                backoff.wait()
+            }
+        }
+    }
+
+    func connectNATS() throws(NATSError) -> NATSClient {
+        let client = try NATSClient(urls: options.servers, name: "photod-nats \(options.name)", credentials: options.credentials,
+                                    caFile: options.caFile)
+        if try client.ensureStream(options.stream, subjects: ["photod.*.changes", "photod.*.resync"],
+                                   duplicateWindow: options.duplicateWindow, replicas: options.replicas,
+                                   maxAge: options.maxAgeDays.map { .seconds($0 * 86_400) }) {
+            logger.notice("made the stream \(options.stream) (subjects photod.*.changes, photod.*.resync; "
+                          + "deduplication \(options.duplicateWindow), \(options.replicas) replica(s))")
+        }
+        logger.notice("connected to NATS at \(options.servers); stream \(options.stream), subject \(options.changesSubject)")
+        state.withLock { $0.natsUp = true }
+        forget("nats")
+        return client
+    }
+
+    /// The newest token the stream holds for this name: of its last change set or resync event.
+    func resumeToken(_ nats: NATSClient) throws(NATSError) -> Int64? {
+        var newest: Int64?
+        for subject in [options.changesSubject, options.resyncSubject] {
+            if let last = try nats.lastMessage(stream: options.stream, subject: subject, header: "Photod-Token"),
+               let token = Int64(last.value) {
+                newest = max(newest ?? token, token)
+            }
+        }
+        return newest
+    }
+
+    /// One connection to photod: subscribe after the stream's newest token, publish what comes.
+    func session(_ nats: NATSClient) throws {
+        var since = try resumeToken(nats)
+        let feed = try PhotodFeed.connect(options.sockets)
+        defer { feed.close() }
+        state.withLock { $0.photodUp = true }
+        forget("photod")
+        while true {
+            switch try feed.subscribe(since: since) {
+            case .subscribed(let current):
+                logger.notice("subscribed to photod at \(feed.socket) "
+                              + (since.map { "after token \($0)" } ?? "from its current token \(current)"))
+                state.withLock { s in
+                    s.lastToken = since ?? s.lastToken
+                    if !s.ready {
+                        s.ready = true
+                        _ = notifier.notify("READY=1\nSTATUS=\(status(s))")
+                    }
+                }
+                if let next = try pump(feed, nats, after: since) {
+                    since = next
+                    continue
+                }
+                return
+            case .expired(let current):
+                try resync(nats, from: since, to: current, reason: "tokenExpired")
+                since = current
+            }
+        }
+    }
+
+    /// Publishes change sets until the connection ends (nil) or photod says the subscription
+    /// expired (the token to subscribe after, once the resync event is out).
+    func pump(_ feed: PhotodFeed, _ nats: NATSClient, after since: Int64?) throws -> Int64? {
+        var last = since
+        while let line = try feed.nextLine() {
+            guard let method = RawJSON.member("method", in: line).map({ String(decoding: $0, as: UTF8.self) }) else { continue }
+            switch method {
+            case "\"changes\"":
+                guard let params = RawJSON.member("params", in: line),
+                      let tokenBytes = RawJSON.member("token", in: Array(params)),
+                      let token = Int64(String(decoding: tokenBytes, as: UTF8.self)) else {
+                    logger.warning("a change set without a token from photod: skipped")
+                    continue
+                }
+                if let last, token <= last { continue }
+                try publish(Array(params), token: token, nats)
+                last = token
+            case "\"changes.expired\"":
+                let params = RawJSON.member("params", in: line).map(Array.init) ?? []
+                let current = RawJSON.member("currentToken", in: params).flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? (last ?? 0)
+                try resync(nats, from: last, to: current, reason: "tokenExpired")
+                return current
+            case "\"photod.stopping\"", "\"photod.reloading\"":
+                logger.info("photod is \(method == "\"photod.stopping\"" ? "stopping" : "reloading"); reconnecting")
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Publishes one change set, retrying until the stream has it.
+    func publish(_ payload: [UInt8], token: Int64, _ nats: NATSClient) throws {
+        state.withLock { $0.inHand = true }
+        defer { state.withLock { $0.inHand = false } }
+        let headers = [("Nats-Msg-Id", "\(options.name):\(token)"), ("Photod-Token", String(token))]
+        if payload.count + 512 > nats.maxPayload {
+            // NATS refuses a message over the server's max_payload: the consumers refetch instead.
+            try resync(nats, from: token - 1, to: token, reason: "tooLarge")
+            return
+        }
+        var backoff = Backoff()
+        while true {
+            do {
+                let ack = try nats.publish(subject: options.changesSubject, payload: payload, headers: headers)
+                state.withLock { s in
+                    s.lastToken = token
+                    s.published += 1
+                    s.natsUp = true
+                    _ = notifier.notify("STATUS=\(status(s))")
+                }
+                forget("publish")
+                if ack.duplicate { logger.debug("change set \(token) was in the stream already") }
+                return
+            } catch {
+                state.withLock { $0.natsUp = nats.isConnected }
+                logOnce("publish", "cannot publish change set \(token): \(error); retrying")
+                backoff.wait()
+            }
+        }
+    }
+
+    /// Tells consumers that the change sets after `from` up to `to` will not come: refetch.
+    func resync(_ nats: NATSClient, from: Int64?, to current: Int64, reason: String) throws {
+        var body: JSONObject = [:]
+        body["name"] = .string(options.name)
+        body["reason"] = .string(reason)
+        body["lastToken"] = from.map { .int($0) } ?? .null
+        body["currentToken"] = .int(current)
+        let payload = Array(JSONValue.object(body).jsonString.utf8)
+        let headers = [("Nats-Msg-Id", "\(options.name):resync:\(current)"), ("Photod-Token", String(current))]
+        logger.warning("publishing a resync event (\(reason)): change sets after \(from.map(String.init) ?? "the start") "
+                       + "up to \(current) are not in the stream; consumers refetch")
+        var backoff = Backoff()
+        while true {
+            do {
+                try nats.publish(subject: options.resyncSubject, payload: payload, headers: headers)
+                state.withLock { s in
+                    s.lastToken = current
+                    s.resyncs += 1
+                }
+                return
+            } catch {
+                logOnce("publish", "cannot publish the resync event: \(error); retrying")
+                backoff.wait()
+            }
+        }
+    }
+
+    func status(_ s: Progress) -> String {
+        let token = s.lastToken.map { "token \($0)" } ?? "no change set yet"
+        return "Publishing \(options.changesSubject) to \(options.stream): \(token), \(s.published) published"
+            + (s.natsUp ? "" : "; NATS unreachable, waiting") + (s.photodUp ? "" : "; photod unreachable, waiting")
+    }
+
+    /// Watchdog pings while publishing moves or nothing is in hand.
+    func startWatchdog() {
+        guard let interval = notifier.watchdogInterval else { return }
+        let thread = Thread { [self] in
+            setThreadName("photod-nats-dog")
+            var lastPublished = -1
+            while true {
+                Thread.sleep(forTimeInterval: Double(interval / .milliseconds(1)) / 2000)
+                let (moved, idle) = state.withLock { s -> (Bool, Bool) in
+                    defer { lastPublished = s.published }
+                    return (s.published != lastPublished, !s.inHand)
+                }
+                if moved || idle { _ = notifier.notify("WATCHDOG=1") }
+            }
+        }
+        thread.start()
+    }
+
+    // One warning per outage, not one per retry.
+    private let warned = Locked<Set<String>>([])
+
+    func logOnce(_ key: String, _ message: String) {
+        if warned.withLock({ $0.insert(key).inserted }) { logger.warning(message) }
+    }
+
+    func forget(_ key: String) {
+        if warned.withLock({ $0.remove(key) }) != nil { logger.notice("\(key == "nats" ? "NATS" : key) is back") }
+    }
+}
+
+/// Waits between retries: 100 ms, doubling, at most 5 s.
+struct Backoff {
+    private var next: Duration = .milliseconds(100)
+
+    mutating func wait() {
+        Thread.sleep(forTimeInterval: Double(next / .milliseconds(1)) / 1000)
+        next = min(next * 2, .seconds(5))
+    }
+}

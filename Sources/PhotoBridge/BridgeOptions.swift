@@ -1,0 +1,130 @@
+import PhotoModel
+import PhotoSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `photod-nats`'s command line.
+public struct BridgeOptions: Sendable {
+    /// photod's socket; without `--socket`, the ones `photoctl` tries, in its order.
+    public var sockets: [PathBytes]
+    /// `--nats URL[,URL…]`.
+    public var servers = "nats://127.0.0.1:4222"
+    /// `--name`: this photod's name in the subjects (`photod.<name>.changes`).
+    public var name: String
+    /// `--stream`: the JetStream stream that holds the change sets.
+    public var stream = "PHOTOD"
+    /// `--creds FILE`: NATS credentials (a JWT and NKey seed).
+    public var credentials: String?
+    /// `--tls-ca FILE`: the CA that signed the servers' certificates (turns TLS on).
+    public var caFile: String?
+    /// `--check`: say what would be done, try both ends, exit.
+    public var check = false
+    /// `--duplicate-window S`: a stream created here deduplicates over this window.
+    public var duplicateWindow: Duration = .seconds(120)
+    /// `--replicas N`: a stream created here is replicated this many times.
+    public var replicas = 1
+    /// `--max-age DAYS`: a stream created here keeps change sets this long (default: for ever).
+    public var maxAgeDays: Int?
+
+    public static let version = "0.1.0"
+
+    public static let help = """
+        OVERVIEW: photod-nats publishes photod's change sets to NATS JetStream, in token order and
+        exactly once, so that clients on other machines (and other photods' clients) can follow them.
+
+        USAGE: photod-nats [--socket PATH] [--nats URL[,URL...]] [--name NAME] [--stream NAME] [options]
+
+        OPTIONS:
+          --socket PATH       photod's socket (default: the ones photoctl tries, in its order).
+          --nats URL[,URL...] NATS servers (default nats://127.0.0.1:4222); user and password or a
+                              token may be in a URL (nats://user:pass@host:4222).
+          --name NAME         This library's name in the subjects photod.NAME.changes and
+                              photod.NAME.resync (default: the host name); letters, digits, - and _.
+          --stream NAME       The JetStream stream (default PHOTOD). Made when missing, with the
+                              subjects photod.*.changes and photod.*.resync, file storage and the
+                              options below; an existing stream is used as its operator set it up.
+          --duplicate-window S, --replicas N, --max-age DAYS
+                              For a stream made here: the deduplication window (default 120 s), the
+                              replicas (default 1) and how long change sets are kept (default: always).
+          --creds FILE        NATS credentials (JWT and NKey seed), as nsc writes them.
+          --tls-ca FILE       Connect with TLS, trusting the CA certificates in FILE.
+          --check             Print what would be done, try photod and NATS, exit 0 when both answer.
+          --version           Print the version.
+          -h, --help          Show this help.
+
+        The bridge keeps no state of its own: it resumes after the token of the last change set the
+        stream holds for its subject. Exit codes: 0 after SIGTERM, 64 on a usage error.
+        """
+
+    public enum ParseOutcome: Error {
+        case usage(String)
+        case print(String)
+    }
+
+    /// A name is one NATS subject token of letters, digits, `-` and `_` (no `.`, `*`, `>`, blank).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+        }
+    }
+
+    /// The host name, made a valid name (dots and other characters become `-`).
+    public static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "photod" }
+        let raw = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = String(raw.map { isValidName(String($0)) ? $0 : "-" }.prefix(64))
+        return isValidName(name) ? name : "photod"
+    }
+
+    public static func parse(_ arguments: [String], environment: [String: String]) throws(ParseOutcome) -> BridgeOptions {
+        var options = BridgeOptions(sockets: DefaultPaths(environment: environment).clientSockets, name: hostName())
+        var i = 0
+        func value(_ flag: String) throws(ParseOutcome) -> String {
+            i += 1
+            guard i < arguments.count, !arguments[i].isEmpty else { throw .usage("\(flag) needs a value") }
+            return arguments[i]
+        }
+        func number(_ flag: String, _ range: ClosedRange<Int>) throws(ParseOutcome) -> Int {
+            let text = try value(flag)
+            guard let n = Int(text), range.contains(n) else { throw .usage("\(flag) must be \(range.lowerBound)...\(range.upperBound) (got '\(text)')") }
+            return n
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            switch arg {
+            case "-h", "--help": throw .print(help)
+            case "--version": throw .print("photod-nats \(version)")
+            case "--socket": options.sockets = [DefaultPaths.absolute(try value(arg))]
+            case "--nats": options.servers = try value(arg)
+            case "--name":
+                let name = try value(arg)
+                guard isValidName(name) else { throw .usage("--name must be letters, digits, - and _ (got '\(name)')") }
+                options.name = name
+            case "--stream":
+                let name = try value(arg)
+                guard isValidName(name) else { throw .usage("--stream must be letters, digits, - and _ (got '\(name)')") }
+                options.stream = name
+            case "--duplicate-window": options.duplicateWindow = .seconds(try number(arg, 1...86_400))
+            case "--replicas": options.replicas = try number(arg, 1...5)
+            case "--max-age": options.maxAgeDays = try number(arg, 1...36_500)
+            case "--creds": options.credentials = try value(arg)
+            case "--tls-ca": options.caFile = try value(arg)
+            case "--check": options.check = true
+            default: throw .usage(arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'")
+            }
+            i += 1
+        }
+        for url in options.servers.split(separator: ",") where !(url.hasPrefix("nats://") || url.hasPrefix("tls://")) {
+            throw .usage("--nats: '\(url)' is not a nats:// or tls:// URL")
+        }
+        return options
+    }
+
+    /// The subject of the change sets.
+    public var changesSubject: String { "photod.\(name).changes" }
+    /// The subject of resync events (the change sets from one token to another were not published).
+    public var resyncSubject: String { "photod.\(name).resync" }
+}
