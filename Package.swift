@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoClientTests", dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoImaging", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoBridgeTests", dependencies: ["PhotoBridge"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["PhotoClient", "PhotoWire", "PhotoStore", "PhotoSystem", "PhotoTesting", "PhotoImaging", "PhotoBridge",
