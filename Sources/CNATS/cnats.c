@@ -10,7 +10,17 @@ struct pn_client {
     jsCtx *js;
 };
 
+// The last failure's codes, per thread (pn_last_js_error, pn_last_status).
+static __thread int last_jerr;
+static __thread int last_status;
+
+int pn_last_js_error(void) { return last_jerr; }
+int pn_last_status(void) { return last_status; }
+int pn_status_no_responders(void) { return (int)NATS_NO_RESPONDERS; }
+
 static void fail(char *err, size_t errlen, const char *what, natsStatus s, jsErrCode jerr) {
+    last_jerr = (int)jerr;
+    last_status = (int)s;
     const char *last = nats_GetLastError(NULL);
     if (jerr != 0) {
         snprintf(err, errlen, "%s: %s (JetStream error %d)", what, last && *last ? last : natsStatus_GetText(s), (int)jerr);
@@ -119,14 +129,15 @@ int pn_last_header(pn_client *c, const char *stream, const char *subject, const 
 }
 
 int pn_publish(pn_client *c, const char *subject, const void *data, int len, const char **names,
-               const char **values, int count, int64_t timeout_ms, uint64_t *seq, bool *duplicate,
-               char *err, size_t errlen) {
+               const char **values, int count, int64_t timeout_ms, uint64_t expect_last_subject_seq,
+               uint64_t *seq, bool *duplicate, char *err, size_t errlen) {
     natsMsg *m = NULL;
     natsStatus s = natsMsg_Create(&m, subject, NULL, data, len);
     for (int i = 0; s == NATS_OK && i < count; i++) s = natsMsgHeader_Set(m, names[i], values[i]);
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = timeout_ms;
+    po.ExpectLastSubjectSeq = expect_last_subject_seq;
     jsPubAck *ack = NULL;
     jsErrCode jerr = 0;
     if (s == NATS_OK) s = js_PublishMsg(&ack, c->js, m, &po, &jerr);

@@ -25,6 +25,13 @@ public final class Bridge: Sendable {
     /// What `STATUS=` and the watchdog look at.
     struct Progress {
         var lastToken: Int64?
+        /// The stream sequence of the last change set on the changes subject: each publish
+        /// expects it (`ExpectLastSubjectSeq`), so that a retry the deduplication window no
+        /// longer covers, or a second bridge under the same name, cannot store a change set twice.
+        var subjectSequence: UInt64?
+        /// The token photod gave the last subscription: where to resume when the stream holds
+        /// nothing of this name yet (a photod restart before the first change set).
+        var subscribedAt: Int64?
         var published = 0
         var resyncs = 0
         /// A change set is in hand and not yet acknowledged by the stream.
@@ -56,12 +63,15 @@ public final class Bridge: Sendable {
                     continue
                 }
             }
-            guard let nats else { continue }
+            guard let client = nats else { continue }
             do {
-                try session(nats)
+                try session(client)
                 backoff = Backoff()
             } catch let error as NATSError {
-                logOnce("nats", "NATS: \(error); retrying")
+                // Connect again: the stream is made again if it went away.
+                logOnce("nats", "NATS: \(error); connecting again")
+                state.withLock { $0.natsUp = false }
+                nats = nil
                 backoff.wait()
             } catch {
                 logOnce("photod", "photod: \(error); retrying")
@@ -86,21 +96,21 @@ public final class Bridge: Sendable {
         return client
     }
 
-    /// The newest token the stream holds for this name: of its last change set or resync event.
-    func resumeToken(_ nats: NATSClient) throws(NATSError) -> Int64? {
-        var newest: Int64?
-        for subject in [options.changesSubject, options.resyncSubject] {
-            if let last = try nats.lastMessage(stream: options.stream, subject: subject, header: "Photod-Token"),
-               let token = Int64(last.value) {
-                newest = max(newest ?? token, token)
-            }
-        }
-        return newest
+    /// Where the stream stands for this name: the token of its newest message (by stream
+    /// sequence) on the changes or resync subject, and the sequence of the last change set.
+    static func resumePoint(_ nats: NATSClient, _ options: BridgeOptions) throws(NATSError)
+        -> (token: Int64?, subjectSequence: UInt64?) {
+        let changes = try nats.lastMessage(stream: options.stream, subject: options.changesSubject, header: "Photod-Token")
+        let resync = try nats.lastMessage(stream: options.stream, subject: options.resyncSubject, header: "Photod-Token")
+        let newest = [changes, resync].compactMap { $0 }.max { $0.sequence < $1.sequence }
+        return (newest.flatMap { Int64($0.value) }, changes?.sequence)
     }
 
     /// One connection to photod: subscribe after the stream's newest token, publish what comes.
     func session(_ nats: NATSClient) throws {
-        var since = try resumeToken(nats)
+        let point = try Self.resumePoint(nats, options)
+        var since = point.token ?? state.withLock { $0.subscribedAt }
+        state.withLock { $0.subjectSequence = point.subjectSequence }
         let feed = try PhotodFeed.connect(options.sockets)
         defer { feed.close() }
         state.withLock { $0.photodUp = true }
@@ -112,12 +122,13 @@ public final class Bridge: Sendable {
                               + (since.map { "after token \($0)" } ?? "from its current token \(current)"))
                 state.withLock { s in
                     s.lastToken = since ?? s.lastToken
+                    s.subscribedAt = since ?? current
                     if !s.ready {
                         s.ready = true
                         _ = notifier.notify("READY=1\nSTATUS=\(status(s))")
                     }
                 }
-                if let next = try pump(feed, nats, after: since) {
+                if let next = try pump(feed, nats, after: since ?? current) {
                     since = next
                     continue
                 }
@@ -140,12 +151,13 @@ public final class Bridge: Sendable {
                 guard let params = RawJSON.member("params", in: line),
                       let tokenBytes = RawJSON.member("token", in: Array(params)),
                       let token = Int64(String(decoding: tokenBytes, as: UTF8.self)) else {
-                    logger.warning("a change set without a token from photod: skipped")
-                    continue
+                    // Not photod's protocol: connect again rather than skip a change set.
+                    throw FeedError(description: "a change set without a token: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
                 if let last, token <= last { continue }
                 try publish(Array(params), token: token, nats)
                 last = token
+                state.withLock { $0.subscribedAt = token }
             case "\"changes.expired\"":
                 let params = RawJSON.member("params", in: line).map(Array.init) ?? []
                 let current = RawJSON.member("currentToken", in: params).flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? (last ?? 0)
@@ -172,10 +184,13 @@ public final class Bridge: Sendable {
         }
         var backoff = Backoff()
         while true {
+            let expected = state.withLock { $0.subjectSequence }
             do {
-                let ack = try nats.publish(subject: options.changesSubject, payload: payload, headers: headers)
+                let ack = try nats.publish(subject: options.changesSubject, payload: payload, headers: headers,
+                                           expectingLastSubjectSequence: expected)
                 state.withLock { s in
                     s.lastToken = token
+                    s.subjectSequence = ack.sequence
                     s.published += 1
                     s.natsUp = true
                     _ = notifier.notify("STATUS=\(status(s))")
@@ -183,6 +198,23 @@ public final class Bridge: Sendable {
                 forget("publish")
                 if ack.duplicate { logger.debug("change set \(token) was in the stream already") }
                 return
+            } catch where error.isWrongLastSequence {
+                // The subject moved on: this change set stored by a publish whose acknowledgment
+                // was lost (then it is done), or another bridge publishing under this name.
+                let last = try nats.lastMessage(stream: options.stream, subject: options.changesSubject, header: "Photod-Token")
+                state.withLock { $0.subjectSequence = last?.sequence }
+                if let last, let stored = Int64(last.value), stored >= token {
+                    state.withLock { s in
+                        s.lastToken = token
+                        s.published += 1
+                    }
+                    return
+                }
+                logger.error("the stream's last change set of \(options.name) is not the one this bridge published "
+                             + "(token \(last?.value ?? "none")): is another photod-nats publishing as --name \(options.name)?")
+                backoff.wait()
+            } catch where error.isStreamMissing {
+                throw error
             } catch {
                 state.withLock { $0.natsUp = nats.isConnected }
                 logOnce("publish", "cannot publish change set \(token): \(error); retrying")
@@ -202,15 +234,20 @@ public final class Bridge: Sendable {
         let headers = [("Nats-Msg-Id", "\(options.name):resync:\(current)"), ("Photod-Token", String(current))]
         logger.warning("publishing a resync event (\(reason)): change sets after \(from.map(String.init) ?? "the start") "
                        + "up to \(current) are not in the stream; consumers refetch")
+        state.withLock { $0.inHand = true }
+        defer { state.withLock { $0.inHand = false } }
         var backoff = Backoff()
         while true {
             do {
                 try nats.publish(subject: options.resyncSubject, payload: payload, headers: headers)
                 state.withLock { s in
                     s.lastToken = current
+                    s.subscribedAt = current
                     s.resyncs += 1
                 }
                 return
+            } catch where error.isStreamMissing {
+                throw error
             } catch {
                 logOnce("publish", "cannot publish the resync event: \(error); retrying")
                 backoff.wait()

@@ -24,8 +24,8 @@ public enum BridgeCheck {
             print("NATS answers (max_payload \(nats.maxPayload) bytes)")
             if try nats.lastSequence(stream: options.stream) == nil {
                 print("the stream \(options.stream) does not exist yet: the bridge makes it")
-            } else if let last = try nats.lastMessage(stream: options.stream, subject: options.changesSubject, header: "Photod-Token") {
-                print("the stream holds change sets of \(options.name) up to token \(last.value): the bridge resumes after it")
+            } else if let token = try Bridge.resumePoint(nats, options).token {
+                print("the stream holds \(options.name)'s change sets up to token \(token): the bridge resumes after it")
             } else {
                 print("the stream holds no change set of \(options.name) yet: the bridge starts from photod's current token")
             }

@@ -45,7 +45,8 @@ public struct BridgeOptions: Sendable {
                               subjects photod.*.changes and photod.*.resync, file storage and the
                               options below; an existing stream is used as its operator set it up.
           --duplicate-window S, --replicas N, --max-age DAYS
-                              For a stream made here: the deduplication window (default 120 s), the
+                              For a stream made here: the deduplication window (30 s or more,
+                              default 120), the
                               replicas (default 1) and how long change sets are kept (default: always).
           --creds FILE        NATS credentials (JWT and NKey seed), as nsc writes them.
           --tls-ca FILE       Connect with TLS, trusting the CA certificates in FILE.
@@ -54,7 +55,10 @@ public struct BridgeOptions: Sendable {
           -h, --help          Show this help.
 
         The bridge keeps no state of its own: it resumes after the token of the last change set the
-        stream holds for its subject. Exit codes: 0 after SIGTERM, 64 on a usage error.
+        stream holds for its subjects. Exit codes: 0 after SIGTERM (and for --check when both
+        answer), 1 for --check when one does not, 64 on a usage error. Two photods must not share a
+        NAME: their change sets would collide in the stream (the bridge says so when it sees the
+        subject move under it).
         """
 
     public enum ParseOutcome: Error {
@@ -107,7 +111,7 @@ public struct BridgeOptions: Sendable {
                 let name = try value(arg)
                 guard isValidName(name) else { throw .usage("--stream must be letters, digits, - and _ (got '\(name)')") }
                 options.stream = name
-            case "--duplicate-window": options.duplicateWindow = .seconds(try number(arg, 1...86_400))
+            case "--duplicate-window": options.duplicateWindow = .seconds(try number(arg, 30...86_400))
             case "--replicas": options.replicas = try number(arg, 1...5)
             case "--max-age": options.maxAgeDays = try number(arg, 1...36_500)
             case "--creds": options.credentials = try value(arg)

@@ -6,6 +6,21 @@ import Glibc
 /// A NATS or JetStream call that failed, with nats.c's reason.
 public struct NATSError: Error, CustomStringConvertible, Sendable {
     public var description: String
+    /// JetStream's error code (10059 stream not found, 10071 wrong last sequence), or 0.
+    public var jetStreamCode = 0
+    /// nats.c's status (`natsStatus`), or 0.
+    public var status = 0
+
+    /// The stream is gone, or nobody answers for its subjects: make it again.
+    public var isStreamMissing: Bool { jetStreamCode == 10059 || status == Int(pn_status_no_responders()) }
+    /// The subject's last message is not the one the publish expected.
+    public var isWrongLastSequence: Bool { jetStreamCode == 10071 }
+
+    init(description: String) {
+        self.description = description
+        jetStreamCode = Int(pn_last_js_error())
+        status = Int(pn_last_status())
+    }
 }
 
 /// One connection to NATS with its JetStream context (nats.c, through `CNATS`). nats.c's
@@ -54,9 +69,10 @@ public final class NATSClient: @unchecked Sendable {
         return rc == 1 ? (Self.text(value), sequence) : nil
     }
 
-    /// Publishes to JetStream and waits for the stream's acknowledgment.
+    /// Publishes to JetStream and waits for the stream's acknowledgment. With
+    /// `expectingLastSubjectSequence`, the stream stores it only after that message of the subject.
     @discardableResult
-    public func publish(subject: String, payload: [UInt8], headers: [(String, String)],
+    public func publish(subject: String, payload: [UInt8], headers: [(String, String)], expectingLastSubjectSequence: UInt64? = nil,
                         timeout: Duration = .seconds(2)) throws(NATSError) -> (sequence: UInt64, duplicate: Bool) {
         var error = [CChar](repeating: 0, count: 512)
         var sequence: UInt64 = 0
@@ -66,7 +82,7 @@ public final class NATSClient: @unchecked Sendable {
         var namePointers = names.map { UnsafePointer<CChar>($0) }, valuePointers = values.map { UnsafePointer<CChar>($0) }
         let rc = payload.withUnsafeBytes { bytes in
             pn_publish(handle, subject, bytes.baseAddress, Int32(bytes.count), &namePointers, &valuePointers, Int32(headers.count),
-                       Self.milliseconds(timeout), &sequence, &duplicate, &error, error.count)
+                       Self.milliseconds(timeout), expectingLastSubjectSequence ?? 0, &sequence, &duplicate, &error, error.count)
         }
         guard rc == 0 else { throw NATSError(description: Self.text(error)) }
         return (sequence, duplicate)

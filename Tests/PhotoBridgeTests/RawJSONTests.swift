@@ -16,6 +16,17 @@ import Testing
         #expect(member("jsonrpc", " { \"jsonrpc\" : \"2.0\" } ") == #""2.0""#)
     }
 
+    @Test("Escapes, numbers, whitespace and empty containers")
+    func edges() {
+        #expect(member("b", #"{"a":"ends in \\","b":1}"#) == "1")
+        #expect(member("b", #"{"a":"\"quoted\" \u00e9","b":"x"}"#) == #""x""#)
+        #expect(member("n", #"{"n":-12.5e-3}"#) == "-12.5e-3")
+        #expect(member("n", "{ \"m\" : 1 ,\n \"n\"\t:\t[ ] }") == "[ ]")
+        #expect(member("e", #"{"e":{}}"#) == "{}")
+        #expect(member("t", #"{"t":true,"f":false,"z":null}"#) == "true")
+        #expect(member("z", #"{"t":true,"f":false,"z":null}"#) == "null")
+    }
+
     @Test("Nested keys are not top-level ones; a missing key, a non-object or a cut line give nil")
     func absent() {
         #expect(member("token", #"{"params":{"token":1}}"#) == nil)

@@ -34,10 +34,18 @@ int pn_last_header(pn_client *c, const char *stream, const char *subject, const 
                    char *value, size_t valuelen, uint64_t *seq, char *err, size_t errlen);
 
 /// Publishes `data` to JetStream on `subject` with headers (`names[i]`, `values[i]`) and waits
-/// for the acknowledgment (`timeout_ms`): 0 and `*seq`, `*duplicate` filled; -1 error.
+/// for the acknowledgment (`timeout_ms`): 0 and `*seq`, `*duplicate` filled; -1 error. With
+/// `expect_last_subject_seq` not 0 the stream stores it only if the subject's last message has
+/// that sequence (JetStream error 10071 otherwise).
 int pn_publish(pn_client *c, const char *subject, const void *data, int len, const char **names,
-               const char **values, int count, int64_t timeout_ms, uint64_t *seq, bool *duplicate,
-               char *err, size_t errlen);
+               const char **values, int count, int64_t timeout_ms, uint64_t expect_last_subject_seq,
+               uint64_t *seq, bool *duplicate, char *err, size_t errlen);
+
+/// The JetStream error code (0 for none) and nats.c status of this thread's last failed call.
+int pn_last_js_error(void);
+int pn_last_status(void);
+/// nats.c's status for "no responders" (nobody serves the subject: no stream covers it).
+int pn_status_no_responders(void);
 
 /// A message of `stream` by sequence (tests and tools): 1 found, 0 none, -1 error. `*subject`
 /// and `*data` are malloc'd (free them); `header`'s value copied to `value`.
