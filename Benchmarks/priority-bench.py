@@ -106,8 +106,8 @@ def main():
             print(f"round {i}: {config}: index {r['indexed']:.1f} s, other work {r['share'] * 100:.0f} % of alone, "
                   f"images p50 {r['p50'] * 1000:.0f} ms p90 {r['p90'] * 1000:.0f} ms ({r['requests']} requests)", flush=True)
         print()
-        print(f"| configuration | index (s) | other work, % of alone | image p50 (ms) | image p90 (ms) |")
-        print(f"|---|---|---|---|---|")
+        print("| configuration | index (s) | other work, % of alone | image p50 (ms) | image p90 (ms) |")
+        print("|---|---|---|---|---|")
         labels = {"old": "Nice=10, batch, idle I/O" + (f" ({args.old_photod})" if args.old_photod else ""),
                   "new-old-threads": f"nice 0, CPUWeight=20 ({args.old_photod})",
                   "new": f"nice 0, CPUWeight=20 ({args.photod})"}

@@ -258,6 +258,7 @@ public final class Bridge: Sendable {
     func status(_ s: Progress) -> String {
         let token = s.lastToken.map { "token \($0)" } ?? "no change set yet"
         return "Publishing \(options.changesSubject) to \(options.stream): \(token), \(s.published) published"
+            + (s.resyncs > 0 ? ", \(s.resyncs) resync event\(s.resyncs == 1 ? "" : "s")" : "")
             + (s.natsUp ? "" : "; NATS unreachable, waiting") + (s.photodUp ? "" : "; photod unreachable, waiting")
     }
 
