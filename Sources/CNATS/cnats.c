@@ -17,6 +17,7 @@ static __thread int last_status;
 int pn_last_js_error(void) { return last_jerr; }
 int pn_last_status(void) { return last_status; }
 int pn_status_no_responders(void) { return (int)NATS_NO_RESPONDERS; }
+int pn_status_timeout(void) { return (int)NATS_TIMEOUT; }
 
 static void fail(char *err, size_t errlen, const char *what, natsStatus s, jsErrCode jerr) {
     last_jerr = (int)jerr;
@@ -34,9 +35,11 @@ pn_client *pn_connect(const char *urls, const char *name, const char *creds, con
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
     char *copy = strdup(urls);
+    pn_client *c = calloc(1, sizeof *c);
+    if (s == NATS_OK && (!copy || !c)) s = NATS_NO_MEMORY;
     const char *servers[64];
     int n = 0;
-    for (char *save = NULL, *p = strtok_r(copy, ",", &save); p && n < 64; p = strtok_r(NULL, ",", &save)) servers[n++] = p;
+    for (char *save = NULL, *p = copy ? strtok_r(copy, ",", &save) : NULL; p && n < 64; p = strtok_r(NULL, ",", &save)) servers[n++] = p;
     if (s == NATS_OK) s = natsOptions_SetServers(opts, servers, n);
     if (s == NATS_OK && name) s = natsOptions_SetName(opts, name);
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
@@ -45,7 +48,6 @@ pn_client *pn_connect(const char *urls, const char *name, const char *creds, con
     if (s == NATS_OK && creds) s = natsOptions_SetUserCredentialsFromFiles(opts, creds, NULL);
     if (s == NATS_OK && ca) s = natsOptions_LoadCATrustedCertificates(opts, ca);
     if (s == NATS_OK && ca) s = natsOptions_SetSecure(opts, true);
-    pn_client *c = calloc(1, sizeof *c);
     if (s == NATS_OK) s = natsConnection_Connect(&c->nc, opts);
     if (s == NATS_OK) s = natsConnection_JetStream(&c->js, c->nc, NULL);
     natsOptions_Destroy(opts);
@@ -86,6 +88,10 @@ int pn_ensure_stream(pn_client *c, const char *stream, const char *subjects, int
     jsStreamConfig_Init(&cfg);
     cfg.Name = stream;
     char *copy = strdup(subjects);
+    if (!copy) {
+        fail(err, errlen, "cannot create the stream", NATS_NO_MEMORY, 0);
+        return -1;
+    }
     const char *subs[16];
     int n = 0;
     for (char *save = NULL, *p = strtok_r(copy, ",", &save); p && n < 16; p = strtok_r(NULL, ",", &save)) subs[n++] = p;
@@ -165,6 +171,13 @@ int pn_get(pn_client *c, const char *stream, uint64_t seq, char **subject, char 
     *subject = strdup(natsMsg_GetSubject(m));
     *len = natsMsg_GetDataLength(m);
     *data = malloc((size_t)*len + 1);
+    if (!*subject || !*data) {
+        free(*subject);
+        free(*data);
+        natsMsg_Destroy(m);
+        fail(err, errlen, "cannot read the message", NATS_NO_MEMORY, 0);
+        return -1;
+    }
     memcpy(*data, natsMsg_GetData(m), (size_t)*len);
     (*data)[*len] = 0;
     copy_header(m, header, value, valuelen);
@@ -184,4 +197,83 @@ int64_t pn_last_seq(pn_client *c, const char *stream, char *err, size_t errlen) 
     int64_t last = (int64_t)si->State.LastSeq;
     jsStreamInfo_Destroy(si);
     return last;
+}
+
+pn_sub *pn_subscribe(pn_client *c, const char *subject, const char *queue, int max_pending,
+                     int max_pending_bytes, char *err, size_t errlen) {
+    natsSubscription *sub = NULL;
+    natsStatus s = queue ? natsConnection_QueueSubscribeSync(&sub, c->nc, subject, queue)
+                         : natsConnection_SubscribeSync(&sub, c->nc, subject);
+    if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub, max_pending, max_pending_bytes);
+    if (s != NATS_OK) {
+        fail(err, errlen, "cannot subscribe", s, 0);
+        natsSubscription_Destroy(sub);
+        return NULL;
+    }
+    return (pn_sub *)sub;
+}
+
+void pn_unsubscribe(pn_sub *s) {
+    if (!s) return;
+    natsSubscription_Unsubscribe((natsSubscription *)s);
+    natsSubscription_Destroy((natsSubscription *)s);
+}
+
+int pn_next(pn_sub *sub, int64_t timeout_ms, pn_msg **m, char *err, size_t errlen) {
+    natsMsg *msg = NULL;
+    natsStatus s = natsSubscription_NextMsg(&msg, (natsSubscription *)sub, timeout_ms);
+    if (s == NATS_TIMEOUT) return 0;
+    // A slow consumer's dropped messages are the requesters' timeouts: go on with the next.
+    if (s == NATS_SLOW_CONSUMER) return 0;
+    if (s != NATS_OK) {
+        fail(err, errlen, "cannot receive", s, 0);
+        return -1;
+    }
+    *m = (pn_msg *)msg;
+    return 1;
+}
+
+const char *pn_msg_subject(pn_msg *m) { return natsMsg_GetSubject((natsMsg *)m); }
+const char *pn_msg_reply(pn_msg *m) { return natsMsg_GetReply((natsMsg *)m); }
+
+const void *pn_msg_data(pn_msg *m, int *len) {
+    *len = natsMsg_GetDataLength((natsMsg *)m);
+    return natsMsg_GetData((natsMsg *)m);
+}
+
+const char *pn_msg_header(pn_msg *m, const char *name) {
+    const char *v = NULL;
+    return natsMsgHeader_Get((natsMsg *)m, name, &v) == NATS_OK ? v : NULL;
+}
+
+void pn_msg_free(pn_msg *m) { natsMsg_Destroy((natsMsg *)m); }
+
+int pn_send(pn_client *c, const char *subject, const void *data, int len, const char **names,
+            const char **values, int count, char *err, size_t errlen) {
+    natsMsg *m = NULL;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, data, len);
+    for (int i = 0; s == NATS_OK && i < count; i++) s = natsMsgHeader_Set(m, names[i], values[i]);
+    if (s == NATS_OK) s = natsConnection_PublishMsg(c->nc, m);
+    natsMsg_Destroy(m);
+    if (s != NATS_OK) {
+        fail(err, errlen, "cannot send", s, 0);
+        return -1;
+    }
+    return 0;
+}
+
+int pn_request(pn_client *c, const char *subject, const void *data, int len, int64_t timeout_ms,
+               pn_msg **reply, char *err, size_t errlen) {
+    natsMsg *r = NULL;
+    natsStatus s = natsConnection_Request(&r, c->nc, subject, data, len, timeout_ms);
+    if (s != NATS_OK) {
+        fail(err, errlen, "no reply", s, 0);
+        return -1;
+    }
+    *reply = (pn_msg *)r;
+    return 0;
+}
+
+int pn_flush(pn_client *c, int64_t timeout_ms) {
+    return natsConnection_FlushTimeout(c->nc, timeout_ms) == NATS_OK ? 0 : -1;
 }

@@ -39,7 +39,13 @@ public final class Bridge: Sendable {
         var natsUp = false
         var photodUp = false
         var ready = false
+        /// When the last change set was acknowledged, and how long after photod committed it.
+        var lastPublishedAt: Double?
+        var lastLatencyMilliseconds: Double?
     }
+
+    private let startedAt = Date().timeIntervalSince1970
+    private let rpc = Locked<RPCServer?>(nil)
 
     public init(options: BridgeOptions, logger: Logger, environment: [String: String]) {
         self.options = options
@@ -50,6 +56,9 @@ public final class Bridge: Sendable {
     /// Runs until the process is stopped.
     public func run() -> Never {
         startWatchdog()
+        let server = RPCServer(options: options, logger: logger) { [self] client, pool in statusObject(client, pool) }
+        rpc.withLock { $0 = server }
+        server.start()
         var nats: NATSClient?
         var backoff = Backoff()
         while true {
@@ -155,7 +164,7 @@ public final class Bridge: Sendable {
                     throw FeedError(description: "a change set without a token: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
                 if let last, token <= last { continue }
-                try publish(Array(params), token: token, nats)
+                try publish(Array(params), token: token, committed: RawJSON.member("time", in: Array(params)).flatMap(Self.commitTime), nats)
                 last = token
                 state.withLock { $0.subscribedAt = token }
             case "\"changes.expired\"":
@@ -173,7 +182,7 @@ public final class Bridge: Sendable {
     }
 
     /// Publishes one change set, retrying until the stream has it.
-    func publish(_ payload: [UInt8], token: Int64, _ nats: NATSClient) throws {
+    func publish(_ payload: [UInt8], token: Int64, committed: Double? = nil, _ nats: NATSClient) throws {
         state.withLock { $0.inHand = true }
         defer { state.withLock { $0.inHand = false } }
         let headers = [("Nats-Msg-Id", "\(options.name):\(token)"), ("Photod-Token", String(token))]
@@ -188,11 +197,14 @@ public final class Bridge: Sendable {
             do {
                 let ack = try nats.publish(subject: options.changesSubject, payload: payload, headers: headers,
                                            expectingLastSubjectSequence: expected)
+                let now = Date().timeIntervalSince1970
                 state.withLock { s in
                     s.lastToken = token
                     s.subjectSequence = ack.sequence
                     s.published += 1
                     s.natsUp = true
+                    s.lastPublishedAt = now
+                    s.lastLatencyMilliseconds = committed.map { max(0, (now - $0) * 1000) }
                     _ = notifier.notify("STATUS=\(status(s))")
                 }
                 forget("publish")
@@ -253,6 +265,93 @@ public final class Bridge: Sendable {
                 backoff.wait()
             }
         }
+    }
+
+    /// The change set's commit `time` (`"2026-11-29T16:06:52.020Z"`, quoted) in seconds since 1970.
+    static func commitTime(_ raw: ArraySlice<UInt8>) -> Double? {
+        let text = Array(raw)
+        guard text.count >= 22, text.first == UInt8(ascii: "\""), text.last == UInt8(ascii: "\"") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var n = 0
+            for i in range {
+                guard i < text.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(text[i]) else { return nil }
+                n = n * 10 + Int(text[i] - UInt8(ascii: "0"))
+            }
+            return n
+        }
+        guard let year = number(1..<5), let month = number(6..<8), let day = number(9..<11), let hour = number(12..<14),
+              let minute = number(15..<17), let second = number(18..<20) else { return nil }
+        var fraction = 0.0, scale = 0.1
+        var i = 21
+        while i < text.count - 2, let digit = number(i..<(i + 1)) {
+            fraction += Double(digit) * scale
+            scale /= 10
+            i += 1
+        }
+        var t = tm()
+        t.tm_year = Int32(year - 1900)
+        t.tm_mon = Int32(month - 1)
+        t.tm_mday = Int32(day)
+        t.tm_hour = Int32(hour)
+        t.tm_min = Int32(minute)
+        t.tm_sec = Int32(second)
+        return Double(timegm(&t)) + fraction
+    }
+
+    /// The answer to `photod.<name>.bridge.status`: where publishing stands, how far behind
+    /// photod it is (photod asked now), and what the rpc subject served.
+    func statusObject(_ client: NATSClient?, _ pool: PhotodPool) -> JSONObject {
+        let s = state.withLock { $0 }
+        let now = Date().timeIntervalSince1970
+        // photod's newest token, and the commit time of the oldest change set not yet published.
+        var photodToken: Int64?
+        var oldestUnpublished: Double?
+        if let answer = try? pool.call(Array(#"{"jsonrpc":"2.0","id":1,"method":"changes.currentToken"}"#.utf8), timeout: .seconds(2)),
+           let token = (try? JSONValue.parse(answer))?["result"]?["token"]?.int64Value {
+            photodToken = token
+            let after = s.lastToken ?? s.subscribedAt ?? token
+            if token > after,
+               let since = try? pool.call(Array(#"{"jsonrpc":"2.0","id":2,"method":"changes.since","params":{"since":\#(after),"limit":1}}"#.utf8),
+                                          timeout: .seconds(2)),
+               let time = (try? JSONValue.parse(since))?["result"]?["changes"]?[0]?["time"]?.stringValue {
+                oldestUnpublished = Self.commitTime(Array("\"\(time)\"".utf8)[...])
+            }
+        }
+        var body: JSONObject = [:]
+        body["name"] = .string(options.name)
+        body["version"] = .string(BridgeOptions.version)
+        body["stream"] = .string(options.stream)
+        body["subject"] = .string(options.changesSubject)
+        body["nats"] = .object(["connected": .bool(s.natsUp && (client?.isConnected ?? false)), "servers": .string(options.servers),
+                                "maxPayload": client.map { .int(Int64($0.maxPayload)) } ?? .null])
+        body["photod"] = .object(["connected": .bool(photodToken != nil), "token": photodToken.map { .int($0) } ?? .null])
+        body["lastPublishedToken"] = s.lastToken.map { .int($0) } ?? .null
+        body["published"] = .int(Int64(s.published))
+        body["resyncs"] = .int(Int64(s.resyncs))
+        let behind = photodToken.map { max(0, $0 - (s.lastToken ?? s.subscribedAt ?? $0)) }
+        body["lag"] = .object([
+            "changeSets": behind.map { .int($0) } ?? .null,
+            "milliseconds": behind == nil ? .null : .int(Int64(oldestUnpublished.map { max(0, (now - $0) * 1000) } ?? 0)),
+        ])
+        body["lastPublishedAt"] = s.lastPublishedAt.map { .string(Self.timestamp($0)) } ?? .null
+        body["lastLatencyMilliseconds"] = s.lastLatencyMilliseconds.map { .double(($0 * 10).rounded() / 10) } ?? .null
+        let served = rpc.withLock { $0?.served } ?? RPCServer.Counts()
+        body["rpc"] = .object(["subject": .string(options.rpcSubject), "allowWrites": .bool(options.allowWrites),
+                               "workers": .int(Int64(options.rpcWorkers)), "served": .int(Int64(served.served)),
+                               "images": .int(Int64(served.images)), "refused": .int(Int64(served.refused)),
+                               "failed": .int(Int64(served.failed))])
+        body["startedAt"] = .string(Self.timestamp(startedAt))
+        return body
+    }
+
+    static func timestamp(_ seconds: Double) -> String {
+        var t = time_t(seconds.rounded(.down))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let ms = Int((seconds - seconds.rounded(.down)) * 1000)
+        func pad(_ n: Int32, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(n).count)) + String(n) }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
     }
 
     func status(_ s: Progress) -> String {

@@ -20,6 +20,16 @@ public struct BridgeOptions: Sendable {
     public var caFile: String?
     /// `--check`: say what would be done, try both ends, exit.
     public var check = false
+    /// `--status`: ask the running bridge of `name` for its status over NATS, print it, exit.
+    public var statusQuery = false
+    /// `--json`: `--status` prints the bridge's JSON as it is.
+    public var json = false
+    /// `--allow-writes`: photod's write methods are served on the rpc subject too.
+    public var allowWrites = false
+    /// `--rpc-workers N`: requests from NATS served at once.
+    public var rpcWorkers = 4
+    /// `--rpc-timeout S`: how long a request from NATS waits for photod.
+    public var rpcTimeout: Duration = .seconds(30)
     /// `--duplicate-window S`: a stream created here deduplicates over this window.
     public var duplicateWindow: Duration = .seconds(120)
     /// `--replicas N`: a stream created here is replicated this many times.
@@ -33,7 +43,11 @@ public struct BridgeOptions: Sendable {
         OVERVIEW: photod-nats publishes photod's change sets to NATS JetStream, in token order and
         exactly once, so that clients on other machines (and other photods' clients) can follow them.
 
+        It also answers photod's read methods as NATS request/reply on photod.NAME.rpc (images as
+        bytes), and its own status on photod.NAME.bridge.status.
+
         USAGE: photod-nats [--socket PATH] [--nats URL[,URL...]] [--name NAME] [--stream NAME] [options]
+               photod-nats --status [--json] [--nats URL[,URL...]] [--name NAME]
 
         OPTIONS:
           --socket PATH       photod's socket (default: the ones photoctl tries, in its order).
@@ -48,15 +62,22 @@ public struct BridgeOptions: Sendable {
                               For a stream made here: the deduplication window (30 s or more,
                               default 120), the
                               replicas (default 1) and how long change sets are kept (default: always).
+          --allow-writes      Serve photod's write methods (favorites, albums, keywords, rescan) on
+                              photod.NAME.rpc too; NATS permissions then decide who may publish
+                              there. Without it they are refused (-32003 permissionDenied).
+          --rpc-workers N     Requests from NATS served at once (default 4, 1...64).
+          --rpc-timeout S     How long a request from NATS waits for photod (default 30 s).
           --creds FILE        NATS credentials (JWT and NKey seed), as nsc writes them.
           --tls-ca FILE       Connect with TLS, trusting the CA certificates in FILE.
           --check             Print what would be done, try photod and NATS, exit 0 when both answer.
+          --status            Ask the running bridge of NAME for its status over NATS and print it
+                              (--json: as the bridge sends it); exit 1 when no bridge answers.
           --version           Print the version.
           -h, --help          Show this help.
 
         The bridge keeps no state of its own: it resumes after the token of the last change set the
         stream holds for its subjects. Exit codes: 0 after SIGTERM (and for --check when both
-        answer), 1 for --check when one does not, 64 on a usage error. Two photods must not share a
+        answer), 1 for --check or --status when one does not, 64 on a usage error. Two photods must not share a
         NAME: their change sets would collide in the stream (the bridge says so when it sees the
         subject move under it).
         """
@@ -117,10 +138,16 @@ public struct BridgeOptions: Sendable {
             case "--creds": options.credentials = try value(arg)
             case "--tls-ca": options.caFile = try value(arg)
             case "--check": options.check = true
+            case "--status": options.statusQuery = true
+            case "--json": options.json = true
+            case "--allow-writes": options.allowWrites = true
+            case "--rpc-workers": options.rpcWorkers = try number(arg, 1...64)
+            case "--rpc-timeout": options.rpcTimeout = .seconds(try number(arg, 1...3_600))
             default: throw .usage(arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'")
             }
             i += 1
         }
+        if options.json && !options.statusQuery { throw .usage("--json goes with --status") }
         for url in options.servers.split(separator: ",") where !(url.hasPrefix("nats://") || url.hasPrefix("tls://")) {
             throw .usage("--nats: '\(url)' is not a nats:// or tls:// URL")
         }
@@ -131,4 +158,8 @@ public struct BridgeOptions: Sendable {
     public var changesSubject: String { "photod.\(name).changes" }
     /// The subject of resync events (the change sets from one token to another were not published).
     public var resyncSubject: String { "photod.\(name).resync" }
+    /// The subject of requests for photod's methods.
+    public var rpcSubject: String { "photod.\(name).rpc" }
+    /// The subject of requests for the bridge's status.
+    public var statusSubject: String { "photod.\(name).bridge.status" }
 }

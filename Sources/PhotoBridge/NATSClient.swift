@@ -113,9 +113,90 @@ public final class NATSClient: @unchecked Sendable {
         return UInt64(n)
     }
 
+    /// Subscribes to `subject`, for `NATSSubscription.next`; at most `maxPending` messages and
+    /// `maxPendingBytes` wait unread (beyond, nats.c drops them: their requesters time out).
+    public func subscribe(_ subject: String, queue: String? = nil, maxPending: Int = 1_000,
+                          maxPendingBytes: Int = 64 << 20) throws(NATSError) -> NATSSubscription {
+        var error = [CChar](repeating: 0, count: 512)
+        guard let sub = pn_subscribe(handle, subject, queue, Int32(maxPending), Int32(maxPendingBytes), &error, error.count) else {
+            throw NATSError(description: Self.text(error))
+        }
+        return NATSSubscription(sub, owner: self)
+    }
+
+    /// Publishes a core NATS message (a reply to a request): not stored, not acknowledged.
+    public func send(subject: String, payload: [UInt8], headers: [(String, String)] = []) throws(NATSError) {
+        var error = [CChar](repeating: 0, count: 512)
+        let names = headers.map { strdup($0.0) }, values = headers.map { strdup($0.1) }
+        defer { (names + values).forEach { free($0) } }
+        var namePointers = names.map { UnsafePointer<CChar>($0) }, valuePointers = values.map { UnsafePointer<CChar>($0) }
+        let rc = payload.withUnsafeBytes { bytes in
+            pn_send(handle, subject, bytes.baseAddress, Int32(bytes.count), &namePointers, &valuePointers, Int32(headers.count),
+                    &error, error.count)
+        }
+        guard rc == 0 else { throw NATSError(description: Self.text(error)) }
+    }
+
+    /// Sends a request and waits for its reply.
+    public func request(subject: String, payload: [UInt8], timeout: Duration = .seconds(5)) throws(NATSError) -> NATSMessage {
+        var error = [CChar](repeating: 0, count: 512)
+        var reply: OpaquePointer?
+        let rc = payload.withUnsafeBytes { bytes in
+            pn_request(handle, subject, bytes.baseAddress, Int32(bytes.count), Self.milliseconds(timeout), &reply, &error, error.count)
+        }
+        guard rc == 0, let reply else { throw NATSError(description: Self.text(error)) }
+        return NATSMessage(reply)
+    }
+
+    /// Waits until what is buffered has reached the server.
+    public func flush(timeout: Duration = .seconds(2)) -> Bool { pn_flush(handle, Self.milliseconds(timeout)) == 0 }
+
     static func milliseconds(_ d: Duration) -> Int64 { Int64(d / .milliseconds(1)) }
 
     static func text(_ buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// A subscription read by `next` (nats.c's synchronous subscription). Keeps its connection.
+public final class NATSSubscription: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private let owner: NATSClient
+
+    init(_ handle: OpaquePointer, owner: NATSClient) {
+        self.handle = handle
+        self.owner = owner
+    }
+
+    deinit { pn_unsubscribe(handle) }
+
+    /// The next message, or nil after `timeout` without one.
+    public func next(timeout: Duration) throws(NATSError) -> NATSMessage? {
+        var error = [CChar](repeating: 0, count: 512)
+        var message: OpaquePointer?
+        let rc = pn_next(handle, NATSClient.milliseconds(timeout), &message, &error, error.count)
+        guard rc >= 0 else { throw NATSError(description: NATSClient.text(error)) }
+        return rc == 1 ? message.map(NATSMessage.init) : nil
+    }
+}
+
+/// A message received, or a reply: subject, reply subject, payload and headers.
+public final class NATSMessage: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    deinit { pn_msg_free(handle) }
+
+    public var subject: String { String(cString: pn_msg_subject(handle)) }
+    /// Where the answer goes; nil for a message that is not a request.
+    public var reply: String? { pn_msg_reply(handle).map { String(cString: $0) } }
+
+    public var payload: [UInt8] {
+        var length: Int32 = 0
+        guard let data = pn_msg_data(handle, &length), length > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
+    public func header(_ name: String) -> String? { pn_msg_header(handle, name).map { String(cString: $0) } }
 }

@@ -10,8 +10,9 @@ public struct FeedError: Error, CustomStringConvertible, Sendable {
     public var description: String
 }
 
-/// One connection to photod's socket, read line by line (blocking): the bridge's subscription.
-final class PhotodFeed {
+/// One connection to photod's socket, read line by line (blocking): the bridge's subscription,
+/// and each of the connections that carry requests from NATS (`call`, with a deadline).
+final class PhotodFeed: @unchecked Sendable {  // used by one thread at a time (the pool hands it out)
     let socket: PathBytes
     private let fd: FileDescriptor
     /// Change sets are as long as they are: the framer's limit is far above any photod sends.
@@ -39,6 +40,27 @@ final class PhotodFeed {
 
     func close() { fd.close() }
 
+    /// Whether photod said something or hung up while the connection was idle: it closed or
+    /// is closing it (a pooled connection has no request waiting, so nothing else comes).
+    var isStale: Bool {
+        if !lines.isEmpty { return true }
+        var p = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) != 0
+    }
+
+    /// Reads and writes give up every 250 ms to look at a deadline (`call`).
+    func useDeadlines() { UnixSocket.setTimeout(fd, .milliseconds(250)) }
+
+    /// Sends one request line and returns photod's answer to it (the next line that is not a
+    /// notification), or throws when none came by `deadline` (`Monotonic.nanoseconds`).
+    func call(_ line: [UInt8], deadline: UInt64) throws(FeedError) -> [UInt8] {
+        try send(line + [0x0A], deadline: deadline)
+        while let answer = try nextLine(deadline: deadline) {
+            if RawJSON.member("method", in: answer) == nil { return answer }
+        }
+        throw FeedError(description: "photod closed the connection")
+    }
+
     enum Subscription {
         case subscribed(current: Int64)
         case expired(current: Int64)
@@ -61,8 +83,10 @@ final class PhotodFeed {
         throw FeedError(description: "photod closed the connection")
     }
 
-    func send(_ text: String) throws(FeedError) {
-        var bytes = Array(text.utf8)[...]
+    func send(_ text: String) throws(FeedError) { try send(Array(text.utf8), deadline: nil) }
+
+    func send(_ data: [UInt8], deadline: UInt64?) throws(FeedError) {
+        var bytes = data[...]
         while !bytes.isEmpty {
             let n: Int?
             do {
@@ -70,13 +94,16 @@ final class PhotodFeed {
             } catch {
                 throw FeedError(description: "cannot write to photod: \(error)")
             }
-            guard let n, n > 0 else { continue }
+            guard let n, n > 0 else {
+                try check(deadline)
+                continue
+            }
             bytes = bytes.dropFirst(n)
         }
     }
 
     /// The next line photod sent, or nil when the connection ended.
-    func nextLine() throws(FeedError) -> [UInt8]? {
+    func nextLine(deadline: UInt64? = nil) throws(FeedError) -> [UInt8]? {
         while lines.isEmpty {
             let n: Int?
             do {
@@ -84,12 +111,22 @@ final class PhotodFeed {
             } catch {
                 throw FeedError(description: "cannot read from photod: \(error)")
             }
-            guard let n else { continue }
+            guard let n else {
+                try check(deadline)
+                continue
+            }
             if n == 0 { return nil }
             for event in framer.append(buffer[0..<n]) {
                 if case .line(let line) = event { lines.append(line) }
             }
         }
         return lines.removeFirst()
+    }
+
+    /// A timeout that passed `deadline`.
+    static let timedOut = "photod did not answer in time"
+
+    private func check(_ deadline: UInt64?) throws(FeedError) {
+        if let deadline, Monotonic.nanoseconds >= deadline { throw FeedError(description: Self.timedOut) }
     }
 }

@@ -24,6 +24,9 @@ signal(SIGPIPE, SIG_IGN)
 if options.check {
     exit(BridgeCheck.run(options) ? 0 : 1)
 }
+if options.statusQuery {
+    exit(BridgeStatus.run(options) ? 0 : 1)
+}
 // SIGTERM and SIGINT: nothing is in flight that a restart would not redo (the stream deduplicates).
 for sig in [SIGTERM, SIGINT] {
     signal(sig) { _ in

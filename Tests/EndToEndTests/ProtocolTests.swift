@@ -28,14 +28,17 @@ final class RawClient {
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func readLine() throws -> JSONValue {
+    func readLine() throws -> JSONValue { try JSONValue.parse(readRawLine()) }
+
+    /// The next line's bytes, as photod sent them.
+    func readRawLine() throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while lines.isEmpty {
             let n = try buffer.withUnsafeMutableBytes { try fd.readSome(into: $0) }
             guard let n, n > 0 else { throw HarnessError("connection closed") }
             for case .line(let l) in framer.append(buffer[0..<n]) { lines.append(l) }
         }
-        return try JSONValue.parse(lines.removeFirst())
+        return lines.removeFirst()
     }
 }
 

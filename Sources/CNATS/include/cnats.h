@@ -55,4 +55,42 @@ int pn_get(pn_client *c, const char *stream, uint64_t seq, char **subject, char 
 /// The stream's last sequence (0 when empty), -2 when there is no such stream, or -1 and `err`.
 int64_t pn_last_seq(pn_client *c, const char *stream, char *err, size_t errlen);
 
+/// A message received on a subscription, or the reply to a request (nats.c's `natsMsg`).
+typedef struct pn_msg pn_msg;
+typedef struct pn_sub pn_sub;
+
+/// Subscribes to `subject` (in the queue group `queue` when not NULL), for pn_next. Pending
+/// messages are bounded by `max_pending` messages and `max_pending_bytes` (beyond: dropped,
+/// their requesters time out). NULL and `err` on failure.
+pn_sub *pn_subscribe(pn_client *c, const char *subject, const char *queue, int max_pending,
+                     int max_pending_bytes, char *err, size_t errlen);
+void pn_unsubscribe(pn_sub *s);
+
+/// The next message of `s`: 1 and `*m` (free it with pn_msg_free), 0 after `timeout_ms`
+/// without one, -1 and `err` when the subscription is closed or failed.
+int pn_next(pn_sub *s, int64_t timeout_ms, pn_msg **m, char *err, size_t errlen);
+
+const char *pn_msg_subject(pn_msg *m);
+/// The reply subject, or NULL (not a request).
+const char *pn_msg_reply(pn_msg *m);
+const void *pn_msg_data(pn_msg *m, int *len);
+/// A header's value, or NULL.
+const char *pn_msg_header(pn_msg *m, const char *name);
+void pn_msg_free(pn_msg *m);
+
+/// Publishes `data` with headers to `subject` (core NATS, not JetStream: a reply): 0, or -1
+/// and `err`.
+int pn_send(pn_client *c, const char *subject, const void *data, int len, const char **names,
+            const char **values, int count, char *err, size_t errlen);
+
+/// Sends a request and waits `timeout_ms` for its reply: 0 and `*reply`, -1 and `err`
+/// (pn_last_status is pn_status_no_responders when nobody serves the subject, pn_status_timeout
+/// when no reply came).
+int pn_request(pn_client *c, const char *subject, const void *data, int len, int64_t timeout_ms,
+               pn_msg **reply, char *err, size_t errlen);
+int pn_status_timeout(void);
+
+/// Flushes what is buffered to the server, waiting at most `timeout_ms`: 0 or -1.
+int pn_flush(pn_client *c, int64_t timeout_ms);
+
 #endif
