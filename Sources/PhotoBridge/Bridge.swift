@@ -38,7 +38,9 @@ public final class Bridge: Sendable {
         var inHand = false
         var natsUp = false
         var photodUp = false
-        var ready = false
+        /// When the last publish attempt began (`Monotonic.nanoseconds`): a retry loop waiting
+        /// out an outage is alive, an attempt that never returns is not.
+        var lastAttempt: UInt64 = 0
         /// When the last change set was acknowledged, and how long after photod committed it.
         var lastPublishedAt: Double?
         var lastLatencyMilliseconds: Double?
@@ -55,10 +57,19 @@ public final class Bridge: Sendable {
 
     /// Runs until the process is stopped.
     public func run() -> Never {
+        // Ready once running: the bridge waits for photod and NATS itself (STATUS= says which it
+        // waits for), so that neither being away holds up the boot or fails the start.
+        _ = notifier.notify("READY=1\nSTATUS=Connecting to photod (\(options.sockets.map(\.string).joined(separator: " or "))) "
+                            + "and NATS (\(options.servers))")
         startWatchdog()
         let server = RPCServer(options: options, logger: logger) { [self] client, pool in statusObject(client, pool) }
         rpc.withLock { $0 = server }
         server.start()
+        if options.rpcOnly {
+            _ = notifier.notify("STATUS=Serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads")); publishing nothing")
+            // The watchdog pings on: nothing is ever in hand.
+            while true { sleep(3600) }
+        }
         var nats: NATSClient?
         var backoff = Backoff()
         while true {
@@ -132,10 +143,7 @@ public final class Bridge: Sendable {
                 state.withLock { s in
                     s.lastToken = since ?? s.lastToken
                     s.subscribedAt = since ?? current
-                    if !s.ready {
-                        s.ready = true
-                        _ = notifier.notify("READY=1\nSTATUS=\(status(s))")
-                    }
+                    _ = notifier.notify("STATUS=\(status(s))")
                 }
                 if let next = try pump(feed, nats, after: since ?? current) {
                     since = next
@@ -193,7 +201,10 @@ public final class Bridge: Sendable {
         }
         var backoff = Backoff()
         while true {
-            let expected = state.withLock { $0.subjectSequence }
+            let expected = state.withLock { s in
+                s.lastAttempt = Monotonic.nanoseconds
+                return s.subjectSequence
+            }
             do {
                 let ack = try nats.publish(subject: options.changesSubject, payload: payload, headers: headers,
                                            expectingLastSubjectSequence: expected)
@@ -228,7 +239,10 @@ public final class Bridge: Sendable {
             } catch where error.isStreamMissing {
                 throw error
             } catch {
-                state.withLock { $0.natsUp = nats.isConnected }
+                state.withLock { s in
+                    s.natsUp = nats.isConnected
+                    _ = notifier.notify("STATUS=\(status(s))")
+                }
                 logOnce("publish", "cannot publish change set \(token): \(error); retrying")
                 backoff.wait()
             }
@@ -250,6 +264,7 @@ public final class Bridge: Sendable {
         defer { state.withLock { $0.inHand = false } }
         var backoff = Backoff()
         while true {
+            state.withLock { $0.lastAttempt = Monotonic.nanoseconds }
             do {
                 try nats.publish(subject: options.resyncSubject, payload: payload, headers: headers)
                 state.withLock { s in
@@ -321,7 +336,7 @@ public final class Bridge: Sendable {
         body["name"] = .string(options.name)
         body["version"] = .string(BridgeOptions.version)
         body["stream"] = .string(options.stream)
-        body["subject"] = .string(options.changesSubject)
+        body["subject"] = options.rpcOnly ? .null : .string(options.changesSubject)
         body["nats"] = .object(["connected": .bool(s.natsUp && (client?.isConnected ?? false)), "servers": .string(options.servers),
                                 "maxPayload": client.map { .int(Int64($0.maxPayload)) } ?? .null])
         body["photod"] = .object(["connected": .bool(photodToken != nil), "token": photodToken.map { .int($0) } ?? .null])
@@ -361,19 +376,18 @@ public final class Bridge: Sendable {
             + (s.natsUp ? "" : "; NATS unreachable, waiting") + (s.photodUp ? "" : "; photod unreachable, waiting")
     }
 
-    /// Watchdog pings while publishing moves or nothing is in hand.
+    /// Watchdog pings while nothing is in hand, or while the change set in hand is being tried
+    /// (published, or retried through an outage: an attempt began within the longest backoff
+    /// and publish timeout): a publish that hangs stops them.
     func startWatchdog() {
         guard let interval = notifier.watchdogInterval else { return }
         let thread = Thread { [self] in
             setThreadName("photod-nats-dog")
-            var lastPublished = -1
+            let stalled: UInt64 = 10_000_000_000  // 5 s of backoff, 2 s of publish timeout, and room
             while true {
                 Thread.sleep(forTimeInterval: Double(interval / .milliseconds(1)) / 2000)
-                let (moved, idle) = state.withLock { s -> (Bool, Bool) in
-                    defer { lastPublished = s.published }
-                    return (s.published != lastPublished, !s.inHand)
-                }
-                if moved || idle { _ = notifier.notify("WATCHDOG=1") }
+                let alive = state.withLock { s in !s.inHand || Monotonic.nanoseconds - s.lastAttempt < stalled }
+                if alive { _ = notifier.notify("WATCHDOG=1") }
             }
         }
         thread.start()

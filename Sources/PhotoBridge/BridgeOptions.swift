@@ -18,6 +18,8 @@ public struct BridgeOptions: Sendable {
     public var credentials: String?
     /// `--tls-ca FILE`: the CA that signed the servers' certificates (turns TLS on).
     public var caFile: String?
+    /// `--config FILE`: where settings were read from.
+    public var configFile: String?
     /// `--check`: say what would be done, try both ends, exit.
     public var check = false
     /// `--status`: ask the running bridge of `name` for its status over NATS, print it, exit.
@@ -26,6 +28,9 @@ public struct BridgeOptions: Sendable {
     public var json = false
     /// `--allow-writes`: photod's write methods are served on the rpc subject too.
     public var allowWrites = false
+    /// `--rpc-only`: serve the rpc and status subjects, publish nothing (a second bridge of one
+    /// photod, under another name, for the clients NATS lets write).
+    public var rpcOnly = false
     /// `--rpc-workers N`: requests from NATS served at once.
     public var rpcWorkers = 4
     /// `--rpc-timeout S`: how long a request from NATS waits for photod.
@@ -65,10 +70,16 @@ public struct BridgeOptions: Sendable {
           --allow-writes      Serve photod's write methods (favorites, albums, keywords, rescan) on
                               photod.NAME.rpc too; NATS permissions then decide who may publish
                               there. Without it they are refused (-32003 permissionDenied).
+          --rpc-only          Publish nothing: only serve photod.NAME.rpc and its status. With
+                              --allow-writes, a second bridge of the same photod under another
+                              NAME, for the clients NATS lets write (docs/DISTRIBUTED.md).
           --rpc-workers N     Requests from NATS served at once (default 4, 1...64).
           --rpc-timeout S     How long a request from NATS waits for photod (default 30 s).
           --creds FILE        NATS credentials (JWT and NKey seed), as nsc writes them.
           --tls-ca FILE       Connect with TLS, trusting the CA certificates in FILE.
+          --config FILE       Read settings from FILE first (photod-nats.conf: "key = value" lines,
+                              the long options above without "--"; allow-writes = yes|no); the
+                              command line's options win.
           --check             Print what would be done, try photod and NATS, exit 0 when both answer.
           --status            Ask the running bridge of NAME for its status over NATS and print it
                               (--json: as the bridge sends it); exit 1 when no bridge answers.
@@ -104,8 +115,49 @@ public struct BridgeOptions: Sendable {
         return isValidName(name) ? name : "photod"
     }
 
+    /// The keys of `/etc/photod/photod-nats.conf` (`--config FILE`): the long options that take
+    /// a value, and `allow-writes = yes|no`, `rpc-only = yes|no`.
+    public static let configKeys = ["socket", "nats", "name", "stream", "duplicate-window", "replicas", "max-age",
+                                    "allow-writes", "rpc-only", "rpc-workers", "rpc-timeout", "creds", "tls-ca"].map { ConfigFile.Key(name: $0) }
+
+    /// `--config FILE`'s settings as arguments, put before the command line's (which win).
+    static func configArguments(_ file: String) throws(ParseOutcome) -> [String] {
+        let path = DefaultPaths.absolute(file)
+        let text: String
+        do {
+            text = try String(decoding: FileDescriptor.readAll(path), as: UTF8.self)
+        } catch {
+            throw .usage("cannot read the configuration file \(path): \(error)")
+        }
+        do {
+            return try ConfigFile.entries(text: text, keys: configKeys).flatMap { entry throws(ParseOutcome) -> [String] in
+                guard entry.key == "allow-writes" || entry.key == "rpc-only" else { return entry.arguments }
+                switch entry.value.lowercased() {
+                case "yes", "true", "on", "1": return ["--" + entry.key]
+                case "no", "false", "off", "0": return []
+                default: throw .usage("\(path): line \(entry.line): '\(entry.key)' must be yes or no (got '\(entry.value)')")
+                }
+            }
+        } catch let error as ConfigFile.ParseError {
+            throw .usage("\(path): \(error)")
+        } catch let error as ParseOutcome {
+            throw error
+        } catch {
+            throw .usage("\(path): \(error)")
+        }
+    }
+
     public static func parse(_ arguments: [String], environment: [String: String]) throws(ParseOutcome) -> BridgeOptions {
         var options = BridgeOptions(sockets: DefaultPaths(environment: environment).clientSockets, name: hostName())
+        var arguments = arguments
+        if let at = arguments.firstIndex(of: "--config") {
+            guard at + 1 < arguments.count, !arguments[at + 1].isEmpty else { throw .usage("--config needs a value") }
+            let file = arguments[at + 1]
+            arguments.removeSubrange(at...(at + 1))
+            guard !arguments.contains("--config") else { throw .usage("--config may be given once") }
+            options.configFile = file
+            arguments = try configArguments(file) + arguments
+        }
         var i = 0
         func value(_ flag: String) throws(ParseOutcome) -> String {
             i += 1
@@ -141,6 +193,7 @@ public struct BridgeOptions: Sendable {
             case "--status": options.statusQuery = true
             case "--json": options.json = true
             case "--allow-writes": options.allowWrites = true
+            case "--rpc-only": options.rpcOnly = true
             case "--rpc-workers": options.rpcWorkers = try number(arg, 1...64)
             case "--rpc-timeout": options.rpcTimeout = .seconds(try number(arg, 1...3_600))
             default: throw .usage(arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'")

@@ -11,7 +11,7 @@ import Glibc
 public enum RPCPolicy {
     /// Read methods: served to whoever may publish on `photod.<name>.rpc`.
     public static let reads: Set<String> = [
-        "rpc.hello", "library.status", "library.errors", "assets.fetch", "assets.fetchIDs", "moments.fetch",
+        "rpc.hello", "library.status", "library.errors", "assets.fetch", "assets.fetchIDs", "assets.get", "moments.fetch",
         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch", "userAlbums.fetch",
         "collections.assets", "changes.currentToken", "changes.since", "images.request", "images.startCaching",
         "images.stopCaching",
@@ -92,28 +92,7 @@ final class RPCServer: Sendable {
             var backoff = Backoff()
             while true {
                 do {
-                    let client = try NATSClient(urls: options.servers, name: "photod-nats \(options.name) rpc",
-                                                credentials: options.credentials, caFile: options.caFile)
-                    let requests = try client.subscribe(options.rpcSubject, queue: "photod-nats")
-                    let statuses = try client.subscribe(options.statusSubject)
-                    _ = client.flush()  // the server knows both subscriptions before "serving" is said
-                    nats.withLock { $0 = client }
-                    logger.notice("serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads only"), "
-                                  + "\(options.rpcWorkers) workers) and \(options.statusSubject)")
-                    let statusThread = Thread { [self] in
-                        setThreadName("photod-nats-sts")
-                        serve(statuses, client) { message in answerStatus(message, client) }
-                    }
-                    statusThread.start()
-                    serve(requests, client) { message in
-                        workers.wait()
-                        DispatchQueue.global().async { [self] in
-                            defer { workers.signal() }
-                            answer(message, client)
-                        }
-                    }
-                    // nats.c closed the subscription (the connection is gone for good).
-                    nats.withLock { $0 = nil }
+                    try serveConnection()
                 } catch {
                     logger.warning("cannot serve \(options.rpcSubject): \(error); retrying")
                 }
@@ -121,6 +100,34 @@ final class RPCServer: Sendable {
             }
         }
         thread.start()
+    }
+
+    /// One connection to NATS: subscribes to both subjects and serves them until nats.c closes
+    /// the subscription (the connection gone for good). A function of its own: with this body
+    /// inline in `start`'s thread closure, the release build's optimizer never finished (Swift
+    /// 6.3.1).
+    private func serveConnection() throws(NATSError) {
+        let client = try NATSClient(urls: options.servers, name: "photod-nats \(options.name) rpc",
+                                    credentials: options.credentials, caFile: options.caFile)
+        let requests = try client.subscribe(options.rpcSubject, queue: "photod-nats")
+        let statuses = try client.subscribe(options.statusSubject)
+        _ = client.flush()  // the server knows both subscriptions before "serving" is said
+        nats.withLock { $0 = client }
+        logger.notice("serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads only"), "
+                      + "\(options.rpcWorkers) workers) and \(options.statusSubject)")
+        let statusThread = Thread { [self] in
+            setThreadName("photod-nats-sts")
+            serve(statuses, client) { message in answerStatus(message, client) }
+        }
+        statusThread.start()
+        serve(requests, client) { message in
+            workers.wait()
+            DispatchQueue.global().async { [self] in
+                defer { workers.signal() }
+                answer(message, client)
+            }
+        }
+        nats.withLock { $0 = nil }
     }
 
     /// Hands each message of `subscription` to `body` until the subscription ends.

@@ -35,6 +35,33 @@ extension Methods {
         return .object(o)
     }
 
+    /// `assets.get` `{"ids": [1–1000 asset ids], "includeHidden"?}` → `{"assets", "missing",
+    /// "token"}`: the records of these assets, in the order asked (repeats once), from one
+    /// snapshot; `missing` the ids that are not in the library now (unknown, purged, in Recently
+    /// Deleted, or hidden without `includeHidden`). PhotoKit's `fetchAssets(withLocalIdentifiers:)`:
+    /// what a client that follows change sets reads for the ids a change set names.
+    func getAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["ids", "includeHidden"])
+        let texts = try p.stringArray("ids", maxCount: WireLimits.maxPageSize)
+        guard !texts.isEmpty else { throw .invalidParams("'ids' must name at least one asset", param: "ids") }
+        var ids: [AssetID] = []
+        var seen = Set<String>()
+        for text in texts where seen.insert(text).inserted {
+            guard let id = AssetID(rawValue: text) else {
+                throw .invalidParams("'\(text)' is not an asset id (they look like a_3ocnwoznuaa7slhsdfeq)", param: "ids")
+            }
+            ids.append(id)
+        }
+        let includeHidden = try p.bool("includeHidden", default: false)
+        let (found, token) = try snapshot { r in try r.assets(ids: ids, includeHidden: includeHidden) }
+        let byID = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var o = JSONObject()
+        o["assets"] = .array(ids.compactMap { byID[$0].map { WireMapping.asset($0, offline: offlineRoots) } })
+        o["missing"] = .array(ids.filter { byID[$0] == nil }.map { .string($0.rawValue) })
+        o["token"] = .int(token)
+        return .object(o)
+    }
+
     /// The asset scope of a collection id (a moment, folder album, smart album or user album),
     /// as `collections.assets` resolves it: a collection list is `invalidParams` (it holds
     /// collections, not assets), an id of no known form is `notFound`.

@@ -30,6 +30,7 @@ struct Methods: Sendable {
             "library.errors": { p, _ throws(RPCError) in try errors(p) },
             "assets.fetch": { p, _ throws(RPCError) in try fetchAssets(p) },
             "assets.fetchIDs": { p, _ throws(RPCError) in try fetchIDs(p) },
+            "assets.get": { p, _ throws(RPCError) in try getAssets(p) },
             "moments.fetch": { p, _ throws(RPCError) in try fetchMoments(p) },
             "momentLists.fetch": { p, _ throws(RPCError) in try fetchMomentLists(p) },
             "albums.fetch": { p, _ throws(RPCError) in try fetchAlbums(p) },
@@ -48,7 +49,7 @@ struct Methods: Sendable {
     static let names = ["rpc.hello", "library.status", "library.errors", "assets.fetch", "moments.fetch",
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
-                        "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "images.request", "images.cancel",
+                        "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "assets.get", "images.request", "images.cancel",
                         "images.startCaching", "images.stopCaching"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that

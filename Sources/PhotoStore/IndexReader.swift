@@ -156,6 +156,20 @@ public struct IndexReader {
         return try attachResources([row]).first
     }
 
+    /// The assets of `ids` that are in the library: not in Recently Deleted, and hidden ones only
+    /// with `includeHidden` (PhotoKit's `fetchAssets(withLocalIdentifiers:)`). In no order.
+    public func assets(ids: [AssetID], includeHidden: Bool) throws(StoreError) -> [Asset] {
+        guard !ids.isEmpty else { return [] }
+        let s = try db.statement("""
+            SELECT \(AssetColumns.select) FROM assets a WHERE a.id IN (SELECT value FROM json_each(:ids))
+            AND a.deleted_at IS NULL AND (a.is_hidden = 0 OR :hidden = 1)
+            """)
+        // Asset ids are [a-z0-9_]: nothing to escape in the JSON array.
+        s.bind(":ids", to: "[" + ids.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]")
+        s.bind(":hidden", to: includeHidden ? 1 : 0)
+        return try attachResources(try AssetColumns.decodeAll(s))
+    }
+
     func attachResources(_ rows: [(pk: Int64, asset: Asset)]) throws(StoreError) -> [Asset] {
         guard !rows.isEmpty else { return [] }
         var byPK: [Int64: [Resource]] = [:]

@@ -22,18 +22,29 @@ final class NATSServerProcess {
 
     /// Extra lines of the server's configuration file (`max_payload: 65536`).
     let configuration: String?
+    /// More command-line arguments (a cluster's).
+    let arguments: [String]
 
-    init(store: TemporaryDirectory, configuration: String? = nil) throws {
+    /// Added to the server's environment (the configuration's `$VARIABLES`).
+    let environment: [String: String]
+
+    init(store: TemporaryDirectory, configuration: String? = nil, port: Int? = nil, arguments: [String] = [],
+         environment: [String: String] = [:], wait: Bool = true, probe: String? = nil) throws {
         self.store = store
         self.configuration = configuration
-        port = try Self.freePort()
-        try start()
+        self.arguments = arguments
+        self.environment = environment
+        self.probe = probe
+        self.port = try port ?? Self.freePort()
+        try start(wait: wait)
     }
 
     var url: String { "nats://127.0.0.1:\(port)" }
+    /// The URL the start-up probe connects with (one with a user, when the server wants one).
+    let probe: String?
 
     /// Starts it (again) on the same port and store, and waits until it takes connections.
-    func start() throws {
+    func start(wait: Bool = true) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.path)
         p.arguments = ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store.path.string]
@@ -41,12 +52,17 @@ final class NATSServerProcess {
             _ = try store.write("server.conf", Array(configuration.utf8))
             p.arguments! += ["-c", store("server.conf").string]
         }
+        p.arguments! += arguments
+        if !environment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
         process = p
+        guard wait else { return }
         let deadline = TestTime.deadline(.seconds(20))
-        while (try? NATSClient(urls: url, name: "probe")) == nil {
+        while (try? NATSClient(urls: probe ?? url, name: "probe")) == nil {
             if ContinuousClock.now >= deadline { throw HarnessError("nats-server did not come up on \(port)") }
             usleep(50_000)
         }
@@ -118,6 +134,16 @@ final class BridgeProcess {
     }
 
     deinit { kill9() }
+}
+
+/// The fleet consumer example (clients/nats/photod_fleet.py) and the Python with nats-py it
+/// needs (`scripts/install-deps --tests` makes .build/nats-venv).
+enum FleetConsumer {
+    static let python = TestPaths.packageRoot.appendingPathComponent(".build/nats-venv/bin/python3")
+    static let script = TestPaths.packageRoot.appendingPathComponent("clients/nats/photod_fleet.py")
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: python.path) && NATSServerProcess.available
+    }
 }
 
 @Suite("The NATS bridge, end to end (real nats-server)", .serialized,
@@ -379,6 +405,273 @@ struct BridgeEndToEndTests {
         let written = try askJSON(favorite, "photod.writer.rpc")
         #expect(written["result"]?["updated"]?.arrayValue == [.string(one)], "\(written)")
         #expect(try daemon.call("assets.fetch", ["predicate": "isFavorite == true"])["total"]?.intValue == 1)
+        _ = daemon.stop()
+    }
+
+    @Test("A 3-node JetStream cluster on loopback, the stream on 3 replicas: a node killed during a burst loses nothing")
+    func cluster() throws {
+        let lib = try TemporaryDirectory("nats-cluster-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("nats-cluster")
+        defer { state.remove() }
+        let stores = try (0..<3).map { try TemporaryDirectory("nats-cluster-node\($0)") }
+        defer { stores.forEach { $0.remove() } }
+        let ports = try (0..<3).map { _ in try NATSServerProcess.freePort() }
+        let routes = try (0..<3).map { _ in try NATSServerProcess.freePort() }
+        let nodes = try (0..<3).map { i in
+            try NATSServerProcess(store: stores[i], port: ports[i], arguments: [
+                "--server_name", "n\(i)", "--cluster_name", "photod-test",
+                "--cluster", "nats://127.0.0.1:\(routes[i])",
+                "--routes", routes.enumerated().filter { $0.offset != i }.map { "nats://127.0.0.1:\($0.element)" }.joined(separator: ","),
+            ], wait: false)
+        }
+        for node in nodes {
+            let up = TestTime.deadline(.seconds(20))
+            while (try? NATSClient(urls: node.url, name: "probe")) == nil {
+                if ContinuousClock.now >= up { throw HarnessError("node \(node.port) did not come up") }
+                usleep(50_000)
+            }
+        }
+        let urls = nodes.map(\.url).joined(separator: ",")
+        _ = try lib.write("a/0.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let start = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        // The cluster elects its JetStream leader in a few seconds; until then making the stream
+        // fails and the bridge tries again.
+        let bridge = try BridgeProcess(socket: daemon.socket, nats: urls, name: "cl", state: state, arguments: ["--replicas", "3"])
+        try bridge.waitSubscribed()
+
+        // A burst: 30 batches of files, one node killed after the tenth.
+        var killed: NATSServerProcess?
+        for batch in 0..<30 {
+            for i in 0..<5 { _ = try lib.write("b/\(batch)-\(i).jpg", Library.jpeg(date: "2021:02:01 10:\(batch):0\(i)")) }
+            if batch == 10 {
+                killed = nodes[Int.random(in: 0..<3)]
+                killed?.kill9()
+            }
+            usleep(30_000)
+        }
+        try daemon.waitForIdle()
+        let alive = try #require(nodes.first { $0 !== killed })
+        let nats = try NATSClient(urls: alive.url, name: "test")
+        let caughtUp = TestTime.deadline(.seconds(90))
+        let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        var got: [Int64] = []
+        while got.last ?? -1 < current {
+            if ContinuousClock.now >= caughtUp { throw HarnessError("the stream reached \(got.last ?? -1) of \(current); bridge log:\n\(bridge.log)") }
+            got = (try? Self.messages(nats, subject: "photod.cl.changes").map(\.token)) ?? []
+            usleep(100_000)
+        }
+        #expect(got == Array((start + 1)...current), "\(got); bridge log:\n\(bridge.log)")
+        #expect(current - start >= 5, "the burst made \(current - start) change sets")
+        // Three replicas: with the killed node back (and caught up), another node may go and
+        // every message is still there, served by the two that are left.
+        try killed?.start()
+        sleep(3)
+        let second = try #require(nodes.first { $0 !== killed && $0 !== alive })
+        second.kill9()
+        let remaining = try NATSClient(urls: [alive, killed!].map(\.url).joined(separator: ","), name: "test-after")
+        let replicated = TestTime.deadline(.seconds(60))
+        while (try? Self.messages(remaining, subject: "photod.cl.changes").map(\.token)) != got {
+            if ContinuousClock.now >= replicated { throw HarnessError("after a second node went, the stream is not whole") }
+            usleep(200_000)
+        }
+        _ = daemon.stop()
+    }
+
+    /// Every asset of a photod (hidden ones too) as the fleet view keeps them: id → (path, favorite).
+    static func library(_ daemon: DaemonProcess) throws -> [String: String] {
+        var out: [String: String] = [:]
+        var offset: Int64? = 0
+        while let o = offset {
+            let page = try daemon.call("assets.fetch", ["includeHidden": true, "includeAllBurstAssets": true, "limit": 1000, "offset": .int(o)])
+            for a in page["assets"]?.arrayValue ?? [] {
+                out[a["id"]?.stringValue ?? ""] = "\(a["path"]?.stringValue ?? "") favorite=\(a["isFavorite"]?.boolValue ?? false)"
+            }
+            offset = page["nextOffset"]?.int64Value
+        }
+        return out
+    }
+
+    @Test("Two photods into one stream: the Python fleet consumer's merged view equals both libraries, across its own kill -9 and a resync",
+          .enabled(if: FleetConsumer.available, "nats-py is not installed in .build/nats-venv (scripts/install-deps --tests installs it)"))
+    func fleet() throws {
+        let store = try TemporaryDirectory("fleet-store")
+        defer { store.remove() }
+        let work = try TemporaryDirectory("fleet")
+        defer { work.remove() }
+        let server = try NATSServerProcess(store: store)
+        var libs: [TemporaryDirectory] = [], states: [TemporaryDirectory] = []
+        var daemons: [DaemonProcess] = [], bridges: [BridgeProcess] = []
+        defer { libs.forEach { $0.remove() }; states.forEach { $0.remove() } }
+        let names = ["lib-a", "lib-b"]
+        for (n, name) in names.enumerated() {
+            let lib = try TemporaryDirectory("fleet-\(name)")
+            libs.append(lib)
+            for i in 0..<(3 + n) { _ = try lib.write("x/\(i).jpg", Library.jpeg(date: "2020:0\(n + 1):0\(i + 1) 10:00:00")) }
+            let state = try TemporaryDirectory("fleet-state-\(name)")
+            states.append(state)
+            let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+            try daemon.waitForIdle()
+            daemons.append(daemon)
+            let bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: name, state: state)
+            try bridge.waitSubscribed()
+            bridges.append(bridge)
+            // A first change set, so that the library is in the stream when the consumer starts.
+            _ = try lib.write("x/first.jpg", Library.jpeg(date: "2020:0\(n + 1):20 10:00:00"))
+            try daemon.waitForIdle()
+        }
+        let nats = try NATSClient(urls: server.url, name: "test")
+        func caughtUp() throws {
+            for (n, name) in names.enumerated() { try Self.waitCaughtUp(nats, daemon: daemons[n], subject: "photod.\(name).changes") }
+        }
+        try caughtUp()
+        let view = work("view.json").string
+        func consumer(idle: Int) throws -> Process {
+            let p = Process()
+            p.executableURL = FleetConsumer.python
+            p.arguments = [FleetConsumer.script.path, "--nats", server.url, "--durable", "test-fleet", "--state", view,
+                           "--idle-exit", String(idle)]
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: work("consumer.log").string, isDirectory: false))
+            log.seekToEndOfFile()
+            p.standardOutput = log
+            p.standardError = log
+            try p.run()
+            return p
+        }
+        _ = try work.write("consumer.log", [])
+        func consumerLog() -> String { (try? String(contentsOfFile: work("consumer.log").string, encoding: .utf8)) ?? "" }
+        func merged() throws -> [String: [String: String]] {
+            let data = try FileDescriptor.readAll(PathBytes(view), limit: 1 << 26)
+            var out: [String: [String: String]] = [:]
+            for (name, library) in try JSONValue.parse(data)["libraries"]?.objectValue ?? [:] {
+                var assets: [String: String] = [:]
+                for (id, a) in library["assets"]?.objectValue ?? [:] {
+                    assets[id] = "\(a["path"]?.stringValue ?? "") favorite=\(a["isFavorite"]?.boolValue ?? false)"
+                }
+                out[name] = assets
+            }
+            return out
+        }
+        func expected() throws -> [String: [String: String]] {
+            Dictionary(uniqueKeysWithValues: try names.enumerated().map { ($0.element, try Self.library(daemons[$0.offset])) })
+        }
+
+        // First run: both libraries read whole; then changes in both while it follows them.
+        var running = try consumer(idle: 600)
+        let started = TestTime.deadline(.seconds(60))
+        while !consumerLog().contains("following PHOTOD") {
+            if ContinuousClock.now >= started || !running.isRunning { throw HarnessError("the consumer did not start:\n\(consumerLog())") }
+            usleep(50_000)
+        }
+        for (n, lib) in libs.enumerated() {
+            for i in 0..<4 { _ = try lib.write("y/\(i).jpg", Library.jpeg(date: "2021:0\(n + 1):0\(i + 1) 12:00:00")) }
+            try daemons[n].waitForIdle()
+            let some = try #require(try daemons[n].allAssets().first?["id"]?.stringValue)
+            _ = try daemons[n].call("assets.setFavorite", ["ids": [.string(some)], "favorite": true])
+            try FileManager.default.moveItem(atPath: lib("y/0.jpg").string, toPath: lib("y/moved.jpg").string)
+        }
+        for daemon in daemons { try daemon.waitForIdle() }
+        try caughtUp()
+        // Killed while it works, changes meanwhile, started again: its durable consumer resumes.
+        usleep(300_000)
+        Glibc.kill(running.processIdentifier, SIGKILL)
+        running.waitUntilExit()
+        for (n, lib) in libs.enumerated() {
+            try FileManager.default.removeItem(atPath: lib("x/0.jpg").string)
+            _ = try lib.write("z/new.jpg", Library.jpeg(date: "2022:0\(n + 1):01 12:00:00"))
+            try daemons[n].waitForIdle()
+        }
+        try caughtUp()
+        running = try consumer(idle: 3)
+        running.waitUntilExit()
+        #expect(try merged() == (try expected()), "the merged view after a kill -9 and a restart:\n\(consumerLog())")
+
+        // A resync: lib-a's bridge away while more change sets are made than photod then keeps.
+        bridges[0].kill9()
+        let before = try #require(try daemons[0].call("changes.currentToken")["token"]?.int64Value)
+        let count = try daemons[0].allAssets().count
+        for i in 0..<4 {
+            _ = try libs[0].write("w/\(i).jpg", Library.jpeg(date: "2023:01:0\(i + 1) 12:00:00"))
+            try daemons[0].waitForAssets(count + i + 1)
+        }
+        #expect(daemons[0].stop() == 0)
+        daemons[0] = try DaemonProcess(libraries: [libs[0].path], state: states[0], arguments: ["--journal-max-changes", "1"])
+        try daemons[0].waitForIdle()
+        let pruned = TestTime.deadline(.seconds(30))
+        while (try daemons[0].call("changes.currentToken")["oldestToken"]?.int64Value ?? 0) <= before + 1 {
+            if ContinuousClock.now >= pruned { throw HarnessError("photod did not prune its journal") }
+            usleep(20_000)
+        }
+        bridges[0] = try BridgeProcess(socket: daemons[0].socket, nats: server.url, name: "lib-a", state: states[0])
+        let resynced = TestTime.deadline(.seconds(30))
+        while try Self.messages(nats, subject: "photod.lib-a.resync").isEmpty {
+            if ContinuousClock.now >= resynced { throw HarnessError("no resync event:\n\(bridges[0].log)") }
+            usleep(50_000)
+        }
+        running = try consumer(idle: 3)
+        running.waitUntilExit()
+        #expect(consumerLog().contains("lib-a: read whole (resync: tokenExpired)"), "\(consumerLog())")
+        #expect(try merged() == (try expected()), "the merged view after a resync:\n\(consumerLog())")
+        #expect(try merged().keys.sorted() == names)
+        for daemon in daemons { _ = daemon.stop() }
+    }
+
+    @Test("docs/DISTRIBUTED.md's authorization recipe, as printed: the bridges under their user, a gallery that reads but cannot reach the writing bridge, a tagger that writes")
+    func authorizationRecipe() throws {
+        let doc = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("docs/DISTRIBUTED.md"), encoding: .utf8)
+        let start = try #require(doc.range(of: "<!-- example: nats-authorization -->\n```\n"), "no example in docs/DISTRIBUTED.md")
+        let rest = doc[start.upperBound...]
+        let recipe = String(rest[..<(try #require(rest.range(of: "```"))).lowerBound])
+        // An administrator besides the recipe's users, for the test's own look at the stream.
+        let configuration = recipe.replacingOccurrences(of: "users = [", with: "users = [\n    {user: admin, password: $ADMIN_PASS}")
+        let lib = try TemporaryDirectory("nats-auth-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("nats-auth")
+        defer { state.remove() }
+        let store = try TemporaryDirectory("nats-auth-store")
+        defer { store.remove() }
+        _ = try lib.write("1.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
+        let passwords = ["BRIDGE_PASS": "b-\(UInt32.random(in: 0 ... .max))", "GALLERY_PASS": "g-\(UInt32.random(in: 0 ... .max))",
+                         "TAGGER_PASS": "t-\(UInt32.random(in: 0 ... .max))", "ADMIN_PASS": "a-\(UInt32.random(in: 0 ... .max))"]
+        let port = try NATSServerProcess.freePort()
+        func url(_ user: String) -> String { "nats://\(user):\(passwords[user.uppercased() + "_PASS"]!)@127.0.0.1:\(port)" }
+        let server = try NATSServerProcess(store: store, configuration: configuration, port: port, environment: passwords,
+                                           probe: url("admin"))
+        _ = server
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let reader = try BridgeProcess(socket: daemon.socket, nats: url("bridge"), name: "home", state: state)
+        let writer = try BridgeProcess(socket: daemon.socket, nats: url("bridge"), name: "home-w", state: state,
+                                       arguments: ["--allow-writes", "--rpc-only"])
+        try reader.waitSubscribed()
+        try reader.waitServing()
+        try writer.waitServing()
+        // The reading bridge publishes under its restricted user.
+        _ = try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
+        try daemon.waitForIdle()
+        let admin = try NATSClient(urls: url("admin"), name: "admin")
+        try Self.waitCaughtUp(admin, daemon: daemon, subject: "photod.home.changes")
+        #expect(try Self.messages(admin, subject: "photod.home-w.changes").isEmpty, "--rpc-only publishes nothing")
+
+        let one = try #require(try daemon.allAssets().first?["id"]?.stringValue)
+        let read = Array(#"{"jsonrpc":"2.0","id":1,"method":"assets.fetch","params":{"limit":1}}"#.utf8)
+        let write = Array(#"{"jsonrpc":"2.0","id":2,"method":"assets.addKeywords","params":{"ids":["\#(one)"],"source":"tagger","keywords":["dog"]}}"#.utf8)
+        let gallery = try NATSClient(urls: url("gallery"), name: "gallery")
+        #expect(try JSONValue.parse(gallery.request(subject: "photod.home.rpc", payload: read).payload)["result"]?["assets"] != nil)
+        #expect(try JSONValue.parse(gallery.request(subject: "photod.home.rpc", payload: write).payload)["error"]?["code"]?.intValue == -32003)
+        #expect(throws: NATSError.self, "the gallery may not publish on the writing bridge's subject") {
+            try gallery.request(subject: "photod.home-w.rpc", payload: write, timeout: .seconds(2))
+        }
+        let tagger = try NATSClient(urls: url("tagger"), name: "tagger")
+        let tagged = try JSONValue.parse(tagger.request(subject: "photod.home-w.rpc", payload: write).payload)
+        #expect(tagged["result"]?["updated"]?.arrayValue == [.string(one)], "\(tagged)")
+        #expect(try daemon.call("assets.fetch", ["predicate": "keywords CONTAINS \"dog\""])["total"]?.intValue == 1)
+        // Nobody but the bridge may publish change sets.
+        #expect(throws: NATSError.self) {
+            try tagger.publish(subject: "photod.home.changes", payload: Array("{}".utf8), headers: [], timeout: .seconds(2))
+        }
         _ = daemon.stop()
     }
 }

@@ -267,6 +267,46 @@ struct ClientEndToEndTests {
         }
         #expect(daemon.stop() == 0)
     }
+
+    @Test("assets.get: records by id in the order asked, hidden only when asked, Recently Deleted and unknown ids missing")
+    func getByID() throws {
+        let lib = try TemporaryDirectory("get-lib")
+        defer { lib.remove() }
+        for i in 0..<4 { try lib.write("p\(i).jpg", Library.jpeg(date: "2021:06:0\(1 + i) 09:00:00", width: 100 + i)) }
+        let state = try TemporaryDirectory("get")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let c = try daemon.connect()
+        let records = try #require(try c.call("assets.fetch", ["sort": "pixelWidth"])["assets"]?.arrayValue)
+        let ids = records.compactMap { $0["id"]?.stringValue }
+        let unknown = "a_aaaaaaaaaaaaaaaaaaaa"
+        let got = try c.call("assets.get", ["ids": .array([ids[2], ids[0], unknown, ids[2]].map { .string($0) })])
+        #expect(got["assets"]?.arrayValue == [records[2], records[0]], "the records as assets.fetch gives them, in the order asked")
+        #expect(got["missing"] == [.string(unknown)])
+        #expect(got["token"] == (try c.call("changes.currentToken")["token"]))
+        _ = try c.call("assets.setHidden", ["ids": [.string(ids[1])], "hidden": true])
+        #expect(try c.call("assets.get", ["ids": [.string(ids[1])]])["missing"] == [.string(ids[1])])
+        #expect(try c.call("assets.get", ["ids": [.string(ids[1])], "includeHidden": true])["assets"]?.arrayValue?.count == 1)
+        try FileManager.default.removeItem(atPath: lib("p3.jpg").string)
+        try daemon.waitForIdle()
+        let deadline = TestTime.deadline(.seconds(20))
+        while try c.call("assets.get", ["ids": [.string(ids[3])]])["missing"] != [.string(ids[3])] {
+            if ContinuousClock.now >= deadline { throw HarnessError("a deleted file's asset is still answered") }
+            usleep(50_000)
+        }
+        for params: JSONObject in [["ids": []], ["ids": ["nope"]], ["ids": .array((0...1000).map { _ in .string(unknown) })],
+                                   ["ids": [.string(unknown)], "limit": 3]] {
+            do throws(ClientError) {
+                _ = try c.call("assets.get", params)
+                Issue.record("assets.get \(params) succeeded")
+            } catch {
+                guard case .rpc(let e) = error else { throw error }
+                #expect(e.errorCode == .invalidParams, "\(params)")
+            }
+        }
+        #expect(daemon.stop() == 0)
+    }
 }
 
 /// Waits until the daemon logged as many disconnections as connections.

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoDaemon
+import PhotoSystem
 import PhotoTesting
 import Testing
 

@@ -1,5 +1,6 @@
-/// photod's configuration file (`/etc/photod/photod.conf`, read with `--config FILE`): one
-/// `key = value` per line, the keys being photod's long option names without `--`.
+/// The configuration files of photod and photod-nats (`/etc/photod/photod.conf`,
+/// `/etc/photod/photod-nats.conf`, read with `--config FILE`): one `key = value` per line, the
+/// keys being the program's long option names without `--` (each program lists its `keys`).
 ///
 /// ```
 /// # comments start with '#', blank lines are ignored
@@ -8,8 +9,8 @@
 /// timezone = Europe/Berlin
 /// ```
 ///
-/// The file only turns into arguments (`["--library", "/srv/photos", ...]`): `DaemonOptions.parse`
-/// validates the values exactly as it does on the command line, so the two cannot drift apart.
+/// The file only turns into arguments (`["--library", "/srv/photos", ...]`): the program's option
+/// parser validates the values exactly as it does on the command line, so the two cannot drift apart.
 /// The syntax is checked here, with the line number: a line without `=`, an unknown key, a
 /// missing value, a bad quote, a key given twice that is not repeatable.
 ///
@@ -23,30 +24,14 @@ public enum ConfigFile {
         public let name: String
         public let repeatable: Bool
 
+        public init(name: String, repeatable: Bool = false) {
+            self.name = name
+            self.repeatable = repeatable
+        }
+
         /// The option it stands for (`--library`).
         public var option: String { "--" + name }
     }
-
-    /// Every key, in `photod --help`'s order.
-    public static let keys: [Key] = [
-        Key(name: "library", repeatable: true),
-        Key(name: "database", repeatable: false),
-        Key(name: "socket", repeatable: false),
-        Key(name: "timezone", repeatable: false),
-        Key(name: "workers", repeatable: false),
-        Key(name: "poll-interval", repeatable: false),
-        Key(name: "retention-days", repeatable: false),
-        Key(name: "max-watches", repeatable: false),
-        Key(name: "socket-group", repeatable: false),
-        Key(name: "write-group", repeatable: false),
-        Key(name: "journal-max-changes", repeatable: false),
-        Key(name: "journal-max-days", repeatable: false),
-        Key(name: "cache-dir", repeatable: false),
-        Key(name: "cache-size", repeatable: false),
-        Key(name: "image-pixel-limit", repeatable: false),
-        Key(name: "image-workers", repeatable: false),
-        Key(name: "log-level", repeatable: false),
-    ]
 
     /// One setting, with the line it came from (for messages about its value).
     public struct Entry: Sendable, Equatable {
@@ -79,13 +64,13 @@ public enum ConfigFile {
         public var description: String { "line \(line): \(message)" }
     }
 
-    /// The file as `photod` arguments, in the file's order: `["--library", "/srv/photos", ...]`.
-    public static func parse(text: String) throws(ParseError) -> [String] {
-        try entries(text: text).flatMap(\.arguments)
+    /// The file as arguments, in the file's order: `["--library", "/srv/photos", ...]`.
+    public static func parse(text: String, keys: [Key]) throws(ParseError) -> [String] {
+        try entries(text: text, keys: keys).flatMap(\.arguments)
     }
 
     /// The file's settings, in order.
-    public static func entries(text: String) throws(ParseError) -> [Entry] {
+    public static func entries(text: String, keys: [Key]) throws(ParseError) -> [Entry] {
         var entries: [Entry] = []
         var firstLine: [String: Int] = [:]
         // Split on "\n" only, so that a stray "\r" (a file saved on Windows) is a blank to trim,
@@ -106,7 +91,7 @@ public enum ConfigFile {
             let name = String(trimmed(line[..<equals]))
             guard !name.isEmpty else { throw fail(.missingKey, "a value without a key") }
             guard let key = keys.first(where: { $0.name == name }) else {
-                throw fail(.unknownKey, unknownKeyMessage(name))
+                throw fail(.unknownKey, unknownKeyMessage(name, keys))
             }
             let value = try parseValue(line[line.index(after: equals)...], key: name, line: number)
             guard !value.isEmpty else { throw fail(.missingValue, "'\(name)' needs a value") }
@@ -114,7 +99,9 @@ public enum ConfigFile {
                 throw fail(.invalidCharacter, "the value of '\(name)' contains a control character")
             }
             if !key.repeatable, let first = firstLine[name] {
-                throw fail(.repeatedKey, "'\(name)' is given twice (first on line \(first)); only 'library' may repeat")
+                let repeatable = keys.filter(\.repeatable).map { "'\($0.name)'" }
+                throw fail(.repeatedKey, "'\(name)' is given twice (first on line \(first))"
+                           + (repeatable.isEmpty ? "" : "; only \(repeatable.joined(separator: ", ")) may repeat"))
             }
             firstLine[name] = firstLine[name] ?? number
             entries.append(Entry(key: name, value: value, line: number))
@@ -165,7 +152,7 @@ public enum ConfigFile {
         return value
     }
 
-    private static func unknownKeyMessage(_ name: String) -> String {
+    private static func unknownKeyMessage(_ name: String, _ keys: [Key]) -> String {
         if name.hasPrefix("-") {
             let bare = String(name.drop(while: { $0 == "-" }))
             if keys.contains(where: { $0.name == bare }) { return "unknown key '\(name)': write it without dashes, '\(bare)'" }
