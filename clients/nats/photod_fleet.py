@@ -76,7 +76,7 @@ class Fleet:
         for attempt in range(5):
             try:
                 reply = await self.nc.request(f"photod.{name}.rpc", json.dumps(request).encode(), timeout=30)
-            except (NATSTimeout, nats.errors.NoRespondersError) as e:
+            except (NATSTimeout, asyncio.TimeoutError, nats.errors.NoRespondersError) as e:
                 # Its bridge restarting, or photod: wait and ask again.
                 if attempt == 4:
                     raise RPCError(name, {"message": f"no answer on photod.{name}.rpc: {e!r}", "code": None})
@@ -92,7 +92,7 @@ class Fleet:
 
     def log(self, text):
         if not self.args.quiet:
-            print(text, flush=True)
+            print(time.strftime("%H:%M:%S ") + text, flush=True)
 
     async def snapshot(self, name, reason):
         """The whole library, and the token it reflects (pages by addedDate, which new assets
@@ -203,7 +203,7 @@ async def main():
     while not stop.is_set():
         try:
             msgs = await sub.fetch(100, timeout=1)
-        except NATSTimeout:
+        except (NATSTimeout, asyncio.TimeoutError):
             if args.idle_exit and time.monotonic() - last > args.idle_exit:
                 break
             continue
@@ -214,7 +214,7 @@ async def main():
         for msg in msgs:
             await msg.ack()
         fleet.log(f"{len(msgs)} message(s): {fleet.summary()}")
-    await nc.drain()
+    await nc.close()
 
 
 if __name__ == "__main__":
