@@ -231,6 +231,56 @@ struct BridgeEndToEndTests {
         let journal = try daemon.call("changes.since", ["since": .int(start)])["changes"]?.arrayValue ?? []
         let published = try got.map { try JSONValue.parse($0.payload) }
         #expect(published == journal, "the payloads are photod's change sets")
+        // Byte for byte what a subscriber on the socket gets as the notifications' params.
+        let raw = try RawClient(daemon.socket)
+        try raw.send(#"{"jsonrpc":"2.0","id":1,"method":"changes.subscribe","params":{"since":\#(start)}}"# + "\n")
+        var params: [[UInt8]] = []
+        while params.count < got.count {
+            let line = try raw.readRawLine()
+            if RawJSON.member("method", in: line).map(Array.init) == Array(#""changes""#.utf8) {
+                params.append(Array(try #require(RawJSON.member("params", in: line))))
+            }
+        }
+        #expect(params == got.map(\.payload), "the stream's payloads are the socket's bytes")
+        _ = daemon.stop()
+    }
+
+    @Test("NATS away while a thousand files come: the bridge waits with bounded memory, then publishes every change set once, in order")
+    func outage() throws {
+        let lib = try TemporaryDirectory("nats-outage-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("nats-outage")
+        defer { state.remove() }
+        let store = try TemporaryDirectory("nats-outage-store")
+        defer { store.remove() }
+        _ = try lib.write("0.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
+        let server = try NATSServerProcess(store: store)
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let start = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        let bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "away", state: state)
+        try bridge.waitSubscribed()
+        func rss() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(bridge.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        let before = rss()
+        server.kill9()
+        var peak = before
+        for batch in 0..<40 {
+            for i in 0..<25 { _ = try lib.write("b\(batch)/\(i).jpg", Library.jpeg(date: "2021:02:01 10:\(batch % 60):\(i % 60)")) }
+            try daemon.waitForAssets(1 + (batch + 1) * 25)
+            peak = max(peak, rss())
+        }
+        let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        #expect(current - start >= 40, "\(current - start) change sets while NATS was away")
+        #expect(peak - before < 32 << 10, "the bridge grew by \((peak - before) / 1024) MiB while NATS was away (\(before / 1024) → \(peak / 1024) MiB)")
+        #expect(bridge.process.isRunning)
+        try server.start()
+        let nats = try NATSClient(urls: server.url, name: "test")
+        try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.away.changes")
+        #expect(try Self.messages(nats, subject: "photod.away.changes").map(\.token) == Array((start + 1)...current))
         _ = daemon.stop()
     }
 
