@@ -724,4 +724,67 @@ struct BridgeEndToEndTests {
         }
         _ = daemon.stop()
     }
+
+    @Test("TLS with --tls-ca: the bridge publishes and serves through a server whose certificate that CA signed, and is refused without it",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "openssl is not installed"))
+    func tls() throws {
+        let lib = try TemporaryDirectory("nats-tls-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("nats-tls")
+        defer { state.remove() }
+        let store = try TemporaryDirectory("nats-tls-store")
+        defer { store.remove() }
+        let pki = try TemporaryDirectory("nats-tls-pki")
+        defer { pki.remove() }
+        // A CA, and a certificate for 127.0.0.1 signed by it.
+        let openssl = URL(fileURLWithPath: "/usr/bin/openssl")
+        for args in [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", pki("ca.key").string, "-out", pki("ca.pem").string,
+             "-days", "2", "-subj", "/CN=photod test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", pki("server.key").string, "-out", pki("server.csr").string,
+             "-subj", "/CN=127.0.0.1"],
+        ] {
+            let r = try runProcess(openssl, args)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        _ = try pki.write("ext.cnf", Array("subjectAltName=IP:127.0.0.1\n".utf8))
+        let signed = try runProcess(openssl, ["x509", "-req", "-in", pki("server.csr").string, "-CA", pki("ca.pem").string,
+                                              "-CAkey", pki("ca.key").string, "-CAcreateserial", "-out", pki("server.pem").string,
+                                              "-days", "2", "-extfile", pki("ext.cnf").string])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let port = try NATSServerProcess.freePort()
+        let server = try NATSServerProcess(store: store, configuration: """
+            tls { cert_file: "\(pki("server.pem").string)", key_file: "\(pki("server.key").string)" }
+            """, port: port, wait: false)
+        let url = "tls://127.0.0.1:\(port)"
+        let up = TestTime.deadline(.seconds(20))
+        while (try? NATSClient(urls: url, name: "probe", caFile: pki("ca.pem").string)) == nil {
+            if ContinuousClock.now >= up { throw HarnessError("the TLS server did not come up") }
+            usleep(50_000)
+        }
+        _ = server
+        #expect(throws: NATSError.self, "an unknown CA is refused") { try NATSClient(urls: url, name: "no-ca") }
+        _ = try lib.write("1.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let bridge = try BridgeProcess(socket: daemon.socket, nats: url, name: "tls", state: state,
+                                       arguments: ["--tls-ca", pki("ca.pem").string])
+        try bridge.waitSubscribed()
+        try bridge.waitServing()
+        _ = try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
+        try daemon.waitForIdle()
+        let nats = try NATSClient(urls: url, name: "test", caFile: pki("ca.pem").string)
+        try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.tls.changes")
+        let answer = try JSONValue.parse(nats.request(subject: "photod.tls.rpc",
+                                                      payload: Array(#"{"jsonrpc":"2.0","id":1,"method":"changes.currentToken"}"#.utf8)).payload)
+        #expect(answer["result"]?["token"]?.int64Value == (try daemon.call("changes.currentToken")["token"]?.int64Value))
+        // Without the CA the bridge cannot connect, and says why.
+        let refused = try BridgeProcess(socket: daemon.socket, nats: url, name: "tls-no-ca", state: state)
+        let said = TestTime.deadline(.seconds(20))
+        while !refused.log.contains("cannot connect to NATS") {
+            if ContinuousClock.now >= said { throw HarnessError("the bridge without a CA said nothing:\n\(refused.log)") }
+            usleep(50_000)
+        }
+        _ = daemon.stop()
+    }
 }
