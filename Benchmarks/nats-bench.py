@@ -17,7 +17,11 @@ push consumer on photod.bench.changes) that notes the wall time each change set 
   burst    N files moved into the library at once (made beforehand with make-corpus.py); the
            change sets' count, the bridge's publish rate over the burst (change sets and assets
            per second, first to last arrival), and how long after photod's last commit the
-           last one was visible.
+           last one was visible. photod makes the change sets (a burst's are large: hundreds of
+           assets each), so this is the whole chain's rate.
+  backlog  the bridge stopped while photod makes --backlog change sets (favorite writes), then
+           started: it publishes them from photod's journal back to back, one acknowledgment
+           at a time: the bridge's own publish rate.
 
 Medians over --rounds rounds (fresh processes each). Needs nats-server and nats-py (run it
 with .build/nats-venv/bin/python3, or it re-runs itself with that; scripts/install-deps --tests
@@ -38,6 +42,9 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rpc_client import Client  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".build/nats-venv/bin/python3"
@@ -98,9 +105,22 @@ class Rig:
                                             "--socket", str(socket_path), "--cache-dir", str(self.dir / "cache")],
                                            stdout=subprocess.DEVNULL, stderr=open(self.dir / "photod.log", "w")))
         wait_for("photod's socket", socket_path.exists)
-        self.procs.append(subprocess.Popen([str(args.bridge), "--socket", str(socket_path), "--nats", self.url, "--name", "bench"],
-                                           stdout=subprocess.DEVNULL, stderr=open(self.dir / "bridge.log", "w")))
-        wait_for("the bridge's subscription", lambda: "subscribed to photod" in (self.dir / "bridge.log").read_text())
+        self.socket = socket_path
+        self.bridge_binary = args.bridge
+        self.start_bridge()
+
+    def start_bridge(self):
+        log = self.dir / "bridge.log"
+        before = log.read_text().count("subscribed to photod") if log.exists() else 0
+        self.bridge = subprocess.Popen([str(self.bridge_binary), "--socket", str(self.socket), "--nats", self.url, "--name", "bench"],
+                                       stdout=subprocess.DEVNULL, stderr=open(log, "a"))
+        self.procs.append(self.bridge)
+        wait_for("the bridge's subscription", lambda: log.read_text().count("subscribed to photod") > before)
+
+    def stop_bridge(self):
+        self.bridge.send_signal(signal.SIGTERM)
+        self.bridge.wait(10)
+        self.procs.remove(self.bridge)
 
     @staticmethod
     def connectable(port):
@@ -142,7 +162,7 @@ async def round_(args, source, burst_files):
         for i in range(args.singles):
             arrived.clear()
             before = len(arrivals)
-            target = rig.library / f"single-{i}.jpg"
+            target = rig.library / f"single-{i}{source.suffix}"
             tmp = rig.dir / f"single-{i}.tmp"
             shutil.copyfile(source, tmp)
             written = time.time()
@@ -174,12 +194,35 @@ async def round_(args, source, burst_files):
             sys.exit(f"nats-bench: the burst's {args.burst} assets did not all arrive ({inserted})")
         first, last = arrivals[0][0], arrivals[-1][0]
         span = max(last - first, 1e-6)
+        burst_changes, burst_started, burst_commit = len(arrivals), started, arrivals[-1][2]
+
+        # Backlog: the bridge stopped while photod makes change sets (a favorite set and unset,
+        # each write one change set), then started: it publishes them back to back from photod's
+        # journal, as fast as it can: its own throughput.
+        rig.stop_bridge()
+        client = Client(str(rig.socket))
+        asset = client.call("assets.fetch", {"limit": 1})["assets"][0]["id"]
+        for i in range(args.backlog):
+            client.call("assets.setFavorite", {"ids": [asset], "favorite": i % 2 == 0})
+        arrivals.clear()
+        rig.start_bridge()
+        deadline = time.monotonic() + 300
+        while len(arrivals) < args.backlog and time.monotonic() < deadline:
+            arrived.clear()
+            try:
+                await asyncio.wait_for(arrived.wait(), 5)
+            except asyncio.TimeoutError:
+                pass
+        if len(arrivals) < args.backlog:
+            sys.exit(f"nats-bench: {len(arrivals)} of the backlog's {args.backlog} change sets arrived")
+        backlog_rate = (len(arrivals) - 1) / max(arrivals[-1][0] - arrivals[0][0], 1e-6)
         await nc.close()
         return {
             "commit_p50": percentile(commit_latency, 50), "commit_p99": percentile(commit_latency, 99),
             "file_p50": percentile(file_latency, 50), "file_p99": percentile(file_latency, 99),
-            "burst_changes": len(arrivals), "burst_rate": len(arrivals) / span, "burst_assets_rate": inserted / span,
-            "burst_total": last - started, "burst_after_commit": (last - arrivals[-1][2]) * 1000,
+            "burst_changes": burst_changes, "burst_rate": burst_changes / span, "burst_assets_rate": inserted / span,
+            "burst_total": last - burst_started, "burst_after_commit": (last - burst_commit) * 1000,
+            "backlog_rate": backlog_rate,
         }
     finally:
         rig.close()
@@ -189,13 +232,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--singles", type=int, default=200)
     parser.add_argument("--burst", type=int, default=10000)
+    parser.add_argument("--backlog", type=int, default=1000, help="change sets published from photod's journal")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="30 singles, a 1,000-file burst, one round")
     parser.add_argument("--photod", type=Path, default=REPO / ".build/release/photod")
     parser.add_argument("--bridge", type=Path, default=REPO / ".build/release/photod-nats")
     args = parser.parse_args()
     if args.quick:
-        args.singles, args.burst, args.rounds = 30, 1000, 1
+        args.singles, args.burst, args.backlog, args.rounds = 30, 1000, 200, 1
     for binary in (args.photod, args.bridge):
         if not binary.exists():
             sys.exit(f"nats-bench: no {binary}: swift build -c release (or --photod/--bridge)")
@@ -206,14 +250,14 @@ def main():
         # The files: make-corpus.py's synthetic photos (small JPEGs with EXIF), made once.
         subprocess.run([sys.executable, str(SHARED / "bench/make-corpus.py"), "--jobs", "2", str(staging / "made"),
                         str(args.burst + 1)], check=True, stdout=subprocess.DEVNULL)
-        made = sorted((staging / "made").rglob("*.jpg"))
+        made = sorted(p for p in (staging / "made").rglob("*") if p.is_file())
         source = made[0]
         results = []
         for r in range(args.rounds):
             burst = staging / f"burst-{r}"
             burst.mkdir()
             for i, f in enumerate(made[1:args.burst + 1]):
-                shutil.copyfile(f, burst / f"{i}.jpg")
+                shutil.copyfile(f, burst / f"{i}{f.suffix}")
             results.append(asyncio.run(round_(args, source, burst)))
             print(f"round {r + 1}: " + ", ".join(f"{k} {v:.1f}" for k, v in results[-1].items()), flush=True)
     finally:
@@ -228,6 +272,8 @@ def main():
     print(f"  a {args.burst:,}-file burst: {median('burst_changes'):.0f} change sets, published at "
           f"{median('burst_rate'):.0f} change sets/s ({median('burst_assets_rate'):.0f} assets/s); all visible "
           f"{median('burst_total'):.1f} s after the move, the last {median('burst_after_commit'):.1f} ms after its commit")
+    print(f"  a backlog of {args.backlog:,} change sets from photod's journal (the bridge started after them): "
+          f"published at {median('backlog_rate'):.0f} change sets/s")
 
 
 if __name__ == "__main__":
