@@ -69,10 +69,16 @@ public enum BridgeStatus {
         print("  NATS:   " + (s["nats"]?["connected"]?.boolValue == true ? "connected" : "NOT CONNECTED")
               + " (\(show(s["nats"]?["servers"])), max_payload \(show(s["nats"]?["maxPayload"])))")
         print("  photod: " + (s["photod"]?["connected"]?.boolValue == true ? "connected, token \(show(s["photod"]?["token"]))" : "NOT CONNECTED"))
-        print("  published: last token \(show(s["lastPublishedToken"])) at \(show(s["lastPublishedAt"])), "
-              + "\(show(s["published"])) change sets, \(show(s["resyncs"])) resync events")
-        print("  lag: \(show(s["lag"]?["changeSets"])) change sets, \(show(s["lag"]?["milliseconds"])) ms; "
-              + "the last change set was in the stream \(show(s["lastLatencyMilliseconds"])) ms after photod committed it")
+        if s["subject"]?.isNull == true {
+            print("  publishing nothing (--rpc-only)")
+        } else if s["lastPublishedAt"]?.isNull ?? true {
+            print("  published: nothing since it started (\(show(s["resyncs"])) resync events)")
+        } else {
+            print("  published: last token \(show(s["lastPublishedToken"])) at \(show(s["lastPublishedAt"])), "
+                  + "\(show(s["published"])) change sets since it started, \(show(s["resyncs"])) resync events; the last one was in "
+                  + "the stream \(show(s["lastLatencyMilliseconds"])) ms after photod committed it")
+        }
+        print("  lag: \(show(s["lag"]?["changeSets"])) change sets, \(show(s["lag"]?["milliseconds"])) ms")
         let rpc = s["rpc"]
         print("  rpc: \(show(rpc?["subject"])), " + (rpc?["allowWrites"]?.boolValue == true ? "reads and writes" : "reads only")
               + ", \(show(rpc?["workers"])) workers: \(show(rpc?["served"])) served (\(show(rpc?["images"])) images), "

@@ -195,7 +195,7 @@ async def main():
         for subject in sorted((info.state.subjects or {}).keys()):
             await fleet.snapshot(subject.split(".")[1], "start")
         fleet.save()
-    fleet.log(f"following {args.stream} as {args.durable}: {fleet.summary()}")
+    fleet.log(f"following {args.stream} as {args.durable}: {fleet.summary() or 'no library yet'}")
     stop = asyncio.Event()
     for s in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(s, stop.set)
@@ -206,6 +206,8 @@ async def main():
         except (NATSTimeout, asyncio.TimeoutError):
             if args.idle_exit and time.monotonic() - last > args.idle_exit:
                 break
+            continue
+        if not msgs:
             continue
         last = time.monotonic()
         for msg in msgs:
