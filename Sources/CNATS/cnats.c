@@ -1,6 +1,7 @@
 #include "cnats.h"
 
 #include <nats/nats.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,31 @@
 struct pn_client {
     natsConnection *nc;
     jsCtx *js;
+    // Asynchronous errors (nats.c's error handler, on its own thread): count and last text.
+    pthread_mutex_t lock;
+    int64_t async_errors;
+    char async_text[256];
 };
+
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure) {
+    (void)nc;
+    (void)sub;
+    pn_client *c = closure;
+    const char *text = NULL;
+    natsConnection_GetLastError(nc, &text);
+    pthread_mutex_lock(&c->lock);
+    c->async_errors++;
+    snprintf(c->async_text, sizeof c->async_text, "%s", text && *text ? text : natsStatus_GetText(s));
+    pthread_mutex_unlock(&c->lock);
+}
+
+int64_t pn_async_errors(pn_client *c, char *text, size_t textlen) {
+    pthread_mutex_lock(&c->lock);
+    int64_t n = c->async_errors;
+    if (textlen) snprintf(text, textlen, "%s", c->async_text);
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
 
 // The last failure's codes, per thread (pn_last_js_error, pn_last_status).
 static __thread int last_jerr;
@@ -37,6 +62,7 @@ pn_client *pn_connect(const char *urls, const char *name, const char *creds, con
     char *copy = strdup(urls);
     pn_client *c = calloc(1, sizeof *c);
     if (s == NATS_OK && (!copy || !c)) s = NATS_NO_MEMORY;
+    if (c) pthread_mutex_init(&c->lock, NULL);
     const char *servers[64];
     int n = 0;
     for (char *save = NULL, *p = copy ? strtok_r(copy, ",", &save) : NULL; p && n < 64; p = strtok_r(NULL, ",", &save)) servers[n++] = p;
@@ -48,6 +74,7 @@ pn_client *pn_connect(const char *urls, const char *name, const char *creds, con
     if (s == NATS_OK && creds) s = natsOptions_SetUserCredentialsFromFiles(opts, creds, NULL);
     if (s == NATS_OK && ca) s = natsOptions_LoadCATrustedCertificates(opts, ca);
     if (s == NATS_OK && ca) s = natsOptions_SetSecure(opts, true);
+    if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, on_async_error, c);
     if (s == NATS_OK) s = natsConnection_Connect(&c->nc, opts);
     if (s == NATS_OK) s = natsConnection_JetStream(&c->js, c->nc, NULL);
     natsOptions_Destroy(opts);
@@ -64,6 +91,7 @@ void pn_close(pn_client *c) {
     if (!c) return;
     if (c->js) jsCtx_Destroy(c->js);
     if (c->nc) natsConnection_Destroy(c->nc);
+    pthread_mutex_destroy(&c->lock);
     free(c);
 }
 
@@ -101,6 +129,10 @@ int pn_ensure_stream(pn_client *c, const char *stream, const char *subjects, int
     cfg.Duplicates = duplicates_ms * 1000000;
     cfg.Replicas = replicas;
     cfg.MaxAge = max_age_ms * 1000000;
+    // The change sets are a record: nobody purges or deletes them through the API (an operator
+    // who wants to edits the stream's configuration first).
+    cfg.DenyDelete = true;
+    cfg.DenyPurge = true;
     jerr = 0;
     s = js_AddStream(&si, c->js, &cfg, NULL, &jerr);
     free(copy);
@@ -248,10 +280,10 @@ const char *pn_msg_header(pn_msg *m, const char *name) {
 
 void pn_msg_free(pn_msg *m) { natsMsg_Destroy((natsMsg *)m); }
 
-int pn_send(pn_client *c, const char *subject, const void *data, int len, const char **names,
+int pn_send(pn_client *c, const char *subject, const char *reply, const void *data, int len, const char **names,
             const char **values, int count, char *err, size_t errlen) {
     natsMsg *m = NULL;
-    natsStatus s = natsMsg_Create(&m, subject, NULL, data, len);
+    natsStatus s = natsMsg_Create(&m, subject, reply, data, len);
     for (int i = 0; s == NATS_OK && i < count; i++) s = natsMsgHeader_Set(m, names[i], values[i]);
     if (s == NATS_OK) s = natsConnection_PublishMsg(c->nc, m);
     natsMsg_Destroy(m);

@@ -321,13 +321,14 @@ public final class Bridge: Sendable {
         // photod's newest token, and the commit time of the oldest change set not yet published.
         var photodToken: Int64?
         var oldestUnpublished: Double?
-        if let answer = try? pool.call(Array(#"{"jsonrpc":"2.0","id":1,"method":"changes.currentToken"}"#.utf8), timeout: .seconds(2)),
+        // Short waits: the status must answer while photod is slow (that is when it is asked).
+        if let answer = try? pool.call(Array(#"{"jsonrpc":"2.0","id":1,"method":"changes.currentToken"}"#.utf8), timeout: .milliseconds(500)),
            let token = (try? JSONValue.parse(answer))?["result"]?["token"]?.int64Value {
             photodToken = token
             let after = s.lastToken ?? s.subscribedAt ?? token
             if token > after,
                let since = try? pool.call(Array(#"{"jsonrpc":"2.0","id":2,"method":"changes.since","params":{"since":\#(after),"limit":1}}"#.utf8),
-                                          timeout: .seconds(2)),
+                                          timeout: .milliseconds(500)),
                let time = (try? JSONValue.parse(since))?["result"]?["changes"]?[0]?["time"]?.stringValue {
                 oldestUnpublished = Self.commitTime(Array("\"\(time)\"".utf8)[...])
             }
@@ -337,8 +338,13 @@ public final class Bridge: Sendable {
         body["version"] = .string(BridgeOptions.version)
         body["stream"] = .string(options.stream)
         body["subject"] = options.rpcOnly ? .null : .string(options.changesSubject)
-        body["nats"] = .object(["connected": .bool(s.natsUp && (client?.isConnected ?? false)), "servers": .string(options.servers),
-                                "maxPayload": client.map { .int(Int64($0.maxPayload)) } ?? .null])
+        // The rpc connection answers this; the publishing one must be up too (unless there is none).
+        let connected = (client?.isConnected ?? false) && (options.rpcOnly || s.natsUp)
+        let errors = rpc.withLock { $0?.natsErrors }
+        body["nats"] = .object(["connected": .bool(connected), "servers": .string(options.servers),
+                                "maxPayload": client.map { .int(Int64($0.maxPayload)) } ?? .null,
+                                "errors": .int(Int64(errors?.count ?? 0)),
+                                "lastError": errors.flatMap { $0.count > 0 ? .string($0.last) : nil } ?? .null])
         body["photod"] = .object(["connected": .bool(photodToken != nil), "token": photodToken.map { .int($0) } ?? .null])
         body["lastPublishedToken"] = s.lastToken.map { .int($0) } ?? .null
         body["published"] = .int(Int64(s.published))

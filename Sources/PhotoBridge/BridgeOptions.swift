@@ -31,6 +31,10 @@ public struct BridgeOptions: Sendable {
     /// `--rpc-only`: serve the rpc and status subjects, publish nothing (a second bridge of one
     /// photod, under another name, for the clients NATS lets write).
     public var rpcOnly = false
+    /// `--reply-prefix P` (repeatable): the reply subjects answers may go to; the default is
+    /// NATS's inboxes (`_INBOX.`, and per-user prefixes that start `_INBOX`).
+    public var replyPrefixes = ["_INBOX"]
+    private var replyPrefixesGiven = false
     /// `--rpc-workers N`: requests from NATS served at once.
     public var rpcWorkers = 4
     /// `--rpc-timeout S`: how long a request from NATS waits for photod.
@@ -73,6 +77,9 @@ public struct BridgeOptions: Sendable {
           --rpc-only          Publish nothing: only serve photod.NAME.rpc and its status. With
                               --allow-writes, a second bridge of the same photod under another
                               NAME, for the clients NATS lets write (docs/DISTRIBUTED.md).
+          --reply-prefix P    Answer only requests whose reply subject starts with P (repeatable;
+                              default _INBOX, NATS's inboxes): a request cannot have the bridge
+                              publish its answer on the stream's subjects or JetStream's API.
           --rpc-workers N     Requests from NATS served at once (default 4, 1...64).
           --rpc-timeout S     How long a request from NATS waits for photod (default 30 s).
           --creds FILE        NATS credentials (JWT and NKey seed), as nsc writes them.
@@ -118,7 +125,8 @@ public struct BridgeOptions: Sendable {
     /// The keys of `/etc/photod/photod-nats.conf` (`--config FILE`): the long options that take
     /// a value, and `allow-writes = yes|no`, `rpc-only = yes|no`.
     public static let configKeys = ["socket", "nats", "name", "stream", "duplicate-window", "replicas", "max-age",
-                                    "allow-writes", "rpc-only", "rpc-workers", "rpc-timeout", "creds", "tls-ca"].map { ConfigFile.Key(name: $0) }
+                                    "allow-writes", "rpc-only", "reply-prefix", "rpc-workers", "rpc-timeout", "creds", "tls-ca"]
+        .map { ConfigFile.Key(name: $0, repeatable: $0 == "reply-prefix") }
 
     /// `--config FILE`'s settings as arguments, put before the command line's (which win).
     static func configArguments(_ file: String) throws(ParseOutcome) -> [String] {
@@ -194,6 +202,14 @@ public struct BridgeOptions: Sendable {
             case "--json": options.json = true
             case "--allow-writes": options.allowWrites = true
             case "--rpc-only": options.rpcOnly = true
+            case "--reply-prefix":
+                let prefix = try value(arg)
+                guard !prefix.hasPrefix("$"), !prefix.hasPrefix("photod."), !prefix.contains("*"), !prefix.contains(">") else {
+                    throw .usage("--reply-prefix must be an inbox prefix, not '\(prefix)' (JetStream's API, photod's subjects, wildcards)")
+                }
+                if !options.replyPrefixesGiven { options.replyPrefixes = [] }
+                options.replyPrefixesGiven = true
+                options.replyPrefixes.append(prefix)
             case "--rpc-workers": options.rpcWorkers = try number(arg, 1...64)
             case "--rpc-timeout": options.rpcTimeout = .seconds(try number(arg, 1...3_600))
             default: throw .usage(arg.hasPrefix("-") ? "unknown option '\(arg)'" : "unexpected argument '\(arg)'")

@@ -125,13 +125,13 @@ public final class NATSClient: @unchecked Sendable {
     }
 
     /// Publishes a core NATS message (a reply to a request): not stored, not acknowledged.
-    public func send(subject: String, payload: [UInt8], headers: [(String, String)] = []) throws(NATSError) {
+    public func send(subject: String, reply: String? = nil, payload: [UInt8], headers: [(String, String)] = []) throws(NATSError) {
         var error = [CChar](repeating: 0, count: 512)
         let names = headers.map { strdup($0.0) }, values = headers.map { strdup($0.1) }
         defer { (names + values).forEach { free($0) } }
         var namePointers = names.map { UnsafePointer<CChar>($0) }, valuePointers = values.map { UnsafePointer<CChar>($0) }
         let rc = payload.withUnsafeBytes { bytes in
-            pn_send(handle, subject, bytes.baseAddress, Int32(bytes.count), &namePointers, &valuePointers, Int32(headers.count),
+            pn_send(handle, subject, reply, bytes.baseAddress, Int32(bytes.count), &namePointers, &valuePointers, Int32(headers.count),
                     &error, error.count)
         }
         guard rc == 0 else { throw NATSError(description: Self.text(error)) }
@@ -146,6 +146,13 @@ public final class NATSClient: @unchecked Sendable {
         }
         guard rc == 0, let reply else { throw NATSError(description: Self.text(error)) }
         return NATSMessage(reply)
+    }
+
+    /// The asynchronous errors the server reported (a permissions violation): how many, the last.
+    public var asyncErrors: (count: Int, last: String) {
+        var text = [CChar](repeating: 0, count: 256)
+        let n = pn_async_errors(handle, &text, text.count)
+        return (Int(n), Self.text(text))
     }
 
     /// Waits until what is buffered has reached the server.

@@ -8,6 +8,8 @@ import Glibc
 /// What could not be done with photod's socket.
 public struct FeedError: Error, CustomStringConvertible, Sendable {
     public var description: String
+    /// photod's answer was longer than the connection takes (its bytes, at least).
+    public var tooLong: Int?
 }
 
 /// One connection to photod's socket, read line by line (blocking): the bridge's subscription,
@@ -15,22 +17,24 @@ public struct FeedError: Error, CustomStringConvertible, Sendable {
 final class PhotodFeed: @unchecked Sendable {  // used by one thread at a time (the pool hands it out)
     let socket: PathBytes
     private let fd: FileDescriptor
-    /// Change sets are as long as they are: the framer's limit is far above any photod sends.
-    private var framer = LineFramer(maxLineBytes: 1 << 30)
+    /// Change sets are as long as they are: the subscription's limit is far above any photod
+    /// sends. A request's answer goes into one NATS message: no more than NATS's largest.
+    private var framer: LineFramer
     private var lines: [[UInt8]] = []
     private var buffer = [UInt8](repeating: 0, count: 1 << 16)
 
-    private init(socket: PathBytes, fd: FileDescriptor) {
+    private init(socket: PathBytes, fd: FileDescriptor, maxLineBytes: Int) {
         self.socket = socket
         self.fd = fd
+        framer = LineFramer(maxLineBytes: maxLineBytes)
     }
 
     /// The first of `sockets` that accepts a connection.
-    static func connect(_ sockets: [PathBytes]) throws(FeedError) -> PhotodFeed {
+    static func connect(_ sockets: [PathBytes], maxLineBytes: Int = 1 << 30) throws(FeedError) -> PhotodFeed {
         var reasons: [String] = []
         for path in sockets {
             do {
-                return PhotodFeed(socket: path, fd: try UnixSocket.connect(path))
+                return PhotodFeed(socket: path, fd: try UnixSocket.connect(path), maxLineBytes: maxLineBytes)
             } catch {
                 reasons.append("\(path): \(error.message)")
             }
@@ -117,7 +121,11 @@ final class PhotodFeed: @unchecked Sendable {  // used by one thread at a time (
             }
             if n == 0 { return nil }
             for event in framer.append(buffer[0..<n]) {
-                if case .line(let line) = event { lines.append(line) }
+                switch event {
+                case .line(let line): lines.append(line)
+                case .tooLong(let dropped):
+                    throw FeedError(description: "photod's answer is over \(dropped) bytes", tooLong: dropped)
+                }
             }
         }
         return lines.removeFirst()

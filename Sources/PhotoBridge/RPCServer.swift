@@ -65,6 +65,8 @@ final class RPCServer: Sendable {
     private let nats = Locked<NATSClient?>(nil)
     private let counts = Locked(Counts())
 
+    var natsErrors: (count: Int, last: String)? { nats.withLock { $0?.asyncErrors } }
+
     struct Counts {
         var served = 0
         var refused = 0
@@ -111,7 +113,12 @@ final class RPCServer: Sendable {
                                     credentials: options.credentials, caFile: options.caFile)
         let requests = try client.subscribe(options.rpcSubject, queue: "photod-nats")
         let statuses = try client.subscribe(options.statusSubject)
-        _ = client.flush()  // the server knows both subscriptions before "serving" is said
+        // The server knows both subscriptions before "serving" is said, and a permissions
+        // violation (the user may not subscribe there) is said instead.
+        guard client.flush(timeout: .seconds(5)) else { throw NATSError(description: "the server did not answer a flush") }
+        usleep(100_000)
+        let (errors, last) = client.asyncErrors
+        if errors > 0 { throw NATSError(description: "the server refused the subscriptions: \(last)") }
         nats.withLock { $0 = client }
         logger.notice("serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads only"), "
                       + "\(options.rpcWorkers) workers) and \(options.statusSubject)")
@@ -120,7 +127,13 @@ final class RPCServer: Sendable {
             serve(statuses, client) { message in answerStatus(message, client) }
         }
         statusThread.start()
+        var reported = 0
         serve(requests, client) { message in
+            let (errors, last) = client.asyncErrors
+            if errors > reported {
+                reported = errors
+                logger.warning("NATS: \(last)")
+            }
             workers.wait()
             DispatchQueue.global().async { [self] in
                 defer { workers.signal() }
@@ -143,15 +156,33 @@ final class RPCServer: Sendable {
         }
     }
 
+    /// Where answers may go: a requester's inbox, never a subject the bridge's own permissions
+    /// would let it publish on otherwise (the stream's subjects, JetStream's API: a request whose
+    /// reply subject were `$JS.API.STREAM.PURGE.PHOTOD` would have the bridge purge the stream).
+    func mayReply(to subject: String?) -> String? {
+        guard let subject, options.replyPrefixes.contains(where: { subject.hasPrefix($0) }) else {
+            counts.withLock { $0.refused += 1 }
+            if let subject { logOnce("a request's reply subject '\(subject)' is not an inbox (\(options.replyPrefixes.joined(separator: ", "))): not answered") }
+            return nil
+        }
+        return subject
+    }
+
+    private let warned = Locked<Set<String>>([])
+
+    private func logOnce(_ text: String) {
+        if warned.withLock({ $0.count < 100 && $0.insert(text).inserted }) { logger.warning(text) }
+    }
+
     private func answerStatus(_ message: NATSMessage, _ client: NATSClient) {
-        guard let reply = message.reply else { return }
+        guard let reply = mayReply(to: message.reply) else { return }
         let body = Array(JSONValue.object(status(client, pool)).jsonString.utf8)
         try? client.send(subject: reply, payload: body, headers: [("Content-Type", "application/json")])
     }
 
     /// Answers one request on `photod.<name>.rpc`.
     func answer(_ message: NATSMessage, _ client: NATSClient) {
-        guard let reply = message.reply else { return }
+        guard let reply = mayReply(to: message.reply) else { return }
         let (payload, headers) = respond(to: message.payload, maxPayload: client.maxPayload)
         var body = payload, replyHeaders = headers
         let size = body.count + headerBytes(headers)
@@ -203,8 +234,10 @@ final class RPCServer: Sendable {
             case .read where Self.isCaching(method):
                 // Pre-caching belongs to a connection: every such request goes to the same one.
                 return (forward(line, caching: true), [])
-            case .read, .write:
+            case .read:
                 return (forward(line), [])
+            case .write:
+                return (forward(line, idempotent: false), [])
             }
         case .array(let members):
             guard !members.isEmpty else { return (forward(line), []) }
@@ -226,7 +259,8 @@ final class RPCServer: Sendable {
                 }
             }
             let caching = members.contains { ($0["method"]?.stringValue).map(Self.isCaching) ?? false }
-            return (forward(line, caching: caching), [])
+            let writes = members.contains { ($0["method"]?.stringValue).map { RPCPolicy.writes.contains($0) } ?? false }
+            return (forward(line, caching: caching, idempotent: !writes), [])
         default:
             return (forward(line), [])
         }
@@ -235,13 +269,16 @@ final class RPCServer: Sendable {
     static func isCaching(_ method: String) -> Bool { method == "images.startCaching" || method == "images.stopCaching" }
 
     /// photod's answer to `line`, or an error of the bridge's when photod cannot be asked.
-    func forward(_ line: [UInt8], caching: Bool = false) -> [UInt8] {
+    func forward(_ line: [UInt8], caching: Bool = false, idempotent: Bool = true) -> [UInt8] {
         do {
-            let answer = try pool.call(line, timeout: options.rpcTimeout, caching: caching)
+            let answer = try pool.call(line, timeout: options.rpcTimeout, caching: caching, idempotent: idempotent)
             counts.withLock { $0.served += 1 }
             return answer
         } catch {
             counts.withLock { $0.failed += 1 }
+            if let bytes = error.tooLong {
+                return Self.errorLine(id: RawJSON.member("id", in: line), Self.tooLargeError(bytes, PhotodPool.maxAnswerBytes))
+            }
             return Self.errorLine(id: RawJSON.member("id", in: line), RPCError(.unavailable, detail:
                 "photod-nats cannot ask photod now: \(error)"))
         }
@@ -261,12 +298,13 @@ final class RPCServer: Sendable {
             let format = parsed["format"]?.stringValue ?? "jpeg"
             do {
                 let file = try FileDescriptor.open(PathBytes(path))
-                let size = try file.closeAfter { fd throws(SystemError) in try fd.stat().size }
+                defer { file.close() }
+                let size = try file.stat().size
                 if size + Int64(result.count) > Int64(maxPayload) {
                     counts.withLock { $0.failed += 1 }
                     return (Self.errorLine(id: id, Self.tooLargeError(Int(size) + result.count, maxPayload)), [])
                 }
-                let bytes = try FileDescriptor.readAll(PathBytes(path), limit: Int(size))
+                let bytes = try Self.read(file, size: Int(size))
                 counts.withLock { $0.images += 1 }
                 return (bytes, [("Photod-Result", String(decoding: result, as: UTF8.self)),
                                 ("Content-Type", format == "png" ? "image/png" : "image/jpeg")])
@@ -274,11 +312,28 @@ final class RPCServer: Sendable {
                 continue
             } catch {
                 counts.withLock { $0.failed += 1 }
-                let hint = error.errno == EACCES ? " (photod-nats must be in photod's socket group to read its image cache)" : ""
+                let hint = error.errno == EACCES ? " (photod-nats must be in the image cache's group, photod's own: the unit's SupplementaryGroups=photod)" : ""
                 return (Self.errorLine(id: id, RPCError(.internalError, detail: "photod-nats cannot read the image \(path): \(error)\(hint)")), [])
             }
         }
         return (Self.errorLine(id: id, RPCError(.unavailable, detail: "the image left photod's cache before it could be read")), [])
+    }
+
+    /// A whole file from its descriptor (the one whose size was looked at).
+    static func read(_ fd: FileDescriptor, size: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            var n: Int?
+            var failure: SystemError?
+            bytes.withUnsafeMutableBytes { raw in
+                do throws(SystemError) { n = try fd.readSome(into: UnsafeMutableRawBufferPointer(rebasing: raw[done...])) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            guard let n, n > 0 else { break }
+            done += n
+        }
+        return Array(bytes[..<done])
     }
 
     /// An error response echoing the request's id as it was sent (null when there is none).
@@ -302,10 +357,17 @@ final class PhotodPool: Sendable {
 
     init(sockets: [PathBytes]) { self.sockets = sockets }
 
-    func call(_ line: [UInt8], timeout: Duration, caching forCaching: Bool = false) throws(FeedError) -> [UInt8] {
-        let deadline = Monotonic.nanoseconds + UInt64(timeout / .nanoseconds(1))
+    /// The largest answer taken from photod: NATS's largest message (a server's `max_payload`
+    /// is at most 64 MiB); a longer one is read past without being kept, and is `tooLarge`.
+    static let maxAnswerBytes = 64 << 20
+
+    /// photod's answer to `line`. A read (`idempotent`) that fails on a kept connection before
+    /// any answer (photod restarted since) is asked again once on a new one; a write is not.
+    func call(_ line: [UInt8], timeout: Duration, caching forCaching: Bool = false, idempotent: Bool = true) throws(FeedError) -> [UInt8] {
         if forCaching {
             return try caching.withLock { (feed: inout PhotodFeed?) throws(FeedError) -> [UInt8] in
+                // The deadline starts once this request has the connection.
+                let deadline = Monotonic.nanoseconds + UInt64(timeout / .nanoseconds(1))
                 if let stale = feed, stale.isStale {
                     stale.close()
                     feed = nil
@@ -323,13 +385,23 @@ final class PhotodPool: Sendable {
                 }
             }
         }
+        let deadline = Monotonic.nanoseconds + UInt64(timeout / .nanoseconds(1))
         // A connection photod closed (it restarted, it said photod.stopping) is not reused.
         var kept: PhotodFeed?
         while let candidate = idle.withLock({ $0.popLast() }) {
             if candidate.isStale { candidate.close() } else { kept = candidate; break }
         }
-        let connection: PhotodFeed
-        if let kept { connection = kept } else { connection = try Self.open(sockets) }
+        if let kept {
+            do throws(FeedError) {
+                let answer = try kept.call(line, deadline: deadline)
+                idle.withLock { $0.append(kept) }
+                return answer
+            } catch {
+                kept.close()
+                guard idempotent, error.tooLong == nil, error.description != PhotodFeed.timedOut else { throw error }
+            }
+        }
+        let connection = try Self.open(sockets)
         do throws(FeedError) {
             let answer = try connection.call(line, deadline: deadline)
             idle.withLock { $0.append(connection) }
@@ -341,7 +413,7 @@ final class PhotodPool: Sendable {
     }
 
     private static func open(_ sockets: [PathBytes]) throws(FeedError) -> PhotodFeed {
-        let feed = try PhotodFeed.connect(sockets)
+        let feed = try PhotodFeed.connect(sockets, maxLineBytes: maxAnswerBytes)
         feed.useDeadlines()
         return feed
     }

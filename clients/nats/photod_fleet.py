@@ -19,7 +19,8 @@ library that appears later is read when its first change set comes.
 Applying a change set: the inserted and updated asset ids are read again (assets.get); the ones
 no longer in the library (deleted, in Recently Deleted) leave the view, as do the deleted ids.
 A resync event (photod.<name>.resync: change sets were not published), or a gap in a library's
-tokens, makes it read that library whole again.
+tokens, makes it read that library whole again. A library whose photod or bridge does not answer
+holds up only itself: its messages are handed back (nak) and come again in 10 s.
 
 Needs nats-py (pip install nats-py). --idle-exit S exits after S seconds without a message
 (tests, cron); --dump prints the view as JSON and exits.
@@ -39,9 +40,11 @@ from nats.errors import TimeoutError as NATSTimeout
 from nats.js import api
 from nats.js.errors import NotFoundError
 
-# Records per assets.get request: about 1 KB each, well under the server's default 1 MiB max_payload.
+# Records per request: about 1 KB each, well under the server's default 1 MiB max_payload (halved
+# while an answer is still too large: -32009).
 GET_CHUNK = 200
 PAGE = 300
+TOO_LARGE = -32009
 
 
 class RPCError(Exception):
@@ -58,6 +61,8 @@ class Fleet:
             with open(args.state) as f:
                 self.view = json.load(f)
         self.next_id = 1
+        # Libraries whose rpc failed in the current batch.
+        self.unreachable = set()
 
     def save(self):
         """Atomically: a crash leaves the previous view or this one, never half of one."""
@@ -95,22 +100,60 @@ class Fleet:
             print(time.strftime("%H:%M:%S ") + text, flush=True)
 
     async def snapshot(self, name, reason):
-        """The whole library, and the token it reflects (pages by addedDate, which new assets
-        do not shift; read again while the pages disagree on the token)."""
-        for attempt in range(3):
+        """The whole library and the token it reflects: every id from one snapshot
+        (assets.fetchIDs), then their records (assets.get; those that left since are left out,
+        and the change sets after the token bring the rest). When the ids do not fit in one
+        message (-32009), pages of records by addedDate, read again until all pages agree on
+        one token: an asset leaving between two pages would shift the next one past another."""
+        try:
+            ids = await self.rpc(name, "assets.fetchIDs", {"includeHidden": True, "includeAllBurstAssets": True})
+            assets = await self.records(name, ids["ids"])
+            token = ids["token"]
+        except RPCError as e:
+            if e.code != TOO_LARGE:
+                raise
+            assets, token = await self.pages(name)
+        self.view["libraries"][name] = {"token": token, "assets": assets}
+        self.log(f"{name}: read whole ({reason}): {len(assets)} assets at token {token}")
+
+    async def records(self, name, ids):
+        """The records of `ids` that are in the library now (assets.get, in chunks)."""
+        out, chunk, i = {}, GET_CHUNK, 0
+        while i < len(ids):
+            try:
+                got = await self.rpc(name, "assets.get", {"ids": ids[i:i + chunk], "includeHidden": True})
+            except RPCError as e:
+                if e.code == TOO_LARGE and chunk > 1:
+                    chunk //= 2
+                    continue
+                raise
+            for record in got["assets"]:
+                out[record["id"]] = record
+            i += chunk
+        return out
+
+    async def pages(self, name):
+        page_size, attempt = PAGE, 0
+        while True:
             assets, tokens, offset = {}, set(), 0
-            while offset is not None:
-                page = await self.rpc(name, "assets.fetch", {"sort": "addedDate", "includeHidden": True,
-                                                             "includeAllBurstAssets": True, "limit": PAGE, "offset": offset})
-                tokens.add(page["token"])
-                for record in page["assets"]:
-                    assets[record["id"]] = record
-                offset = page["nextOffset"]
+            try:
+                while offset is not None:
+                    page = await self.rpc(name, "assets.fetch", {"sort": "addedDate", "includeHidden": True,
+                                                                 "includeAllBurstAssets": True, "limit": page_size, "offset": offset})
+                    tokens.add(page["token"])
+                    for record in page["assets"]:
+                        assets[record["id"]] = record
+                    offset = page["nextOffset"]
+            except RPCError as e:
+                if e.code == TOO_LARGE and page_size > 1:
+                    page_size //= 2
+                    continue
+                raise
             if len(tokens) == 1:
-                break
-        # With pages of several tokens, the oldest: every change set after it is applied again.
-        self.view["libraries"][name] = {"token": min(tokens), "assets": assets}
-        self.log(f"{name}: read whole ({reason}): {len(assets)} assets at token {min(tokens)}")
+                return assets, tokens.pop()
+            attempt += 1
+            self.log(f"{name}: the library changed while it was read (tokens {min(tokens)}..{max(tokens)}): again")
+            await asyncio.sleep(min(30, attempt))
 
     async def apply(self, name, change):
         library = self.view["libraries"][name]
@@ -118,12 +161,12 @@ class Fleet:
         for asset_id in change["assets"]["deleted"]:
             assets.pop(asset_id, None)
         wanted = change["assets"]["inserted"] + change["assets"]["updated"]
-        for i in range(0, len(wanted), GET_CHUNK):
-            got = await self.rpc(name, "assets.get", {"ids": wanted[i:i + GET_CHUNK], "includeHidden": True})
-            for record in got["assets"]:
-                assets[record["id"]] = record
-            for asset_id in got["missing"]:
-                assets.pop(asset_id, None)
+        found = await self.records(name, wanted)
+        for asset_id in wanted:
+            if asset_id in found:
+                assets[asset_id] = found[asset_id]
+            else:
+                assets.pop(asset_id, None)  # in Recently Deleted, or purged since
         library["token"] = change["token"]
 
     async def handle(self, msg):
@@ -193,7 +236,12 @@ async def main():
         # change set falls between a snapshot and the consumer's first message.
         info = await js.stream_info(args.stream, subjects_filter="photod.*.changes")
         for subject in sorted((info.state.subjects or {}).keys()):
-            await fleet.snapshot(subject.split(".")[1], "start")
+            name = subject.split(".")[1]
+            try:
+                await fleet.snapshot(name, "start")
+            except RPCError as e:
+                # Read whole when its next change set comes (or its redelivery).
+                fleet.log(f"{name}: not read now: {e}")
         fleet.save()
     fleet.log(f"following {args.stream} as {args.durable}: {fleet.summary() or 'no library yet'}")
     stop = asyncio.Event()
@@ -210,11 +258,27 @@ async def main():
         if not msgs:
             continue
         last = time.monotonic()
+        done, later = [], []
         for msg in msgs:
-            await fleet.handle(msg)
+            name = msg.subject.split(".")[1] if msg.subject.count(".") == 2 else ""
+            if name in fleet.unreachable:
+                later.append(msg)  # after a failure of its library in this batch: in order, later
+                continue
+            try:
+                await fleet.handle(msg)
+                done.append(msg)
+            except RPCError as e:
+                # That library's photod or bridge is away: the others go on; its messages come
+                # again in a while (and a gap in its tokens reads it whole then).
+                fleet.log(f"{name}: {e}; again in 10 s")
+                fleet.unreachable.add(name)
+                later.append(msg)
         fleet.save()  # then acknowledge: a crash between the two redelivers, which is harmless
-        for msg in msgs:
+        for msg in done:
             await msg.ack()
+        for msg in later:
+            await msg.nak(delay=10)
+        fleet.unreachable.clear()
         fleet.log(f"{len(msgs)} message(s): {fleet.summary()}")
     await nc.close()
 

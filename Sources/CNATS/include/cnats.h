@@ -78,10 +78,14 @@ const void *pn_msg_data(pn_msg *m, int *len);
 const char *pn_msg_header(pn_msg *m, const char *name);
 void pn_msg_free(pn_msg *m);
 
-/// Publishes `data` with headers to `subject` (core NATS, not JetStream: a reply): 0, or -1
-/// and `err`.
-int pn_send(pn_client *c, const char *subject, const void *data, int len, const char **names,
+/// Publishes `data` with headers to `subject` (core NATS, not JetStream: a reply), with the
+/// reply subject `reply` when not NULL: 0, or -1 and `err`.
+int pn_send(pn_client *c, const char *subject, const char *reply, const void *data, int len, const char **names,
             const char **values, int count, char *err, size_t errlen);
+
+/// The asynchronous errors the server sent this connection (a permissions violation, a slow
+/// consumer): how many so far, and the last one's text copied to `text`.
+int64_t pn_async_errors(pn_client *c, char *text, size_t textlen);
 
 /// Sends a request and waits `timeout_ms` for its reply: 0 and `*reply`, -1 and `err`
 /// (pn_last_status is pn_status_no_responders when nobody serves the subject, pn_status_timeout
