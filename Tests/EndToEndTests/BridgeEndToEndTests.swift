@@ -861,4 +861,61 @@ struct BridgeEndToEndTests {
         #expect(check.status == 0 && check.stdout.contains("up to token"), "\(check.stdout)")
         _ = daemon.stop()
     }
+
+    @Test("kill -9 of the bridge, photod and nats-server at random moments while files keep coming: the stream's tokens are exactly the journal's, once each, in order")
+    func randomKills() throws {
+        let lib = try TemporaryDirectory("nats-chaos-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("nats-chaos")
+        defer { state.remove() }
+        let store = try TemporaryDirectory("nats-chaos-store")
+        defer { store.remove() }
+        _ = try lib.write("0.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
+        let server = try NATSServerProcess(store: store)
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let start = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        var bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "chaos", state: state)
+        try bridge.waitSubscribed()
+        // Files keep coming, one every 5-25 ms, on a thread of their own, whatever is down.
+        let root = lib.path.string
+        let photos = (0..<300).map { Library.jpeg(date: String(format: "2021:03:%02d 10:%02d:%02d", $0 / 100 + 1, $0 / 60 % 60, $0 % 60)) }
+        let writing = Locked(true)
+        let writer = Thread {
+            for (i, bytes) in photos.enumerated() {
+                try? FileManager.default.createDirectory(atPath: "\(root)/d\(i / 50)", withIntermediateDirectories: true)
+                _ = FileManager.default.createFile(atPath: "\(root)/d\(i / 50)/\(i).jpg", contents: Data(bytes))
+                usleep(UInt32.random(in: 5_000...25_000))
+            }
+            writing.withLock { $0 = false }
+        }
+        writer.start()
+        var kills: [String] = []
+        while writing.withLock({ $0 }) {
+            usleep(UInt32.random(in: 200_000...700_000))
+            switch Int.random(in: 0..<3) {
+            case 0:
+                bridge.kill9()
+                bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "chaos", state: state)
+                kills.append("bridge")
+            case 1:
+                daemon.kill9()
+                daemon = try DaemonProcess(libraries: [lib.path], state: state)
+                kills.append("photod")
+            default:
+                server.kill9()
+                usleep(UInt32.random(in: 100_000...500_000))
+                try server.start()
+                kills.append("nats-server")
+            }
+        }
+        try daemon.waitForAssets(301)
+        let nats = try NATSClient(urls: server.url, name: "test")
+        try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.chaos.changes")
+        let got = try Self.messages(nats, subject: "photod.chaos.changes").map(\.token)
+        let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
+        #expect(got == Array((start + 1)...current), "kills \(kills): \(got); bridge log:\n\(bridge.log)")
+        #expect(kills.count >= 3, "\(kills)")
+        _ = daemon.stop()
+    }
 }
