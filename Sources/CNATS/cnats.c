@@ -42,7 +42,6 @@ static __thread int last_status;
 int pn_last_js_error(void) { return last_jerr; }
 int pn_last_status(void) { return last_status; }
 int pn_status_no_responders(void) { return (int)NATS_NO_RESPONDERS; }
-int pn_status_timeout(void) { return (int)NATS_TIMEOUT; }
 
 static void fail(char *err, size_t errlen, const char *what, natsStatus s, jsErrCode jerr) {
     last_jerr = (int)jerr;

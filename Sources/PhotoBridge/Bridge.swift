@@ -284,33 +284,9 @@ public final class Bridge: Sendable {
 
     /// The change set's commit `time` (`"2026-11-29T16:06:52.020Z"`, quoted) in seconds since 1970.
     static func commitTime(_ raw: ArraySlice<UInt8>) -> Double? {
-        let text = Array(raw)
-        guard text.count >= 22, text.first == UInt8(ascii: "\""), text.last == UInt8(ascii: "\"") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var n = 0
-            for i in range {
-                guard i < text.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(text[i]) else { return nil }
-                n = n * 10 + Int(text[i] - UInt8(ascii: "0"))
-            }
-            return n
-        }
-        guard let year = number(1..<5), let month = number(6..<8), let day = number(9..<11), let hour = number(12..<14),
-              let minute = number(15..<17), let second = number(18..<20) else { return nil }
-        var fraction = 0.0, scale = 0.1
-        var i = 21
-        while i < text.count - 2, let digit = number(i..<(i + 1)) {
-            fraction += Double(digit) * scale
-            scale /= 10
-            i += 1
-        }
-        var t = tm()
-        t.tm_year = Int32(year - 1900)
-        t.tm_mon = Int32(month - 1)
-        t.tm_mday = Int32(day)
-        t.tm_hour = Int32(hour)
-        t.tm_min = Int32(minute)
-        t.tm_sec = Int32(second)
-        return Double(timegm(&t)) + fraction
+        guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\""),
+              let t = Timestamp.iso8601(Array(raw.dropFirst().dropLast())), let seconds = t.unixSeconds else { return nil }
+        return Double(seconds) + Double(t.local.millisecond ?? 0) / 1000
     }
 
     /// The answer to `photod.<name>.bridge.status`: where publishing stands, how far behind
@@ -365,14 +341,12 @@ public final class Bridge: Sendable {
         return body
     }
 
+    /// `2026-12-02T13:48:38.843Z`, as photod writes its times.
     static func timestamp(_ seconds: Double) -> String {
-        var t = time_t(seconds.rounded(.down))
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        let ms = Int((seconds - seconds.rounded(.down)) * 1000)
-        func pad(_ n: Int32, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(n).count)) + String(n) }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
+        let ms = Int64((seconds * 1000).rounded(.down))
+        let whole = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        guard let t = LocalDateTime(unixSeconds: whole, offsetSeconds: 0, millisecond: Int(ms - whole * 1000)) else { return "" }
+        return t.description + "Z"
     }
 
     func status(_ s: Progress) -> String {

@@ -1,5 +1,5 @@
 import Foundation
-import PhotoBridge
+@testable import PhotoBridge
 import PhotoTesting
 import Testing
 
@@ -74,5 +74,18 @@ struct BridgeConfigTests {
         for key in BridgeOptions.configKeys {
             #expect(BridgeOptions.help.contains("--\(key.name)"), "\(key.name)")
         }
+    }
+}
+
+@Suite("photod-nats's times")
+struct BridgeTimeTests {
+    @Test("A change set's commit time read, and the status's times written, as photod writes them")
+    func roundTrip() throws {
+        let text = "2026-11-29T16:06:52.020Z"
+        let seconds = try #require(Bridge.commitTime(Array("\"\(text)\"".utf8)[...]))
+        #expect(abs(seconds - 1_795_968_412.02) < 0.0005)
+        #expect(Bridge.timestamp(seconds) == text)
+        #expect(Bridge.commitTime(Array(text.utf8)[...]) == nil, "not a JSON string")
+        #expect(Bridge.commitTime(Array("\"yesterday\"".utf8)[...]) == nil)
     }
 }

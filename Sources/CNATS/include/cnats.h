@@ -88,11 +88,9 @@ int pn_send(pn_client *c, const char *subject, const char *reply, const void *da
 int64_t pn_async_errors(pn_client *c, char *text, size_t textlen);
 
 /// Sends a request and waits `timeout_ms` for its reply: 0 and `*reply`, -1 and `err`
-/// (pn_last_status is pn_status_no_responders when nobody serves the subject, pn_status_timeout
-/// when no reply came).
+/// (pn_last_status is pn_status_no_responders when nobody serves the subject).
 int pn_request(pn_client *c, const char *subject, const void *data, int len, int64_t timeout_ms,
                pn_msg **reply, char *err, size_t errlen);
-int pn_status_timeout(void);
 
 /// Flushes what is buffered to the server, waiting at most `timeout_ms`: 0 or -1.
 int pn_flush(pn_client *c, int64_t timeout_ms);
