@@ -1,0 +1,642 @@
+"""The gallery's server: a timeline of moments, albums and an asset view over HTTP, kept live by
+photod's change sets (Server-Sent Events), on the standard library's ``http.server``.
+
+Nothing from a request reaches the file system: routes are fixed patterns, ids are checked
+against photod's id syntax, and the only files read are the gallery's own static files (loaded
+at start) and the image paths photod answers.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import ipaddress
+import json
+import os
+import queue
+import re
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Deque, Dict, Iterable, List, Optional, Set, Tuple
+from urllib.parse import parse_qs, urlsplit
+
+from .. import errors
+from ..library import FetchResult, Library
+from ..models import Asset, ChangeSet, Moment
+
+STATIC = Path(__file__).resolve().parent / "static"
+ASSET_ID = re.compile(r"a_[a-z2-7]{20}")
+COLLECTION_ID = re.compile(r"(?:m_\d{8}|f_[a-z2-7]{13}|s_[A-Za-z]{1,40}|u_[a-z2-7]{20})")
+IMAGE_KEY = re.compile(r"[0-9a-f]{8,64}")
+#: The image sizes the page asks for: square grid tiles (fill), and the asset view (fit).
+SIZES = {256: "fill", 512: "fill", 1600: "fit"}
+#: Tiles sent with a moment or a collection page.
+TILE_PAGE = 200
+#: Change sets the server keeps to replay to a page that reconnects (``Last-Event-ID``).
+REPLAY = 500
+#: Collections whose fetch results the server keeps to diff (the pages' open views).
+MAX_VIEWS = 400
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def tile(asset: Asset, keys: Dict[Tuple[str, int], str]) -> Dict[str, Any]:
+    """What the page needs to draw an asset's tile."""
+    w, h = asset.display_size
+    key = keys.get((asset.id, 256))
+    return {"id": asset.id, "w": w, "h": h, "video": asset.is_video, "duration": asset.duration,
+            "fav": bool(asset.is_favorite), "format": asset.format, "exists": asset.exists,
+            "thumb": f"/img/{asset.id}/256/{key}" if key else f"/thumb/{asset.id}/256"}
+
+
+class Page:
+    """One open page's event stream: its queue, and whether it fell too far behind."""
+
+    def __init__(self) -> None:
+        self.queue: "queue.Queue[Optional[str]]" = queue.Queue(maxsize=1000)
+        self.dropped = False
+
+
+def moment_header(m: Moment) -> Dict[str, Any]:
+    return {"id": m.id, "title": m.title, "localDate": m.local_date, "count": m.asset_count,
+            "photos": m.photo_count, "videos": m.video_count, "latitude": m.latitude, "longitude": m.longitude}
+
+
+class Gallery:
+    """The state behind the pages: the moments, the fetch results of the collections pages show
+    (diffed on each change set), what photod's image keys are, and the event stream."""
+
+    def __init__(self, library: Library, allow_writes: bool = False, log: Any = None) -> None:
+        self.lib = library
+        self.allow_writes = allow_writes
+        self.log = log or (lambda text: None)
+        self.lock = threading.RLock()
+        self.moments: List[Moment] = []
+        self.moments_token = -1
+        self.views: "collections.OrderedDict[str, FetchResult]" = collections.OrderedDict()
+        self.keys: Dict[Tuple[str, int], str] = {}
+        self.events: Deque[Tuple[int, str]] = collections.deque(maxlen=REPLAY)
+        self.sequence = 0
+        self.clients: Set[Page] = set()
+        self.photod_state = "connecting"
+        self.photod_detail = ""
+        self.stopping = threading.Event()
+        self.changes: Optional[Any] = None
+        #: A change set could not be applied (photod went away mid-way): pages reload once it is back.
+        self.needs_resync = False
+        self.static: Dict[str, Tuple[bytes, str, str]] = {}
+        for name, kind in (("index.html", "text/html; charset=utf-8"), ("app.js", "text/javascript; charset=utf-8"),
+                           ("style.css", "text/css; charset=utf-8"), ("favicon.svg", "image/svg+xml")):
+            data = (STATIC / name).read_bytes()
+            self.static[name] = (data, kind, _hash(data))
+
+    # Reading
+
+    def load_moments(self) -> List[Moment]:
+        """The moments, newest first (fetched again when a change set names a moment)."""
+        with self.lock:
+            if self.moments_token < 0:
+                result = self.lib.moments()
+                self.moments, self.moments_token = list(result), result.token
+            return self.moments
+
+    def view(self, collection_id: str) -> FetchResult:
+        """The fetch result of a collection a page shows (kept to diff on change sets)."""
+        with self.lock:
+            found = self.views.get(collection_id)
+            if found is not None:
+                self.views.move_to_end(collection_id)
+                return found
+        result = self.lib.collection_assets(collection_id, page_size=TILE_PAGE)
+        with self.lock:
+            self.views[collection_id] = result
+            while len(self.views) > MAX_VIEWS:
+                self.views.popitem(last=False)
+        return result
+
+    def tiles(self, result: FetchResult, offset: int, limit: int) -> List[Dict[str, Any]]:
+        assets = result[offset:offset + limit]
+        self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
+        return [tile(a, self.keys) for a in assets]
+
+    def precache(self, ids: List[str]) -> None:
+        """Asks photod to render the tiles the page is about to show, at low priority."""
+        if ids:
+            try:
+                self.lib.start_caching(ids, 256, 256, "fill")
+            except errors.PhotodError:
+                pass
+
+    def timeline(self, offset: int, limit: int) -> Dict[str, Any]:
+        moments = self.load_moments()
+        page = moments[offset:offset + limit]
+        out = []
+        for m in page:
+            result = self.view(m.id)
+            out.append(dict(moment_header(m), tiles=self.tiles(result, 0, TILE_PAGE), total=len(result)))
+        nxt = offset + len(page)
+        return {"moments": out, "nextOffset": nxt if nxt < len(moments) else None, "total": len(moments),
+                "token": self.moments_token}
+
+    def collection(self, collection_id: str, offset: int, limit: int) -> Dict[str, Any]:
+        result = self.view(collection_id)
+        tiles = self.tiles(result, offset, limit)
+        nxt = offset + len(tiles)
+        return {"id": collection_id, "tiles": tiles, "total": len(result), "offset": offset,
+                "nextOffset": nxt if nxt < len(result) else None, "token": result.token}
+
+    def albums(self) -> Dict[str, Any]:
+        def cover(ids: Optional[List[str]]) -> Optional[str]:
+            return f"/thumb/{ids[0]}/256" if ids else None
+
+        smart = [{"id": s.id, "title": s.title, "count": s.asset_count, "cover": cover(s.key_asset_ids)}
+                 for s in self.lib.smart_albums() if s.id not in ("s_hidden", "s_recentlyDeleted")]
+        folders = [{"id": a.id, "title": a.title, "count": a.asset_count, "path": a.path, "cover": cover(a.key_asset_ids)}
+                   for a in self.lib.albums()]
+        user = [{"id": a.id, "title": a.title, "count": a.asset_count, "cover": cover(a.key_asset_ids)}
+                for a in self.lib.user_albums()]
+        return {"smart": smart, "folders": folders, "user": user}
+
+    def title_of(self, collection_id: str) -> Dict[str, Any]:
+        """A collection's title and count, for a page's header."""
+        if collection_id.startswith("m_"):
+            for m in self.load_moments():
+                if m.id == collection_id:
+                    return {"id": m.id, "title": m.title, "count": m.asset_count, "kind": "moment"}
+        else:
+            data = self.albums()
+            for kind in ("smart", "folders", "user"):
+                for c in data[kind]:
+                    if c["id"] == collection_id:
+                        return dict(c, kind=kind)
+        raise errors.NotFound(f"no collection {collection_id}", data={"id": collection_id})
+
+    def asset(self, asset_id: str) -> Dict[str, Any]:
+        a = self.lib.asset(asset_id, include_hidden=False)
+        w, h = a.display_size
+        return {"id": a.id, "name": os.path.basename(a.path or ""), "path": a.path, "localDateTime": a.local_date_time,
+                "utcOffset": a.utc_offset, "dateSource": a.date_source, "mediaType": a.media_type, "format": a.format,
+                "width": w, "height": h, "fileSize": a.file_size, "make": a.make, "model": a.model,
+                "lens": a.lens_model, "latitude": a.latitude, "longitude": a.longitude, "altitude": a.altitude,
+                "duration": a.duration, "videoCodec": a.video_codec, "audioCodec": a.audio_codec,
+                "frameRate": a.frame_rate, "keywords": a.keywords or [], "fav": bool(a.is_favorite),
+                "subtypes": a.subtypes or [], "available": a.is_available,
+                "large": f"/thumb/{a.id}/1600", "thumb": tile(a, self.keys)["thumb"]}
+
+    def image(self, asset_id: str, size: int) -> Tuple[str, str, str]:
+        """photod's image of the asset at a size the page uses: (path, key, content type)."""
+        image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
+        key = os.path.basename(image.path).split("-", 1)[0]
+        if not IMAGE_KEY.fullmatch(key):
+            key = _hash(image.path.encode())
+        with self.lock:
+            if len(self.keys) > 200_000:
+                self.keys.clear()
+            self.keys[(asset_id, size)] = key
+        return image.path, key, image.content_type
+
+    def set_favorite(self, asset_id: str, favorite: bool) -> Dict[str, Any]:
+        result = self.lib.set_favorite(asset_id, favorite)
+        return {"token": result.token, "updated": result.updated}
+
+    # Live
+
+    def publish(self, kind: str, payload: Dict[str, Any], event_id: Optional[int] = None) -> None:
+        """Sends an event to every open page (change events are also kept to replay)."""
+        with self.lock:
+            self.sequence += 1
+            text = f"event: {kind}\n" + (f"id: {event_id}\n" if event_id is not None else "") + \
+                   "".join(f"data: {line}\n" for line in json.dumps(payload, ensure_ascii=False).split("\n")) + "\n"
+            if event_id is not None:
+                self.events.append((event_id, text))
+            for page in list(self.clients):
+                try:
+                    page.queue.put_nowait(text)
+                except queue.Full:
+                    # A page that does not read: cut off; it reconnects and replays from its last id.
+                    page.dropped = True
+                    self.clients.discard(page)
+
+    def subscribe(self, last_id: Optional[int]) -> Tuple[Page, List[str], bool]:
+        """A queue of events for one page, the kept events after ``last_id`` to send first, and
+        whether the page missed events that are not kept (it then reloads its data)."""
+        page = Page()
+        with self.lock:
+            self.clients.add(page)
+            if last_id is None:
+                return page, [], False
+            kept = [text for token, text in self.events if token > last_id]
+            oldest = self.events[0][0] if self.events else None
+            token = self.changes.token if self.changes is not None else None
+            missed = token is not None and token > last_id and (oldest is None or oldest > last_id + 1)
+            return page, kept, missed
+
+    def unsubscribe(self, page: Page) -> None:
+        with self.lock:
+            self.clients.discard(page)
+
+    def status_payload(self) -> Dict[str, Any]:
+        return {"photod": self.photod_state, "detail": self.photod_detail, "writable": self.allow_writes}
+
+    def _set_state(self, state: str, detail: str = "") -> None:
+        if state != self.photod_state:
+            self.photod_state, self.photod_detail = state, detail
+            self.log(f"photod {state}{': ' + detail if detail else ''}")
+            self.publish("status", self.status_payload())
+
+    def follow(self) -> None:
+        """The change thread: applies each change set to what the pages show and tells them."""
+        since: Optional[int] = None
+        while not self.stopping.is_set():
+            try:
+                self.changes = self.lib.changes(
+                    since=since, on_reconnecting=lambda why: self._set_state("reconnecting", why),
+                    on_reconnected=lambda token: self._reconnected())
+                self.changes.subscribe()
+                self._set_state("connected")
+                for change in self.changes:
+                    since = change.token
+                    if self.needs_resync:
+                        self.resync()       # covers this change set too
+                        continue
+                    try:
+                        self.apply(change)
+                    except errors.PhotodError as e:
+                        self.log(f"change set {change.token} not applied: {e}; the pages reload when photod is back")
+                        self.needs_resync = True
+            except errors.TokenExpired as e:
+                since = e.current_token
+                self.resync()
+            except errors.PhotodError as e:
+                self._set_state("reconnecting", str(e))
+                self.stopping.wait(1)
+            except StopIteration:
+                pass
+
+    def _reconnected(self) -> None:
+        self._set_state("connected")
+        if self.needs_resync:
+            self.resync()
+
+    def resync(self) -> None:
+        """Forgets what was fetched and tells the pages to load their data again."""
+        with self.lock:
+            self.views.clear()
+            self.moments_token = -1
+            self.needs_resync = False
+        self.publish("resync", {})
+
+    def apply(self, change: ChangeSet) -> None:
+        """One change set, as the pages see it: each open collection's change details, new and
+        gone moments, the sidebar's counts."""
+        touched = set(change.collections_inserted + change.collections_updated + change.collections_deleted)
+        with self.lock:
+            open_views = [(cid, r) for cid, r in self.views.items() if cid in touched]
+            moment_ids = {m.id for m in self.moments}
+        updates = []
+        for cid, before in open_views:
+            details = before.change_details(change)
+            if details is None:
+                continue
+            after = details.fetch_result_after_changes
+            with self.lock:
+                if cid in self.views:
+                    self.views[cid] = after
+            if not details.has_incremental_changes:
+                updates.append({"id": cid, "reload": True, "total": len(after)})
+                continue
+            inserted = [dict(tile(after[i], self.keys), index=i) for i in details.inserted_indexes]
+            moved = [{"id": after.ids[m.to_index], "index": m.to_index} for m in details.moves]
+            changed = [tile(after[i], self.keys) for i in details.changed_indexes]
+            if inserted or moved or changed or details.removed_indexes:
+                updates.append({"id": cid, "removed": details.removed_ids, "inserted": inserted, "moved": moved,
+                                "changed": changed, "total": len(after)})
+        moments_event: Dict[str, Any] = {}
+        if any(c.startswith("m_") for c in touched):
+            before_ids = moment_ids
+            with self.lock:
+                self.moments_token = -1
+            now = self.load_moments()
+            now_ids = {m.id for m in now}
+            with self.lock:
+                viewed = set(self.views)
+            inserted_moments = []
+            for i, m in enumerate(now):
+                if m.id not in before_ids:
+                    result = self.view(m.id)
+                    inserted_moments.append(dict(moment_header(m), tiles=self.tiles(result, 0, TILE_PAGE),
+                                                 total=len(result), index=i))
+            moments_event = {
+                "inserted": inserted_moments,
+                "deleted": sorted(before_ids - now_ids),
+                "updated": [moment_header(m) for m in now if m.id in touched and m.id in before_ids],
+                # Moments a page may show whose fetch result was not kept: sent whole.
+                "replaced": [dict(moment_header(m), tiles=self.tiles(self.view(m.id), 0, TILE_PAGE))
+                             for m in now if m.id in touched and m.id in before_ids and m.id not in viewed],
+            }
+        albums = any(c[:2] in ("s_", "f_", "u_") for c in touched)
+        if updates or moments_event or albums or change.assets_updated:
+            self.publish("change", {"token": change.token, "views": updates, "moments": moments_event,
+                                    "albums": albums, "assets": change.assets_updated[:1000]}, event_id=change.token)
+
+    def start(self) -> threading.Thread:
+        t = threading.Thread(target=self.follow, name="photod-gallery-changes", daemon=True)
+        t.start()
+        return t
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.changes is not None:
+            self.changes.close()
+        with self.lock:
+            for page in list(self.clients):
+                page.dropped = True
+                try:
+                    page.queue.put_nowait(None)
+                except queue.Full:
+                    pass
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One request: a fixed route, or 404."""
+
+    server: "GalleryServer"
+    protocol_version = "HTTP/1.1"
+    server_version = "photod-gallery"
+    sys_version = ""
+
+    routes = [
+        ("GET", re.compile(r"/"), "index"),
+        ("GET", re.compile(r"/(?:c|a)/[A-Za-z0-9_]+"), "index"),
+        ("GET", re.compile(r"/static/(app\.js|style\.css|favicon\.svg)"), "static"),
+        ("GET", re.compile(r"/api/info"), "info"),
+        ("GET", re.compile(r"/api/moments"), "moments"),
+        ("GET", re.compile(r"/api/albums"), "albums"),
+        ("GET", re.compile(r"/api/collection/(" + COLLECTION_ID.pattern + ")"), "collection"),
+        ("GET", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")"), "asset"),
+        ("GET", re.compile(r"/api/events"), "events"),
+        ("GET", re.compile(r"/thumb/(" + ASSET_ID.pattern + r")/(\d{3,4})"), "thumb"),
+        ("GET", re.compile(r"/img/(" + ASSET_ID.pattern + r")/(\d{3,4})/(" + IMAGE_KEY.pattern + ")"), "img"),
+        ("POST", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")/favorite"), "favorite"),
+    ]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    @property
+    def gallery(self) -> Gallery:
+        return self.server.gallery
+
+    def do_GET(self) -> None:
+        self.dispatch("GET")
+
+    def do_HEAD(self) -> None:
+        self.dispatch("GET", head=True)
+
+    def do_POST(self) -> None:
+        self.dispatch("POST")
+
+    def dispatch(self, method: str, head: bool = False) -> None:
+        self.head = head
+        if not self.server.host_allowed(self.headers.get("Host", "")):
+            return self.send_error_json(HTTPStatus.MISDIRECTED_REQUEST, "this gallery does not answer for that host name "
+                                        "(start it with --allowed-host NAME)")
+        url = urlsplit(self.path)
+        self.query = parse_qs(url.query)
+        for verb, pattern, name in self.routes:
+            match = pattern.fullmatch(url.path)
+            if match and verb == method:
+                try:
+                    return getattr(self, "route_" + name)(*match.groups())
+                except errors.NotFound as e:
+                    return self.send_error_json(HTTPStatus.NOT_FOUND, e.detail)
+                except (errors.Unsupported, errors.ImageFailed) as e:
+                    return self.send_error_json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, e.detail)
+                except errors.PermissionDenied as e:
+                    return self.send_error_json(HTTPStatus.FORBIDDEN, e.detail)
+                except errors.InvalidParams as e:
+                    return self.send_error_json(HTTPStatus.BAD_REQUEST, e.detail)
+                except (errors.Unreachable, errors.ConnectionLost, errors.Unavailable, errors.Overloaded, TimeoutError) as e:
+                    return self.send_error_json(HTTPStatus.SERVICE_UNAVAILABLE, f"photod is not reachable now: {e}",
+                                                retry=True)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+        if any(p.fullmatch(url.path) for _, p, _ in self.routes):
+            return self.send_error_json(HTTPStatus.METHOD_NOT_ALLOWED, f"{method} is not allowed here")
+        self.send_error_json(HTTPStatus.NOT_FOUND, "no such page")
+
+    # Responses
+
+    def security_headers(self) -> None:
+        self.send_header("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; "
+                         "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+
+    def send_body(self, status: int, body: bytes, kind: str, headers: Iterable[Tuple[str, str]] = ()) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.security_headers()
+        self.end_headers()
+        if not self.head:
+            self.wfile.write(body)
+
+    def send_json(self, value: Any, status: int = HTTPStatus.OK) -> None:
+        body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        self.send_body(status, body, "application/json; charset=utf-8", [("Cache-Control", "no-store")])
+
+    def send_error_json(self, status: int, detail: str, retry: bool = False) -> None:
+        headers = [("Cache-Control", "no-store")] + ([("Retry-After", "1")] if retry else [])
+        body = json.dumps({"error": detail}, ensure_ascii=False).encode()
+        self.send_body(status, body, "application/json; charset=utf-8", headers)
+
+    def redirect(self, location: str) -> None:
+        self.send_response(HTTPStatus.FOUND)
+        self.send_header("Location", location)
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", "0")
+        self.security_headers()
+        self.end_headers()
+
+    def int_param(self, name: str, default: int, low: int, high: int) -> int:
+        try:
+            value = int(self.query.get(name, [str(default)])[0])
+        except ValueError:
+            raise errors.InvalidParams(f"'{name}' must be an integer") from None
+        if not low <= value <= high:
+            raise errors.InvalidParams(f"'{name}' must be between {low} and {high}")
+        return value
+
+    # Routes
+
+    def route_index(self) -> None:
+        self.route_static("index.html")
+
+    def route_static(self, name: str) -> None:
+        body, kind, etag = self.gallery.static[name]
+        if self.headers.get("If-None-Match") == f'"{etag}"':
+            return self.not_modified(f'"{etag}"', "no-cache")
+        self.send_body(HTTPStatus.OK, body, kind, [("ETag", f'"{etag}"'), ("Cache-Control", "no-cache")])
+
+    def not_modified(self, etag: str, cache: str) -> None:
+        self.send_response(HTTPStatus.NOT_MODIFIED)
+        self.send_header("ETag", etag)
+        self.send_header("Cache-Control", cache)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def route_info(self) -> None:
+        self.send_json(dict(self.gallery.status_payload(), version=self.server.version))
+
+    def route_moments(self) -> None:
+        self.send_json(self.gallery.timeline(self.int_param("offset", 0, 0, 10 ** 7), self.int_param("limit", 6, 1, 100)))
+
+    def route_albums(self) -> None:
+        self.send_json(self.gallery.albums())
+
+    def route_collection(self, collection_id: str) -> None:
+        page = self.gallery.collection(collection_id, self.int_param("offset", 0, 0, 10 ** 7),
+                                       self.int_param("limit", TILE_PAGE, 1, 1000))
+        if self.query.get("header"):
+            page["collection"] = self.gallery.title_of(collection_id)
+        self.send_json(page)
+
+    def route_asset(self, asset_id: str) -> None:
+        self.send_json(self.gallery.asset(asset_id))
+
+    def size(self, text: str) -> int:
+        size = int(text)
+        if size not in SIZES:
+            raise errors.NotFound(f"no image size {size} (sizes: {', '.join(map(str, SIZES))})")
+        return size
+
+    def route_thumb(self, asset_id: str, size_text: str) -> None:
+        """Where the asset's image at this size is now: a redirect to its content-addressed URL."""
+        size = self.size(size_text)
+        _, key, _ = self.gallery.image(asset_id, size)
+        self.redirect(f"/img/{asset_id}/{size}/{key}")
+
+    def route_img(self, asset_id: str, size_text: str, key: str) -> None:
+        """An image by its content: cached by the browser for good; another version redirects."""
+        size = self.size(size_text)
+        etag = f'"{key}-{size}"'
+        immutable = "public, max-age=31536000, immutable"
+        if self.headers.get("If-None-Match") == etag:
+            return self.not_modified(etag, immutable)
+        path, current, kind = self.gallery.image(asset_id, size)
+        if current != key:
+            return self.redirect(f"/img/{asset_id}/{size}/{current}")
+        try:
+            with open(path, "rb") as f:   # the path photod answered, never one from the request
+                body = f.read()
+        except PermissionError:
+            return self.send_error_json(HTTPStatus.BAD_GATEWAY, f"photod's image cache is not readable by this user "
+                                        f"({path}): run the gallery in photod's group")
+        except FileNotFoundError:
+            # Evicted between photod's answer and now: ask again.
+            return self.redirect(f"/thumb/{asset_id}/{size}")
+        self.send_body(HTTPStatus.OK, body, kind, [("ETag", etag), ("Cache-Control", immutable)])
+
+    def route_favorite(self, asset_id: str) -> None:
+        if not self.gallery.allow_writes:
+            return self.send_error_json(HTTPStatus.FORBIDDEN, "the gallery is read-only (start it with --allow-writes)")
+        if self.headers.get("X-Requested-With") != "photod-gallery" or not self.server.same_origin(self.headers):
+            return self.send_error_json(HTTPStatus.FORBIDDEN, "a write must come from the gallery's own page")
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            if not 0 < length <= 1024:
+                raise ValueError
+            body = json.loads(self.rfile.read(length))
+            favorite = body["favorite"]
+            if not isinstance(favorite, bool):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return self.send_error_json(HTTPStatus.BAD_REQUEST, 'the body must be {"favorite": true|false}')
+        self.send_json(self.gallery.set_favorite(asset_id, favorite))
+
+    def route_events(self) -> None:
+        """Server-Sent Events: the status, then each change set's effect on what pages show."""
+        last = self.headers.get("Last-Event-ID")
+        last_id = int(last) if last and last.isdigit() else None
+        page, kept, missed = self.gallery.subscribe(last_id)
+        try:
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Accel-Buffering", "no")
+            self.security_headers()
+            self.end_headers()
+            self.close_connection = True
+            first = "retry: 1000\n\n" + f"event: status\ndata: {json.dumps(self.gallery.status_payload())}\n\n"
+            if missed:
+                first += "event: resync\ndata: {}\n\n"
+            self.wfile.write(first.encode() + "".join(kept).encode())
+            self.wfile.flush()
+            while not self.gallery.stopping.is_set() and not page.dropped:
+                try:
+                    item = page.queue.get(timeout=15)
+                except queue.Empty:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    continue
+                if item is None:
+                    return
+                self.wfile.write(item.encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return
+        finally:
+            self.gallery.unsubscribe(page)
+
+
+class GalleryServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: Tuple[str, int], gallery: Gallery, allowed_hosts: Iterable[str] = (),
+                 verbose: bool = False, version: str = "") -> None:
+        super().__init__(address, Handler)
+        self.gallery = gallery
+        self.verbose = verbose
+        self.version = version
+        host = address[0]
+        self.loopback = _is_loopback(host)
+        self.allowed = {h.lower() for h in allowed_hosts}
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        return f"http://{'[' + shown + ']' if ':' in str(shown) else shown}:{port}/"
+
+    def host_allowed(self, header: str) -> bool:
+        """Against DNS rebinding: on a loopback address, only loopback names; elsewhere any name
+        unless ``--allowed-host`` lists them."""
+        name = header.rsplit(":", 1)[0] if not header.endswith("]") else header
+        name = name.strip("[]").lower()
+        if name in self.allowed:
+            return True
+        if self.loopback:
+            return name in ("localhost", "127.0.0.1", "::1") or _is_loopback(name)
+        return not self.allowed
+
+    def same_origin(self, headers: Any) -> bool:
+        origin = headers.get("Origin")
+        if origin is None:
+            return True
+        return urlsplit(origin).netloc.lower() == (headers.get("Host") or "").lower()
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

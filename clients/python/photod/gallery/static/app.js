@@ -1,0 +1,532 @@
+// photod gallery: the timeline of moments, albums and an asset view, kept live by the server's
+// events (each change set's change details for the collections on screen). Every text from the
+// library goes into the page as text (textContent), never as markup.
+"use strict";
+
+const state = {
+  view: null,            // {kind: "timeline"} or {kind: "collection", id}
+  sections: new Map(),   // collection id -> {el, grid, header, tiles: Map(id -> element), total, loaded}
+  nextOffset: 0,         // the next page of moments or of the collection; null when all are shown
+  loading: false,
+  writable: false,
+  photod: "connecting",
+  viewer: null,          // the asset shown, {id, fav, ...}
+  generation: 0,         // bumped when the view changes, to drop answers for the old one
+  failed: new Set(),     // images to ask again when photod is back
+};
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("data-")) e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  if (!response.ok) {
+    let detail = response.statusText;
+    try { detail = (await response.json()).error || detail; } catch (_) { /* not JSON */ }
+    const error = new Error(detail);
+    error.status = response.status;
+    throw error;
+  }
+  return response.json();
+}
+
+// Dates on the capture clock: "2019-05-04T13:22:10.054" is shown as written, never converted.
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+  "November", "December"];
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+function captureDate(local) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(local || "");
+  if (!m) return { day: local || "", time: "" };
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const weekday = DAYS[new Date(Date.UTC(y, mo - 1, d)).getUTCDay()];
+  return { day: `${weekday}, ${d} ${MONTHS[mo - 1]} ${y}`, time: m[4] ? `${m[4]}:${m[5]}${m[6] ? ":" + m[6] : ""}` : "" };
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = String(s % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${r}` : `${m}:${r}`;
+}
+
+function bytes(n) {
+  if (n >= 1048576) return `${(n / 1048576).toFixed(1)} MB`;
+  return n >= 1024 ? `${Math.round(n / 1024)} KB` : `${n} bytes`;
+}
+
+function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
+
+// Tiles
+
+function makeTile(t) {
+  const a = el("a", { class: "tile", href: `/a/${t.id}`, "data-id": t.id, title: "" });
+  if (t.exists === false) return a;
+  const img = el("img", { alt: "", loading: "lazy", decoding: "async", draggable: false });
+  img.addEventListener("load", () => img.classList.add("loaded"));
+  img.addEventListener("error", () => imageFailed(img, t));
+  img.src = t.thumb;
+  a.append(img);
+  decorate(a, t);
+  return a;
+}
+
+function decorate(a, t) {
+  a.querySelector(".heart")?.remove();
+  a.querySelector(".badge")?.remove();
+  a.dataset.fav = t.fav ? "1" : "0";
+  if (t.fav) a.append(el("span", { class: "heart", text: "♥", title: "Favorite" }));
+  if (t.video) a.append(el("span", { class: "badge", text: `▶ ${duration(t.duration)}` }));
+}
+
+async function imageFailed(img, t) {
+  // Unsupported formats get a label; anything else (photod restarting) is asked again later.
+  let status = 0;
+  try { status = (await fetch(img.src, { method: "HEAD" })).status; } catch (_) { /* the server is away */ }
+  if (status === 415 || status === 404) {
+    img.remove();
+    const tile = document.querySelector(`.tile[data-id="${t.id}"]`);
+    if (tile && !tile.querySelector(".noimage")) tile.append(el("span", { class: "noimage", text: t.format || "?" }));
+  } else {
+    state.failed.add({ img, src: t.thumb });
+  }
+}
+
+function retryImages() {
+  const failed = [...state.failed];
+  state.failed.clear();
+  for (const { img, src } of failed) if (img.isConnected) img.src = src + (src.includes("?") ? "&" : "?") + "r=" + Date.now();
+}
+
+// Sections: a moment of the timeline, or the one grid of a collection
+
+function makeSection(id, headerNodes, tiles, total) {
+  const header = el("h2", {}, ...headerNodes);
+  const grid = el("div", { class: "grid" });
+  const section = { el: null, grid, header, tiles: new Map(), total, loaded: 0, more: null };
+  section.el = el("section", { class: "moment", "data-id": id }, header, grid);
+  appendTiles(section, tiles);
+  state.sections.set(id, section);
+  return section;
+}
+
+function appendTiles(section, tiles) {
+  for (const t of tiles) {
+    if (section.tiles.has(t.id)) continue;
+    const tile = makeTile(t);
+    section.tiles.set(t.id, tile);
+    section.grid.append(tile);
+  }
+  section.loaded = section.tiles.size;
+  watchSectionEnd(section);
+}
+
+// A moment with more tiles than the first page loads the rest as it scrolls into view.
+const sectionObserver = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    sectionObserver.unobserve(e.target);
+    const id = e.target.dataset.section;
+    const section = state.sections.get(id);
+    if (section) loadSectionTiles(id, section);
+  }
+}, { rootMargin: "800px" });
+
+function watchSectionEnd(section) {
+  section.more?.remove();
+  section.more = null;
+  if (section.loaded >= section.total) return;
+  section.more = el("div", { class: "more-tiles", "data-section": section.el.dataset.id });
+  section.el.append(section.more);
+  sectionObserver.observe(section.more);
+}
+
+async function loadSectionTiles(id, section) {
+  const generation = state.generation;
+  try {
+    const page = await api(`/api/collection/${encodeURIComponent(id)}?offset=${section.loaded}&limit=200`);
+    if (generation !== state.generation) return;
+    section.total = page.total;
+    appendTiles(section, page.tiles);
+  } catch (e) {
+    setTimeout(() => watchSectionEnd(section), 2000);
+  }
+}
+
+function momentHeader(m) {
+  const parts = [];
+  if (m.photos) parts.push(plural(m.photos, "photo"));
+  if (m.videos) parts.push(plural(m.videos, "video"));
+  if (m.latitude !== null && m.latitude !== undefined) parts.push(place(m.latitude, m.longitude));
+  return [document.createTextNode(captureDate(m.localDate).day), el("span", { class: "sub", text: parts.join(" · ") })];
+}
+
+function place(lat, lon) {
+  const f = (v, p, n) => `${Math.abs(v).toFixed(4)}° ${v >= 0 ? p : n}`;
+  return `${f(lat, "N", "S")}, ${f(lon, "E", "W")}`;
+}
+
+// Views
+
+async function show(path, { keepScroll = false } = {}) {
+  const m = /^\/c\/([A-Za-z0-9_]+)$/.exec(path);
+  state.view = m ? { kind: "collection", id: m[1] } : { kind: "timeline" };
+  state.generation += 1;
+  state.sections.clear();
+  state.nextOffset = 0;
+  state.loading = false;
+  const scroll = window.scrollY;
+  const content = $("content");
+  content.replaceChildren();
+  for (const a of document.querySelectorAll("#side a")) a.classList.toggle("current", a.getAttribute("href") === path);
+  $("where").textContent = state.view.kind === "timeline" ? "Timeline" : "";
+  await loadMore();
+  if (keepScroll) window.scrollTo(0, scroll);
+}
+
+async function loadMore() {
+  if (state.loading || state.nextOffset === null) return;
+  state.loading = true;
+  const generation = state.generation;
+  const view = state.view;
+  try {
+    if (view.kind === "timeline") {
+      const page = await api(`/api/moments?offset=${state.nextOffset}&limit=6`);
+      if (generation !== state.generation) return;
+      for (const m of page.moments) {
+        if (state.sections.has(m.id)) continue;
+        $("content").append(makeSection(m.id, momentHeader(m), m.tiles, m.total).el);
+      }
+      if (page.total === 0) $("content").replaceChildren(el("p", { class: "empty", text: "No photos yet: photod has indexed nothing in its library." }));
+      state.nextOffset = page.nextOffset;
+    } else {
+      const first = state.nextOffset === 0;
+      const page = await api(`/api/collection/${encodeURIComponent(view.id)}?offset=${state.nextOffset}&limit=200${first ? "&header=1" : ""}`);
+      if (generation !== state.generation) return;
+      let section = state.sections.get(view.id);
+      if (!section) {
+        const c = page.collection || { title: view.id, count: page.total };
+        $("where").textContent = c.title;
+        section = makeSection(view.id, [document.createTextNode(c.title), el("span", { class: "sub", text: plural(page.total, "item") })], [], page.total);
+        section.header.className = "collection-title";
+        $("content").append(section.el);
+        sectionObserver.disconnect();
+      }
+      section.total = page.total;
+      for (const t of page.tiles) {
+        if (section.tiles.has(t.id)) continue;
+        const tile = makeTile(t);
+        section.tiles.set(t.id, tile);
+        section.grid.append(tile);
+      }
+      section.loaded = section.tiles.size;
+      if (page.total === 0) section.grid.append(el("p", { class: "empty", text: "Nothing here." }));
+      state.nextOffset = page.nextOffset;
+    }
+  } catch (e) {
+    if (generation === state.generation) setTimeout(() => { state.loading = false; loadMore(); }, 1500);
+    return;
+  } finally {
+    if (generation === state.generation) state.loading = false;
+  }
+  // Keep loading while the end of the page is in sight.
+  if (state.nextOffset !== null && $("more").getBoundingClientRect().top < window.innerHeight + 1200) loadMore();
+}
+
+new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
+  { rootMargin: "1200px" }).observe($("more"));
+
+// The sidebar
+
+let albumsTimer = null;
+function refreshAlbums() {
+  clearTimeout(albumsTimer);
+  albumsTimer = setTimeout(loadAlbums, 300);
+}
+
+async function loadAlbums() {
+  let data;
+  try { data = await api("/api/albums"); } catch (_) { return; }
+  const fill = (list, items) => {
+    list.replaceChildren(...items.map((c) => el("li", {}, el("a", { href: `/c/${c.id}`, title: c.path || c.title },
+      el("span", { class: "name", text: c.title }), el("span", { class: "count", text: c.count.toLocaleString() })))));
+  };
+  fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites"));
+  fill($("folders"), data.folders);
+  fill($("user"), data.user);
+  $("user-title").hidden = data.user.length === 0;
+  const path = location.pathname;
+  for (const a of document.querySelectorAll("#side a")) a.classList.toggle("current", a.getAttribute("href") === path);
+}
+
+// Live: the server's events
+
+function applyView(v) {
+  const section = state.sections.get(v.id);
+  if (!section) return;
+  if (v.reload) { reloadSection(v.id, section); return; }
+  for (const id of v.removed) {
+    section.tiles.get(id)?.remove();
+    section.tiles.delete(id);
+  }
+  for (const t of v.changed) {
+    const tile = section.tiles.get(t.id);
+    if (!tile) continue;
+    decorate(tile, t);
+    const img = tile.querySelector("img");
+    if (img && !img.src.endsWith(t.thumb) && !t.thumb.startsWith("/thumb/")) img.src = t.thumb;
+  }
+  // Moves and insertions by their index after, ascending, into the tiles that stay.
+  const moving = new Set(v.moved.map((m) => m.id));
+  const order = [...section.grid.children].filter((e) => e.classList.contains("tile") && !moving.has(e.dataset.id));
+  const placed = [
+    ...v.moved.map((m) => ({ index: m.index, node: section.tiles.get(m.id) })).filter((p) => p.node),
+    ...v.inserted.map((t) => ({ index: t.index, t })),
+  ].sort((a, b) => a.index - b.index);
+  for (const p of placed) {
+    if (p.index > order.length) continue;          // beyond what is loaded: it comes with the next page
+    let node = p.node;
+    if (!node) {
+      node = makeTile(p.t);
+      node.classList.add("fresh");
+      section.tiles.set(p.t.id, node);
+    }
+    order.splice(p.index, 0, node);
+  }
+  section.grid.replaceChildren(...order);
+  section.total = v.total;
+  section.loaded = section.tiles.size;
+  updateCount(section);
+}
+
+function updateCount(section) {
+  const sub = section.header.querySelector(".sub");
+  if (sub && state.view.kind === "collection") sub.textContent = plural(section.total, "item");
+}
+
+async function reloadSection(id, section) {
+  try {
+    const page = await api(`/api/collection/${encodeURIComponent(id)}?offset=0&limit=${Math.max(200, section.loaded)}`);
+    section.tiles.clear();
+    section.grid.replaceChildren();
+    section.total = page.total;
+    appendTiles(section, page.tiles);
+    updateCount(section);
+  } catch (_) { /* the next event or resync brings it */ }
+}
+
+function applyMoments(ev) {
+  if (state.view.kind !== "timeline") return;
+  for (const id of ev.deleted || []) {
+    state.sections.get(id)?.el.remove();
+    state.sections.delete(id);
+  }
+  for (const m of ev.updated || []) {
+    const section = state.sections.get(m.id);
+    if (section) section.header.replaceChildren(...momentHeader(m));
+  }
+  for (const m of ev.replaced || []) {
+    const section = state.sections.get(m.id);
+    if (!section) continue;
+    section.tiles.clear();
+    section.grid.replaceChildren();
+    section.total = m.total ?? m.count;
+    appendTiles(section, m.tiles);
+  }
+  for (const m of ev.inserted || []) {
+    if (state.sections.has(m.id)) continue;
+    // Newest first: before the first shown moment older than it; at the end only when all are shown.
+    const older = [...state.sections.values()].find((s) => s.el.dataset.id < m.id);
+    if (!older && state.nextOffset !== null) continue;
+    const section = makeSection(m.id, momentHeader(m), m.tiles, m.total);
+    section.el.classList.add("fresh");
+    if (older) older.el.before(section.el); else $("content").append(section.el);
+    $("content").querySelector(".empty")?.remove();
+  }
+}
+
+function onChange(ev) {
+  for (const v of ev.views) applyView(v);
+  if (ev.moments && Object.keys(ev.moments).length) applyMoments(ev.moments);
+  if (ev.albums) refreshAlbums();
+  if (state.viewer && ev.assets.includes(state.viewer.id)) openAsset(state.viewer.id, { replace: true });
+}
+
+function setBanner(text) {
+  const b = $("banner");
+  b.textContent = text || "";
+  b.hidden = !text;
+}
+
+function connect() {
+  const events = new EventSource("/api/events");
+  events.addEventListener("status", (e) => {
+    const s = JSON.parse(e.data);
+    const was = state.photod;
+    state.photod = s.photod;
+    state.writable = s.writable;
+    setBanner(s.photod === "connected" ? "" : s.photod === "connecting" ? "connecting to photod…" : "photod is away — reconnecting…");
+    if (s.photod === "connected" && was !== "connected") retryImages();
+    if (state.viewer) updateFavButton();
+  });
+  events.addEventListener("change", (e) => onChange(JSON.parse(e.data)));
+  events.addEventListener("resync", () => { show(location.pathname.startsWith("/c/") ? location.pathname : "/", { keepScroll: true }); loadAlbums(); });
+  events.onerror = () => { if (events.readyState !== EventSource.OPEN) setBanner("the gallery server is away — reconnecting…"); };
+  events.onopen = () => { if (state.photod === "connected") setBanner(""); };
+  window.photodEvents = events;
+}
+
+// The asset view
+
+function visibleIDs() { return [...document.querySelectorAll("#content .tile")].map((t) => t.dataset.id); }
+
+async function openAsset(id, { replace = false } = {}) {
+  let a;
+  try { a = await api(`/api/asset/${id}`); } catch (e) { if (!replace) closeAsset(); return; }
+  const first = !state.viewer || state.viewer.id !== id;
+  state.viewer = a;
+  const large = $("large");
+  if (first) {
+    large.classList.remove("loaded");
+    large.src = a.thumb;                    // the tile's image at once, then the large one
+    const full = new Image();
+    full.onload = () => { if (state.viewer && state.viewer.id === id) { large.src = full.src; large.classList.add("loaded"); } };
+    full.src = a.large;
+  }
+  $("playmark").hidden = a.mediaType !== "video";
+  const when = captureDate(a.localDateTime);
+  $("info-date").textContent = when.day;
+  $("info-time").textContent = when.time + (a.utcOffset ? ` (UTC${a.utcOffset})` : "") + (a.dateSource === "fileModified" ? " · from the file's time" : "");
+  const facts = $("facts");
+  facts.replaceChildren();
+  const fact = (name, value) => { if (value) facts.append(el("dt", { text: name }), el("dd", {}, value)); };
+  fact("Camera", [a.make, a.model].filter(Boolean).join(" "));
+  fact("Lens", a.lens);
+  if (a.latitude !== null && a.latitude !== undefined) {
+    const link = el("a", { href: `https://www.openstreetmap.org/?mlat=${a.latitude}&mlon=${a.longitude}#map=14/${a.latitude}/${a.longitude}`,
+      target: "_blank", rel: "noopener noreferrer", text: place(a.latitude, a.longitude) });
+    fact("Place", link);
+    if (a.altitude !== null && a.altitude !== undefined) fact("Altitude", `${Math.round(a.altitude)} m`);
+  }
+  if (a.mediaType === "video") {
+    fact("Video", [duration(a.duration), a.videoCodec, a.frameRate ? `${Math.round(a.frameRate * 100) / 100} fps` : null, a.audioCodec].filter(Boolean).join(" · "));
+  }
+  fact("Size", a.width && a.height ? `${a.width} × ${a.height}` : "");
+  fact("File", `${a.name} · ${bytes(a.fileSize)} · ${a.format}`);
+  fact("Keywords", a.keywords.join(", "));
+  if (!a.available) fact("Disk", "offline (its disk is not mounted)");
+  updateFavButton();
+  $("viewer").hidden = false;
+  document.body.style.overflow = "hidden";
+  if (!replace && location.pathname !== `/a/${id}`) history.pushState({ asset: id, back: state.back }, "", `/a/${id}`);
+}
+
+function updateFavButton() {
+  const fav = $("fav");
+  const on = !!(state.viewer && state.viewer.fav);
+  fav.textContent = on ? "♥ Favorite" : "♡ Favorite";
+  fav.classList.toggle("on", on);
+  fav.disabled = !state.writable;
+  fav.title = state.writable ? (on ? "Remove from Favorites" : "Add to Favorites") : "read-only: start the gallery with --allow-writes";
+}
+
+async function toggleFavorite() {
+  if (!state.viewer || !state.writable) return;
+  const id = state.viewer.id, favorite = !state.viewer.fav;
+  $("fav").disabled = true;
+  try {
+    await api(`/api/asset/${id}/favorite`, { method: "POST", headers: { "Content-Type": "application/json", "X-Requested-With": "photod-gallery" },
+      body: JSON.stringify({ favorite }) });
+    if (state.viewer && state.viewer.id === id) state.viewer.fav = favorite;
+    for (const section of state.sections.values()) {
+      const tile = section.tiles.get(id);
+      if (tile) decorate(tile, { fav: favorite, video: !!tile.querySelector(".badge"), duration: state.viewer.duration });
+    }
+  } catch (e) {
+    setBanner(`could not set the favorite: ${e.message}`);
+    setTimeout(() => setBanner(""), 4000);
+  }
+  updateFavButton();
+}
+
+function closeAsset() {
+  state.viewer = null;
+  $("viewer").hidden = true;
+  $("large").removeAttribute("src");
+  document.body.style.overflow = "";
+  if (location.pathname.startsWith("/a/")) {
+    if (history.state && history.state.asset) history.back(); else { history.replaceState({}, "", "/"); show("/"); }
+  }
+}
+
+function step(delta) {
+  if (!state.viewer) return;
+  const ids = visibleIDs();
+  const i = ids.indexOf(state.viewer.id);
+  const next = ids[i + delta];
+  if (next) { openAsset(next, { replace: true }); history.replaceState({ asset: next }, "", `/a/${next}`); }
+}
+
+// Navigation
+
+document.addEventListener("click", (e) => {
+  const a = e.target.closest("a");
+  if (!a || a.target === "_blank" || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+  const href = a.getAttribute("href");
+  if (!href || !href.startsWith("/")) return;
+  e.preventDefault();
+  if (href.startsWith("/a/")) { openAsset(href.slice(3)); return; }
+  history.pushState({}, "", href);
+  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  show(href);
+});
+
+window.addEventListener("popstate", () => {
+  const path = location.pathname;
+  if (path.startsWith("/a/")) { openAsset(path.slice(3), { replace: true }); return; }
+  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  const current = state.view && (state.view.kind === "timeline" ? "/" : `/c/${state.view.id}`);
+  if (current !== path) show(path);
+});
+
+document.addEventListener("keydown", (e) => {
+  if (!state.viewer) return;
+  if (e.key === "Escape") closeAsset();
+  else if (e.key === "ArrowRight") step(1);
+  else if (e.key === "ArrowLeft") step(-1);
+});
+
+$("close").addEventListener("click", closeAsset);
+$("fav").addEventListener("click", toggleFavorite);
+$("prev").addEventListener("click", () => step(-1));
+$("next").addEventListener("click", () => step(1));
+
+// Start
+
+(async function start() {
+  try {
+    const info = await api("/api/info");
+    state.writable = info.writable;
+  } catch (_) { /* the events say */ }
+  connect();
+  loadAlbums();
+  const path = location.pathname;
+  if (path.startsWith("/a/")) {
+    await show("/");
+    openAsset(path.slice(3), { replace: true });
+  } else {
+    await show(path);
+  }
+})();

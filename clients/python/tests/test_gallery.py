@@ -1,0 +1,269 @@
+"""The gallery (python3 -m photod.gallery) on a real photod: its HTTP answers and what it refuses,
+then in a real browser (headless chromium): the timeline, live arrivals and removals, the asset
+view, a favorite, an album, photod restarted under an open page. Screenshots go to
+.build/gallery-test/ and are looked at."""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from support import HERE, MISSING, REPO, Daemon, make_jpeg, make_library, needs_photod
+
+import browser
+
+SHOTS = REPO / ".build" / "gallery-test"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+class GalleryProcess:
+    """``python3 -m photod.gallery --port 0`` on a photod's socket."""
+
+    def __init__(self, socket: Path, *extra: str) -> None:
+        env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        self.process = subprocess.Popen([sys.executable, "-m", "photod.gallery", "--port", "0", "--socket", str(socket),
+                                         *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        m = re.search(r"on (http://127\.0\.0\.1:(\d+)/)", line)
+        if not m:
+            raise RuntimeError(f"the gallery did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ''}")
+        self.url, self.port = m.group(1), int(m.group(2))
+
+    def request(self, method: str, path: str, body: bytes = None, headers: dict = None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+    def json(self, path: str):
+        status, _, data = self.request("GET", path)
+        assert status == 200, (path, status, data)
+        return json.loads(data)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@needs_photod
+class Server(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = Path(tempfile.mkdtemp(prefix="photod-py-gal-"))
+        make_library(cls.root, days=2, per_day=3)
+        make_jpeg(cls.root / XSS / "IMG_x.jpg", "2019:04:01 10:00:00")
+        cls.daemon = Daemon(cls.root)
+        cls.gallery = GalleryProcess(cls.daemon.socket)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gallery.stop()
+        cls.daemon.close()
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def test_timeline_collections_and_asset(self):
+        page = self.gallery.json("/api/moments?limit=10")
+        self.assertEqual([m["localDate"] for m in page["moments"]], ["2019-05-02", "2019-05-01", "2019-04-01"])
+        self.assertEqual([len(m["tiles"]) for m in page["moments"]], [3, 3, 1])
+        self.assertIsNone(page["nextOffset"])
+        self.assertEqual(self.gallery.json("/api/moments?limit=1")["nextOffset"], 1)
+        albums = self.gallery.json("/api/albums")
+        self.assertIn(XSS, [f["title"] for f in albums["folders"]])       # as data; the page shows it as text
+        self.assertEqual({s["id"]: s["count"] for s in albums["smart"]}["s_allPhotos"], 7)
+        tile = page["moments"][0]["tiles"][0]
+        asset = self.gallery.json(f"/api/asset/{tile['id']}")
+        self.assertEqual((asset["make"], asset["utcOffset"], asset["width"]), ("photod", "+02:00", 320))
+        grid = self.gallery.json("/api/collection/s_allPhotos?limit=2&header=1")
+        self.assertEqual((grid["total"], len(grid["tiles"]), grid["nextOffset"]), (7, 2, 2))
+        self.assertEqual(grid["collection"]["title"], "All Photos")
+
+    def test_images_are_content_addressed_and_cached(self):
+        tile = self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]
+        status, headers, _ = self.gallery.request("GET", f"/thumb/{tile['id']}/256")
+        self.assertEqual(status, 302)
+        self.assertEqual(headers["cache-control"], "no-cache")
+        target = headers["location"]
+        self.assertRegex(target, rf"^/img/{tile['id']}/256/[0-9a-f]+$")
+        status, headers, body = self.gallery.request("GET", target)
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["content-type"], "image/jpeg")
+        self.assertIn("immutable", headers["cache-control"])
+        self.assertTrue(body.startswith(b"\xff\xd8"))
+        status, _, body = self.gallery.request("GET", target, headers={"If-None-Match": headers["etag"]})
+        self.assertEqual((status, body), (304, b""))
+        # Another key (an older version of the file) is sent to the current one.
+        status, headers, _ = self.gallery.request("GET", f"/img/{tile['id']}/256/00000000deadbeef")
+        self.assertEqual((status, headers["location"]), (302, target))
+        # Once known, the page's tiles name the immutable URL directly.
+        again = self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]
+        self.assertEqual(again["thumb"], target)
+
+    def test_what_it_refuses(self):
+        for path in ["/../../etc/passwd", "/static/../server.py", "/static/%2e%2e/server.py", "/img/a_x/256/ab",
+                     "/thumb/../../etc/passwd/256", "/api/collection/..%2f..%2fetc", "/api/asset/a_aaaaaaaaaaaaaaaaaaaa",
+                     "/thumb/a_aaaaaaaaaaaaaaaaaaaa/256", "/api/nothing"]:
+            status, headers, body = self.gallery.request("GET", path)
+            self.assertEqual(status, 404, path)
+            self.assertNotIn(b"root:", body)
+        status, _, _ = self.gallery.request("GET", "/thumb/" + self.any_id() + "/300")   # not a size the page uses
+        self.assertEqual(status, 404)
+        # Read-only unless --allow-writes.
+        status, _, body = self.gallery.request("POST", f"/api/asset/{self.any_id()}/favorite", b'{"favorite":true}',
+                                               {"Content-Type": "application/json", "X-Requested-With": "photod-gallery"})
+        self.assertEqual(status, 403)
+        self.assertIn(b"read-only", body)
+        # DNS rebinding: another host name is not answered on a loopback address.
+        status, _, _ = self.gallery.request("GET", "/api/albums", headers={"Host": "evil.example:80"})
+        self.assertEqual(status, 421)
+        status, headers, _ = self.gallery.request("GET", "/")
+        self.assertEqual(status, 200)
+        self.assertIn("script-src 'self'", headers["content-security-policy"])
+        self.assertEqual(headers["x-content-type-options"], "nosniff")
+        status, _, _ = self.gallery.request("GET", "/api/moments?limit=ten")
+        self.assertEqual(status, 400)
+
+    def any_id(self) -> str:
+        return self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]["id"]
+
+
+BROWSER_MISSING = MISSING or (None if browser.CHROMIUM else
+                              "no chromium here (scripts/install-deps --tests installs Debian's chromium)")
+
+
+@unittest.skipIf(BROWSER_MISSING is not None, BROWSER_MISSING or "")
+class InABrowser(unittest.TestCase):
+    def setUp(self):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix="photod-py-web-"))
+        make_library(self.root, days=3, per_day=4)
+        make_jpeg(self.root / XSS / "IMG_x.jpg", "2019:04:01 10:00:00", hue=90)
+        self.daemon = Daemon(self.root)
+        self.gallery = GalleryProcess(self.daemon.socket, "--allow-writes")
+        self.browser = browser.Browser(1280, 900)
+
+    def tearDown(self):
+        self.browser.close()
+        self.gallery.stop()
+        self.daemon.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def tiles(self) -> int:
+        return self.browser.js("document.querySelectorAll('#content .tile').length")
+
+    def loaded(self) -> int:
+        return self.browser.js("[...document.querySelectorAll('#content .tile img')].filter(i => i.complete && i.naturalWidth > 0).length")
+
+    def look(self, name: str, at_least: int) -> None:
+        """A screenshot that is not blank: many colours, most of it not the background."""
+        data = self.browser.screenshot(str(SHOTS / name))
+        colours, busy = browser.colourfulness(data)
+        print(f"\n{name}: {colours} colours, {busy:.0%} not background", flush=True)
+        self.assertGreater(colours, at_least, f"{name} looks blank")
+        self.assertGreater(busy, 0.25, f"{name} is mostly background")
+
+    def test_a_person_using_it(self):
+        b = self.browser
+        self.staged = make_jpeg(Path(self.daemon.state) / "staged" / "IMG_live.jpg", "2019:05:02 23:59:00", hue=300,
+                                offset="-07:00")
+        b.goto(self.gallery.url)
+        # The timeline: a day header per moment, newest first, every thumbnail drawn.
+        b.wait("document.querySelectorAll('#content .moment').length === 4")
+        b.wait("[...document.querySelectorAll('#content .tile img')].filter(i => i.complete && i.naturalWidth > 0).length === 13")
+        headers = b.js("[...document.querySelectorAll('#content .moment h2')].map(h => h.firstChild.textContent)")
+        self.assertEqual(headers, ["Friday, 3 May 2019", "Thursday, 2 May 2019", "Wednesday, 1 May 2019", "Monday, 1 April 2019"])
+        # The folder named like markup is shown as its text, and made no element.
+        self.assertIn(XSS, b.js("document.querySelector('#folders').textContent"))
+        self.assertEqual(b.js("document.querySelectorAll('#side img, #content h2 img').length"), 0)
+        self.look("timeline.png", 200)
+
+        # A photo copied in appears without a reload; one deleted disappears.
+        start = time.monotonic()
+        shutil.copyfile(self.staged, self.root / "2019-05-02" / "IMG_live.jpg")     # as cp does it
+        b.wait("document.querySelectorAll('#content .tile').length === 14", timeout=15)
+        seconds = time.monotonic() - start
+        print(f"\na copied photo appeared in the open page after {seconds:.2f} s", flush=True)
+        self.assertFalse(b.js("performance.getEntriesByType('navigation').length !== 1"))
+        new_id = b.js("document.querySelector('#content .moment[data-id=\"m_20190502\"] .tile.fresh').dataset.id")
+        self.assertEqual(b.js("[...document.querySelectorAll('#content .moment[data-id=\"m_20190502\"] .tile')].pop().dataset.id"),
+                         new_id, "the new photo, the day's last, is not in its place")
+        b.wait("document.querySelector('.tile[data-id=\"%s\"] img').naturalWidth > 0" % new_id)
+        marker = b.js("window.stillTheSamePage = 1")
+        self.assertEqual(marker, 1)
+        os.unlink(self.root / "2019-05-01" / "IMG_001.jpg")
+        b.wait("document.querySelectorAll('#content .tile').length === 13", timeout=15)
+        # A new day is a new moment, in its place.
+        make_jpeg(self.root / "2019-05-10" / "IMG_day.jpg", "2019:05:10 08:00:00", hue=10)
+        b.wait("document.querySelector('#content .moment').dataset.id === 'm_20190510'", timeout=15)
+        self.assertEqual(b.js("window.stillTheSamePage"), 1, "the page was reloaded")
+
+        # The asset view: a larger image, the date on the capture clock, the camera; a favorite.
+        b.js("document.querySelector('.tile[data-id=\"%s\"]').click()" % new_id)
+        b.wait("!document.getElementById('viewer').hidden && document.getElementById('large').naturalWidth >= 320")
+        self.assertEqual(b.js("document.getElementById('info-date').textContent"), "Thursday, 2 May 2019")
+        self.assertEqual(b.js("document.getElementById('info-time').textContent"), "23:59:00 (UTC-07:00)")
+        self.assertIn("photod Test Camera", b.js("document.getElementById('facts').textContent"))
+        self.assertEqual(b.js("location.pathname"), f"/a/{new_id}")
+        b.js("document.getElementById('fav').click()")
+        b.wait("document.getElementById('fav').classList.contains('on')")
+        with self.daemon.library_client() as lib:
+            self.assertTrue(lib.asset(new_id).is_favorite)
+        self.look("asset.png", 100)
+        b.js("document.getElementById('close').click()")
+        b.wait("document.getElementById('viewer').hidden")
+        b.wait("document.querySelector('.tile[data-id=\"%s\"] .heart') !== null" % new_id)
+        # The sidebar's Favorites follows; opening it shows the one favorite.
+        b.wait("[...document.querySelectorAll('#smart a')].some(a => a.textContent.startsWith('Favorites') && a.textContent.endsWith('1'))")
+        b.js("[...document.querySelectorAll('#smart a')].find(a => a.textContent.startsWith('Favorites')).click()")
+        b.wait("location.pathname === '/c/s_favorites' && document.querySelectorAll('#content .tile').length === 1")
+        # A favorite set elsewhere (another client) shows up in the open album.
+        other = self.daemon.library_client()
+        some = other.assets(sort="localDateTime").ids[0]
+        other.set_favorite(some)
+        b.wait("document.querySelectorAll('#content .tile').length === 2")
+        b.js("history.back()")
+        b.wait("document.querySelectorAll('#content .moment').length === 5")
+
+        # photod restarted under the open page: it says so, then goes on live.
+        self.daemon.stop()
+        b.wait("!document.getElementById('banner').hidden", timeout=15)
+        self.daemon.start()
+        b.wait("document.getElementById('banner').hidden", timeout=30)
+        make_jpeg(self.root / "2019-05-03" / "IMG_after.jpg", "2019:05:03 23:00:00", hue=150)
+        b.wait("document.querySelector('#content .moment[data-id=\"m_20190503\"]').querySelectorAll('.tile').length === 5", timeout=15)
+        self.assertEqual(b.js("window.stillTheSamePage"), 1, "the page was reloaded")
+        other.close()
+        self.look("after-restart.png", 200)
+
+    def test_scrolling_loads_more(self):
+        # Forty days: the first page shows six moments, the rest come as one scrolls.
+        for d in range(40):
+            make_jpeg(self.root / "2018" / f"d{d:02d}" / "IMG.jpg", f"2018:{1 + d // 28:02d}:{1 + d % 28:02d} 12:00:00", hue=d * 9)
+        self.daemon.wait_until_idle()
+        b = self.browser
+        b.goto(self.gallery.url)
+        b.wait("document.querySelectorAll('#content .moment').length >= 6")
+        first = b.js("document.querySelectorAll('#content .moment').length")
+        self.assertLess(first, 44)
+        for _ in range(40):
+            b.js("window.scrollTo(0, document.body.scrollHeight)")
+            time.sleep(0.15)
+            if b.js("document.querySelectorAll('#content .moment').length") == 44:
+                break
+        self.assertEqual(b.js("document.querySelectorAll('#content .moment').length"), 44)
+
+
+if __name__ == "__main__":
+    unittest.main()
