@@ -191,6 +191,7 @@ enum WireMapping {
         o["movedDirectories"] = .int(Int64(r.movedDirectories))
         o["restoredFiles"] = .int(Int64(r.restoredFiles))
         o["errors"] = .int(Int64(r.errors))
+        o["busyFiles"] = .int(Int64(r.busyFiles))
         o["seconds"] = .double((r.seconds * 1000).rounded() / 1000)
         o["finishedAt"] = .string(Timestamps.utcString(milliseconds: r.finishedAt))
         return .object(o)

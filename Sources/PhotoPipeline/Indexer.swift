@@ -278,7 +278,7 @@ public final class Indexer: Sendable {
         let report = ScanReport(files: walker.filesSeen, readFiles: walker.candidates, removedFiles: walker.removedFiles,
                                 removedDirectories: walker.removedDirectories, movedFiles: walker.movedFiles,
                                 movedDirectories: walker.movedDirectories, restoredFiles: walker.restoredFiles,
-                                errors: t.errors,
+                                errors: t.errors, busyFiles: walker.busyFiles,
                                 seconds: t.lastCommit.map { Self.seconds(started.duration(to: $0)) } ?? seconds,
                                 finishedAt: now())
         statusBox.withLock {
@@ -290,8 +290,9 @@ public final class Indexer: Sendable {
             logger.debug("rescanned \(subtrees.count) tree(s): \(report.files) files, \(report.readFiles) read")
             return report
         }
+        let busy = report.busyFiles > 0 ? ", \(report.busyFiles) held open for writing (read when closed)" : ""
         logger.info("scan finished: \(report.files) files, \(report.readFiles) read, \(report.errors) errors, "
-                    + "\(report.removedFiles) removed, in \(String(format: "%.2f", report.seconds)) s",
+                    + "\(report.removedFiles) removed\(busy), in \(String(format: "%.2f", report.seconds)) s",
                     [("scan.files", String(report.files)), ("scan.read", String(report.readFiles)),
                      ("scan.errors", String(report.errors)), ("scan.removed", String(report.removedFiles))])
         return report

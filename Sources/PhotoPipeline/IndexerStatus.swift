@@ -142,13 +142,17 @@ public struct ScanReport: Sendable, Hashable {
     public var restoredFiles: Int
     /// Per-file errors recorded in this scan.
     public var errors: Int
+    /// New or changed files another process held open for writing: not read now, but when the
+    /// writer closes them (the watcher sees the close) or at the next poll or scan.
+    public var busyFiles: Int
     /// Wall time from the scan's start to its last commit.
     public var seconds: Double
     /// When it finished, in Unix milliseconds.
     public var finishedAt: Int64
 
     public init(files: Int, readFiles: Int, removedFiles: Int, removedDirectories: Int, movedFiles: Int = 0,
-                movedDirectories: Int = 0, restoredFiles: Int = 0, errors: Int, seconds: Double, finishedAt: Int64) {
+                movedDirectories: Int = 0, restoredFiles: Int = 0, errors: Int, busyFiles: Int = 0, seconds: Double,
+                finishedAt: Int64) {
         self.files = files
         self.readFiles = readFiles
         self.removedFiles = removedFiles
@@ -157,6 +161,7 @@ public struct ScanReport: Sendable, Hashable {
         self.movedDirectories = movedDirectories
         self.restoredFiles = restoredFiles
         self.errors = errors
+        self.busyFiles = busyFiles
         self.seconds = seconds
         self.finishedAt = finishedAt
     }

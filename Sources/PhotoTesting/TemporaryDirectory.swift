@@ -28,8 +28,28 @@ public struct TemporaryDirectory: Sendable {
         let target = path.appending(relative)
         let url = URL(fileURLWithPath: target.string)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(bytes).write(to: url)
+        try Self.writeFile(target.string, bytes)
         return target
+    }
+
+    /// Writes `bytes` to the file at `path` (created or truncated) through a descriptor opened
+    /// close-on-exec. Foundation's `Data.write` opens without `O_CLOEXEC`, and a process another
+    /// test starts at that moment can inherit the descriptor (Foundation closes only the
+    /// descriptors it listed before the fork): photod then sees the file open for writing for
+    /// that process's whole life, skips it as still being written, and the test is one file short.
+    public static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": errno]) }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": errno])
+            }
+            done += n
+        }
     }
 
     /// Creates a directory (and its parents).

@@ -884,7 +884,7 @@ struct BridgeEndToEndTests {
         let writer = Thread {
             for (i, bytes) in photos.enumerated() {
                 try? FileManager.default.createDirectory(atPath: "\(root)/d\(i / 50)", withIntermediateDirectories: true)
-                _ = FileManager.default.createFile(atPath: "\(root)/d\(i / 50)/\(i).jpg", contents: Data(bytes))
+                try? TemporaryDirectory.writeFile("\(root)/d\(i / 50)/\(i).jpg", bytes)
                 usleep(UInt32.random(in: 5_000...25_000))
             }
             writing.withLock { $0 = false }

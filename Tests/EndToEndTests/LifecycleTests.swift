@@ -58,7 +58,7 @@ struct LifecycleTests {
         try lib.write("skip/.nomedia", [])
         try lib.write("skip/y.jpg", Library.jpeg(date: "2001:01:01 00:00:00"))
         let oddName = lib.path.appending([0x6F, 0x64, 0x64, 0xFF, 0x2E, 0x6A, 0x70, 0x67])  // "odd\xFF.jpg"
-        try Data(Library.jpeg(date: "2018:01:01 00:00:00")).write(to: URL(fileURLWithPath: lib.path.string).appendingPathComponent("placeholder"))
+        try lib.write("placeholder", Library.jpeg(date: "2018:01:01 00:00:00"))
         let renamed = lib("placeholder").withCString { from in oddName.withCString { to in rename(from, to) } }
         #expect(renamed == 0)
 
@@ -166,6 +166,28 @@ struct LifecycleTests {
         #expect(status["lastScan"]?["readFiles"]?.intValue == 0)
         #expect(Set(try daemon.allAssets().map { $0["id"] }) == Set(after.map { $0["id"] }))
         #expect(daemon.stop() == 0)
+    }
+
+    @Test("A file held open for writing during the first scan: idle with lastScan.busyFiles 1, then read once it is closed")
+    func fileBeingWrittenAtScan() throws {
+        var fd: Int32 = -1
+        defer { if fd >= 0 { close(fd) } }
+        try withDaemon("busy", library: { lib in
+            try Library.generate(lib, count: 20)
+            // A copy in progress: the writer has it open (this process, as cp would).
+            let path = try lib.write("2020/event-0/copying.jpg", Library.jpeg(date: "2020:01:01 12:00:00"))
+            fd = open(path.string, O_WRONLY | O_APPEND | O_CLOEXEC)
+        }) { _, _, daemon in
+            #expect(fd >= 0)
+            let status = try daemon.call("library.status")
+            #expect(status["lastScan"]?["busyFiles"]?.intValue == 1, "\(status["lastScan"] ?? .null)")
+            #expect(status["counts"]?["assets"]?.intValue == 20)
+            #expect(daemon.log.contains("1 held open for writing"))
+            close(fd)
+            fd = -1
+            // The close reaches the watcher: the file is read then.
+            #expect(try eventually { try daemon.call("library.status")["counts"]?["assets"]?.intValue == 21 })
+        }
     }
 
     @Test("A fresh library with broken files in many chunks: lastScan.errors, counts.errors and library.errors agree")

@@ -27,7 +27,7 @@ enum FileChange: String, CaseIterable, Sendable {
             _ = Glibc.truncate(path.string, 20)
         case .replace:
             let temp = PathBytes(path.string + ".tmp")
-            _ = FileManager.default.createFile(atPath: temp.string, contents: Data(JPEGFixture.make(width: 800, height: 600)))
+            try? TemporaryDirectory.writeFile(temp.string, JPEGFixture.make(width: 800, height: 600))
             _ = rename(temp.string, path.string)
         case .delete:
             _ = unlink(path.string)

@@ -28,13 +28,15 @@ class GalleryProcess:
 
     def __init__(self, socket: Path, *extra: str) -> None:
         env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+        self.log = tempfile.TemporaryFile()
         self.process = subprocess.Popen([sys.executable, "-m", "photod.gallery", "--port", "0", "--socket", str(socket),
-                                         *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+                                         *extra], stdout=subprocess.PIPE, stderr=self.log, env=env, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         m = re.search(r"on (http://127\.0\.0\.1:(\d+)/)", line)
         if not m:
-            raise RuntimeError(f"the gallery did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ''}")
+            self.log.seek(0)
+            raise RuntimeError(f"the gallery did not start: {line!r} {self.log.read().decode(errors='replace')}")
         self.url, self.port = m.group(1), int(m.group(2))
 
     def request(self, method: str, path: str, body: bytes = None, headers: dict = None):
@@ -56,6 +58,10 @@ class GalleryProcess:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+        self.log.close()
 
 
 @needs_photod

@@ -235,7 +235,7 @@ class Changes(unittest.TestCase):
         self.assertTrue(done.wait(60), f"got {tokens}")
         reader.join(10)
         self.assertEqual(tokens, list(range(start + 1, start + 7)))   # none missed, none twice
-        self.assertGreaterEqual(len(errors_seen), 2)
+        self.assertGreaterEqual(len(errors_seen), 1)   # told (both restarts may fall in one retry)
         changes.close()
 
     def test_close_from_another_thread_ends_the_iteration(self):
