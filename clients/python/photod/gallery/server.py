@@ -31,8 +31,10 @@ COLLECTION_ID = re.compile(r"(?:m_\d{8}|f_[a-z2-7]{13}|s_[A-Za-z]{1,40}|u_[a-z2-
 IMAGE_KEY = re.compile(r"[0-9a-f]{8,64}")
 #: The image sizes the page asks for: square grid tiles (fill), and the asset view (fit).
 SIZES = {256: "fill", 512: "fill", 1600: "fit"}
-#: Tiles sent with a moment or a collection page.
+#: Tiles sent with a collection page, and with each moment of the timeline (the rest of a big
+#: day comes as it scrolls into view).
 TILE_PAGE = 200
+MOMENT_TILES = 60
 #: Change sets the server keeps to replay to a page that reconnects (``Last-Event-ID``).
 REPLAY = 500
 #: Collections whose fetch results the server keeps to diff (the pages' open views).
@@ -87,6 +89,7 @@ class Gallery:
         self.changes: Optional[Any] = None
         #: A change set could not be applied (photod went away mid-way): pages reload once it is back.
         self.needs_resync = False
+        self.learning: "queue.Queue[str]" = queue.Queue(maxsize=5000)
         self.static: Dict[str, Tuple[bytes, str, str]] = {}
         for name, kind in (("index.html", "text/html; charset=utf-8"), ("app.js", "text/javascript; charset=utf-8"),
                            ("style.css", "text/css; charset=utf-8"), ("favicon.svg", "image/svg+xml")):
@@ -110,7 +113,8 @@ class Gallery:
             if found is not None:
                 self.views.move_to_end(collection_id)
                 return found
-        result = self.lib.collection_assets(collection_id, page_size=TILE_PAGE)
+        result = self.lib.collection_assets(collection_id, page_size=MOMENT_TILES if collection_id.startswith("m_")
+                                            else TILE_PAGE)
         with self.lock:
             self.views[collection_id] = result
             while len(self.views) > MAX_VIEWS:
@@ -123,12 +127,41 @@ class Gallery:
         return [tile(a, self.keys) for a in assets]
 
     def precache(self, ids: List[str]) -> None:
-        """Asks photod to render the tiles the page is about to show, at low priority."""
-        if ids:
+        """Asks photod to render the tiles the page is about to show, at low priority, and learns
+        their images' keys in the background, so that the next pages name the tiles'
+        content-addressed URLs (cached by the browser for good) instead of asking where they are."""
+        if not ids:
+            return
+        try:
+            self.lib.start_caching(ids, 256, 256, "fill")
+        except errors.PhotodError:
+            pass
+        for id in ids:
             try:
-                self.lib.start_caching(ids, 256, 256, "fill")
-            except errors.PhotodError:
+                self.learning.put_nowait(id)
+            except queue.Full:
+                break
+
+    def learn_keys(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                id = self.learning.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if (id, 256) in self.keys:
+                continue
+            try:
+                self.image(id, 256)
+            except (errors.PhotodError, TimeoutError):
                 pass
+
+    def warm(self) -> None:
+        """At start: the timeline's first page, so that the first visitor's page is answered
+        from memory and names its thumbnails' final URLs."""
+        try:
+            self.timeline(0, 6)
+        except (errors.PhotodError, TimeoutError):
+            pass
 
     def timeline(self, offset: int, limit: int) -> Dict[str, Any]:
         moments = self.load_moments()
@@ -136,7 +169,7 @@ class Gallery:
         out = []
         for m in page:
             result = self.view(m.id)
-            out.append(dict(moment_header(m), tiles=self.tiles(result, 0, TILE_PAGE), total=len(result)))
+            out.append(dict(moment_header(m), tiles=self.tiles(result, 0, MOMENT_TILES), total=len(result)))
         nxt = offset + len(page)
         return {"moments": out, "nextOffset": nxt if nxt < len(moments) else None, "total": len(moments),
                 "token": self.moments_token}
@@ -345,6 +378,9 @@ class Gallery:
     def start(self) -> threading.Thread:
         t = threading.Thread(target=self.follow, name="photod-gallery-changes", daemon=True)
         t.start()
+        for n in range(2):
+            threading.Thread(target=self.learn_keys, name=f"photod-gallery-keys-{n}", daemon=True).start()
+        threading.Thread(target=self.warm, name="photod-gallery-warm", daemon=True).start()
         return t
 
     def stop(self) -> None:
@@ -519,10 +555,11 @@ class Handler(BaseHTTPRequestHandler):
         return size
 
     def route_thumb(self, asset_id: str, size_text: str) -> None:
-        """Where the asset's image at this size is now: a redirect to its content-addressed URL."""
+        """The asset's image at this size as it is now (revalidated each time: its ETag is the
+        image's key); pages name the content-addressed ``/img/…/KEY`` once the key is known."""
         size = self.size(size_text)
-        _, key, _ = self.gallery.image(asset_id, size)
-        self.redirect(f"/img/{asset_id}/{size}/{key}")
+        path, key, kind = self.gallery.image(asset_id, size)
+        self.send_image(path, f'"{key}-{size}"', "no-cache", f"/thumb/{asset_id}/{size}")
 
     def route_img(self, asset_id: str, size_text: str, key: str) -> None:
         """An image by its content: cached by the browser for good; another version redirects."""
@@ -534,6 +571,11 @@ class Handler(BaseHTTPRequestHandler):
         path, current, kind = self.gallery.image(asset_id, size)
         if current != key:
             return self.redirect(f"/img/{asset_id}/{size}/{current}")
+        self.send_image(path, etag, immutable, f"/thumb/{asset_id}/{size}")
+
+    def send_image(self, path: str, etag: str, cache: str, again: str) -> None:
+        if self.headers.get("If-None-Match") == etag:
+            return self.not_modified(etag, cache)
         try:
             with open(path, "rb") as f:   # the path photod answered, never one from the request
                 body = f.read()
@@ -542,8 +584,9 @@ class Handler(BaseHTTPRequestHandler):
                                         f"({path}): run the gallery in photod's group")
         except FileNotFoundError:
             # Evicted between photod's answer and now: ask again.
-            return self.redirect(f"/thumb/{asset_id}/{size}")
-        self.send_body(HTTPStatus.OK, body, kind, [("ETag", etag), ("Cache-Control", immutable)])
+            return self.redirect(again)
+        kind = "image/png" if path.endswith(".png") else "image/jpeg"
+        self.send_body(HTTPStatus.OK, body, kind, [("ETag", etag), ("Cache-Control", cache)])
 
     def route_favorite(self, asset_id: str) -> None:
         if not self.gallery.allow_writes:
