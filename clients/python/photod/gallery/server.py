@@ -80,6 +80,7 @@ class Gallery:
         self.moments_token = -1
         self.views: "collections.OrderedDict[str, FetchResult]" = collections.OrderedDict()
         self.keys: Dict[Tuple[str, int], str] = {}
+        self.paths: Dict[Tuple[str, int], str] = {}
         self.events: Deque[Tuple[int, str]] = collections.deque(maxlen=REPLAY)
         self.sequence = 0
         self.clients: Set[Page] = set()
@@ -228,8 +229,25 @@ class Gallery:
         with self.lock:
             if len(self.keys) > 200_000:
                 self.keys.clear()
+                self.paths.clear()
             self.keys[(asset_id, size)] = key
+            self.paths[(asset_id, size)] = image.path
         return image.path, key, image.content_type
+
+    def known_image(self, asset_id: str, size: int, key: str) -> Optional[str]:
+        """The path of the image with this key when photod answered it before and the asset has
+        not changed since (its change set forgets it): served without asking photod again."""
+        with self.lock:
+            if self.keys.get((asset_id, size)) == key:
+                return self.paths.get((asset_id, size))
+        return None
+
+    def forget_images(self, ids: Iterable[str]) -> None:
+        with self.lock:
+            for id in ids:
+                for size in SIZES:
+                    self.keys.pop((id, size), None)
+                    self.paths.pop((id, size), None)
 
     def set_favorite(self, asset_id: str, favorite: bool) -> Dict[str, Any]:
         result = self.lib.set_favorite(asset_id, favorite)
@@ -325,6 +343,8 @@ class Gallery:
     def apply(self, change: ChangeSet) -> None:
         """One change set, as the pages see it: each open collection's change details, new and
         gone moments, the sidebar's counts."""
+        # A file that changed has new images: their keys are asked for again.
+        self.forget_images(change.assets_updated + change.assets_deleted)
         touched = set(change.collections_inserted + change.collections_updated + change.collections_deleted)
         with self.lock:
             open_views = [(cid, r) for cid, r in self.views.items() if cid in touched]
@@ -401,6 +421,9 @@ class Handler(BaseHTTPRequestHandler):
 
     server: "GalleryServer"
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: without this, Nagle's algorithm holds the body back
+    # for the browser's delayed acknowledgment (40 ms a request).
+    disable_nagle_algorithm = True
     server_version = "photod-gallery"
     sys_version = ""
 
@@ -568,6 +591,9 @@ class Handler(BaseHTTPRequestHandler):
         immutable = "public, max-age=31536000, immutable"
         if self.headers.get("If-None-Match") == etag:
             return self.not_modified(etag, immutable)
+        known = self.gallery.known_image(asset_id, size, key)
+        if known is not None and os.path.exists(known):
+            return self.send_image(known, etag, immutable, f"/thumb/{asset_id}/{size}")
         path, current, kind = self.gallery.image(asset_id, size)
         if current != key:
             return self.redirect(f"/img/{asset_id}/{size}/{current}")

@@ -71,13 +71,25 @@ function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" :
 
 // Tiles
 
+// A tile's image is asked for when the tile comes within a few rows of the window (the
+// browser's own lazy loading reaches much further, and the first screen would wait behind it).
+const imageObserver = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    imageObserver.unobserve(e.target);
+    const img = e.target.querySelector("img");
+    if (img && img.dataset.src) { img.src = img.dataset.src; delete img.dataset.src; }
+  }
+}, { rootMargin: "400px 0px" });
+
 function makeTile(t) {
   const a = el("a", { class: "tile", href: `/a/${t.id}`, "data-id": t.id, title: "" });
   if (t.exists === false) return a;
-  const img = el("img", { alt: "", loading: "lazy", decoding: "async", draggable: false });
+  const img = el("img", { alt: "", decoding: "async", draggable: false });
   img.addEventListener("load", () => img.classList.add("loaded"));
   img.addEventListener("error", () => imageFailed(img, t));
-  img.src = t.thumb;
+  img.dataset.src = t.thumb;
+  imageObserver.observe(a);
   a.append(img);
   decorate(a, t);
   return a;
@@ -203,7 +215,7 @@ async function loadMore() {
   const view = state.view;
   try {
     if (view.kind === "timeline") {
-      const page = await api(`/api/moments?offset=${state.nextOffset}&limit=6`);
+      const page = await api(`/api/moments?offset=${state.nextOffset}&limit=${state.nextOffset === 0 ? 3 : 6}`);
       if (generation !== state.generation) return;
       for (const m of page.moments) {
         if (state.sections.has(m.id)) continue;
@@ -241,8 +253,8 @@ async function loadMore() {
   } finally {
     if (generation === state.generation) state.loading = false;
   }
-  // Keep loading while the end of the page is in sight.
-  if (state.nextOffset !== null && $("more").getBoundingClientRect().top < window.innerHeight + 1200) loadMore();
+  // Keep loading while the end of the page is in sight (after the first screen's images).
+  if (state.nextOffset !== null && $("more").getBoundingClientRect().top < window.innerHeight + 1200) setTimeout(loadMore, 250);
 }
 
 new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
@@ -516,12 +528,8 @@ $("next").addEventListener("click", () => step(1));
 // Start
 
 (async function start() {
-  try {
-    const info = await api("/api/info");
-    state.writable = info.writable;
-  } catch (_) { /* the events say */ }
+  api("/api/info").then((info) => { state.writable = info.writable; }, () => { /* the events say */ });
   connect();
-  loadAlbums();
   const path = location.pathname;
   if (path.startsWith("/a/")) {
     await show("/");
@@ -529,4 +537,6 @@ $("next").addEventListener("click", () => step(1));
   } else {
     await show(path);
   }
+  // The sidebar after the first screen's tiles have been asked for.
+  setTimeout(loadAlbums, 50);
 })();
