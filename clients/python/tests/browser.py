@@ -3,11 +3,13 @@ the DevTools protocol (a WebSocket, spoken here with the standard library: no Se
 """
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -97,8 +99,14 @@ class Browser:
                 "--remote-allow-origins=*", f"--window-size={width},{height}", "about:blank"]
         if os.getuid() == 0:
             args.insert(1, "--no-sandbox")     # chromium refuses to run as root with its sandbox
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        port = self._port()
+        # Its own process group: closing (or this process exiting) ends every chromium process.
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        atexit.register(self.close)
+        try:
+            port = self._port()
+        except BaseException:
+            self.close()
+            raise
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30).read())
         page = next(t for t in targets if t.get("type") == "page")
         self.ws = WebSocket(page["webSocketDebuggerUrl"])
@@ -170,15 +178,21 @@ class Browser:
         return data
 
     def close(self) -> None:
-        try:
+        if getattr(self, "closed", False):
+            return
+        self.closed = True
+        if hasattr(self, "ws"):
             self.ws.close()
-        finally:
-            self.process.terminate()
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
             try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-            shutil.rmtree(self.profile, ignore_errors=True)
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 def png_pixels(data: bytes) -> Tuple[int, int, List[bytes]]:
