@@ -424,7 +424,9 @@ async function openAsset(id, { replace = false } = {}) {
   const facts = $("facts");
   facts.replaceChildren();
   const fact = (name, value) => { if (value) facts.append(el("dt", { text: name }), el("dd", {}, value)); };
-  fact("Camera", [a.make, a.model].filter(Boolean).join(" "));
+  // "NIKON CORPORATION" + "NIKON D750" reads as "NIKON D750"; "Apple" + "iPhone 12" as both.
+  const brand = (a.make || "").split(" ")[0].toLowerCase();
+  fact("Camera", a.model && brand && a.model.toLowerCase().startsWith(brand) ? a.model : [a.make, a.model].filter(Boolean).join(" "));
   fact("Lens", a.lens);
   if (a.latitude !== null && a.latitude !== undefined) {
     const link = el("a", { href: `https://www.openstreetmap.org/?mlat=${a.latitude}&mlon=${a.longitude}#map=14/${a.latitude}/${a.longitude}`,
