@@ -256,6 +256,21 @@ class InABrowser(unittest.TestCase):
         other.close()
         self.look("after-restart.png", 200)
 
+    def test_files_it_cannot_show(self):
+        # A GIF (photod does not render it) and a JPEG cut short (its header is whole, its image not).
+        gif = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,"
+               b"\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+        (self.root / "odd").mkdir()
+        (self.root / "odd" / "IMG_20190601_120000.gif").write_bytes(gif)
+        whole = make_jpeg(Path(self.daemon.state) / "whole.jpg", "2019:06:01 12:00:01", width=640, height=480).read_bytes()
+        (self.root / "odd" / "cut.jpg").write_bytes(whole[:len(whole) * 2 // 3])
+        self.daemon.wait_until_idle()
+        b = self.browser
+        b.goto(self.gallery.url)
+        labels = b.wait("(() => { const l = [...document.querySelectorAll('#content .moment[data-id=\"m_20190601\"] .noimage')]"
+                        ".map(e => e.textContent).sort(); return l.length === 2 && l; })()")
+        self.assertEqual(labels, ["gif", "jpeg · damaged"])
+
     def test_scrolling_loads_more(self):
         # Forty days: the first page shows six moments, the rest come as one scrolls.
         for d in range(40):

@@ -473,8 +473,10 @@ class Handler(BaseHTTPRequestHandler):
                     return getattr(self, "route_" + name)(*match.groups())
                 except errors.NotFound as e:
                     return self.send_error_json(HTTPStatus.NOT_FOUND, e.detail)
-                except (errors.Unsupported, errors.ImageFailed) as e:
+                except errors.Unsupported as e:       # a format photod does not render (GIF, TIFF, RAW…)
                     return self.send_error_json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, e.detail)
+                except errors.ImageFailed as e:       # a damaged file, one no decoder here renders
+                    return self.send_error_json(HTTPStatus.UNPROCESSABLE_ENTITY, e.detail)
                 except errors.PermissionDenied as e:
                     return self.send_error_json(HTTPStatus.FORBIDDEN, e.detail)
                 except errors.InvalidParams as e:

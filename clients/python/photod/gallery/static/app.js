@@ -107,10 +107,11 @@ async function imageFailed(img, t) {
   // Unsupported formats get a label; anything else (photod restarting) is asked again later.
   let status = 0;
   try { status = (await fetch(img.src, { method: "HEAD" })).status; } catch (_) { /* the server is away */ }
-  if (status === 415 || status === 404) {
+  if (status === 415 || status === 422 || status === 404) {
     img.remove();
     const tile = document.querySelector(`.tile[data-id="${t.id}"]`);
-    if (tile && !tile.querySelector(".noimage")) tile.append(el("span", { class: "noimage", text: t.format || "?" }));
+    const label = status === 422 ? `${t.format || ""} · damaged` : (t.format || "?");
+    if (tile && !tile.querySelector(".noimage")) tile.append(el("span", { class: "noimage", text: label, title: status === 415 ? "photod does not render this format" : "this file cannot be shown" }));
   } else {
     state.failed.add({ img, src: t.thumb });
   }
