@@ -119,7 +119,9 @@ class Connection:
             self.sock.sendall(line)
         except OSError as e:
             self.close()
-            raise errors.ConnectionLost(f"the connection to photod broke while sending: {e}", method=method) from None
+            lost = errors.ConnectionLost(f"the connection to photod broke while sending: {e}", method=method)
+            lost.delivered = False
+            raise lost from None
         return rid
 
     # Reading

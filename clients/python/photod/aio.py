@@ -143,9 +143,10 @@ class FetchResult:
     ``await result.get(i)``, ``await result.slice(start, stop)`` or ``async for``."""
 
     def __init__(self, library: "Library", request: FetchRequest, ids: List[str], token: int, total: int,
-                 offset: int = 0, page_size: int = 200) -> None:
+                 offset: int = 0, page_size: int = 200, limit: Optional[int] = None) -> None:
         self.library, self.request, self.ids, self.token, self.total = library, request, ids, token, total
         self.offset = offset
+        self.limit = limit
         self.page_size = max(1, min(page_size, MAX_PAGE))
         self._pages: Dict[int, List[Asset]] = {}
 
@@ -187,8 +188,7 @@ class FetchResult:
         return [Asset(records.get(id) or {"id": id}) for id in wanted]
 
     async def refetch(self) -> "FetchResult":
-        limit = len(self.ids) if self.total > len(self.ids) + self.offset else None
-        return await self.library._fetch(self.request, limit, self.offset, self.page_size)
+        return await self.library._fetch(self.request, self.limit, self.offset, self.page_size)
 
     async def change_details(self, change_set: Optional[ChangeSet] = None) -> Optional[ChangeDetails]:
         """As ``photod.FetchResult.change_details``."""
@@ -228,6 +228,7 @@ class Changes:
         self._retrying = False
         self._delay = 0.05
         self._closed = False
+        self._held: Optional[Dict[str, Any]] = None
 
     def __aiter__(self) -> "Changes":
         return self
@@ -249,7 +250,7 @@ class Changes:
         while True:
             try:
                 return await self._subscribe()
-            except (errors.Unreachable, errors.ConnectionLost, errors.Overloaded, errors.Unavailable) as e:
+            except (errors.Unreachable, errors.ConnectionLost, errors.Overloaded, errors.Unavailable, TimeoutError) as e:
                 if isinstance(e, errors.Unreachable) and e.permission:
                     raise
                 await self._wait(e)
@@ -310,21 +311,32 @@ class Changes:
                     await self._subscribe()
                 except errors.TokenExpired:
                     raise
-                except (errors.Unreachable, errors.ConnectionLost, errors.Overloaded, errors.Unavailable) as e:
+                except (errors.Unreachable, errors.ConnectionLost, errors.Overloaded, errors.Unavailable,
+                        TimeoutError) as e:
                     if isinstance(e, errors.Unreachable) and e.permission:
                         raise
                     await self._wait(e)
                     continue
             conn = self._conn
             assert conn is not None
-            getter = asyncio.ensure_future(self._queue.get())
-            done, _ = await asyncio.wait({getter, conn.task}, return_when=asyncio.FIRST_COMPLETED)
-            if getter not in done:
-                getter.cancel()
-                if self._queue.empty():
-                    await self._wait(errors.ConnectionLost("photod closed the connection"))
-                continue
-            message = getter.result()
+            if self._held is not None:
+                message, self._held = self._held, None
+            else:
+                getter = asyncio.ensure_future(self._queue.get())
+                try:
+                    done, _ = await asyncio.wait({getter, conn.task}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    # Cancelled (a wait_for around this call): a message already taken is kept
+                    # for the next call, never dropped.
+                    if not getter.done():
+                        getter.cancel()
+                    elif not getter.cancelled() and getter.exception() is None and self._held is None:
+                        self._held = getter.result()
+                if self._held is None:
+                    if self._queue.empty():
+                        await self._wait(errors.ConnectionLost("photod closed the connection"))
+                    continue
+                message, self._held = self._held, None
             method = message.get("method")
             if method == "changes":
                 change = ChangeSet(message.get("params") or {})
@@ -412,7 +424,7 @@ class Library:
         params["limit"] = min(MAX_IDS, offset + limit) if limit is not None else MAX_IDS
         answer = await self.call("assets.fetchIDs", params)
         return FetchResult(self, request, list(answer["ids"][offset:]), int(answer["token"]), int(answer["total"]),
-                           offset, page_size)
+                           offset, page_size, limit)
 
     async def assets(self, predicate: Optional[str] = None, sort: Optional[str] = None, limit: Optional[int] = None,
                      offset: int = 0, include_hidden: bool = False, *, page_size: int = 200) -> FetchResult:

@@ -42,8 +42,10 @@ class Unreachable(PhotodError):
 
 
 class ConnectionLost(PhotodError):
-    """The connection ended before photod answered (photod stopped or was killed)."""
+    """The connection ended before photod answered (photod stopped or was killed). ``delivered``
+    is False when the request never left (safe to send again, whatever it was)."""
     name = "connectionLost"
+    delivered = True
 
 
 class MalformedReply(PhotodError):

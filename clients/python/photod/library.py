@@ -63,7 +63,7 @@ class FetchResult(Sequence[Asset]):
     """
 
     def __init__(self, library: "Library", request: FetchRequest, ids: List[str], token: int, total: int,
-                 offset: int = 0, page_size: int = 200) -> None:
+                 offset: int = 0, page_size: int = 200, limit: Optional[int] = None) -> None:
         self.library = library
         self.request = request
         self.ids = ids
@@ -71,6 +71,8 @@ class FetchResult(Sequence[Asset]):
         #: How many assets matched (more than ``len(self)`` when ``limit`` cut the list).
         self.total = total
         self.offset = offset
+        #: The fetch's ``limit`` (None: every match), kept to fetch the same again.
+        self.limit = limit
         self.page_size = max(1, min(page_size, MAX_PAGE))
         self._pages: Dict[int, List[Asset]] = {}
         self._lock = threading.Lock()
@@ -136,8 +138,7 @@ class FetchResult(Sequence[Asset]):
 
     def refetch(self) -> "FetchResult":
         """The same fetch, now."""
-        return self.library._fetch(self.request, limit=len(self.ids) if self.total > len(self.ids) + self.offset else None,
-                                   offset=self.offset, page_size=self.page_size)
+        return self.library._fetch(self.request, limit=self.limit, offset=self.offset, page_size=self.page_size)
 
     def change_details(self, change_set: Optional[ChangeSet] = None) -> Optional[ChangeDetails]:
         """What changed in this result (PhotoKit's ``changeDetails(for:)``): None when
@@ -266,6 +267,8 @@ class Changes(Iterator[ChangeSet]):
     def __next__(self) -> ChangeSet:
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while not self._closed.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"no change set in {self.timeout} s")
             c = self._connection
             try:
                 if c is None or c.closed or c.stopping:
@@ -275,12 +278,12 @@ class Changes(Iterator[ChangeSet]):
                     self._subscribe()
                     c = self._connection
                     assert c is not None
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    continue          # the deadline's check above raises
                 message = c.read_message("changes", timeout=left)
             except TimeoutError:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-                continue
+                continue              # the subscribe's, or the read's: the deadline's check decides
             except errors.TokenExpired:
                 raise
             except (errors.Unreachable, errors.ConnectionLost, errors.Overloaded, errors.Unavailable) as e:
@@ -385,8 +388,9 @@ class Library:
             c, kept = self._take()
             try:
                 return c.call(method, params, on_notification)
-            except errors.ConnectionLost:
-                if not (kept and repeatable):
+            except errors.ConnectionLost as lost:
+                # Again on a fresh connection: a read or a repeatable write, or anything that never left.
+                if not (kept and (repeatable or not lost.delivered)):
                     raise
                 # photod went away since: every kept connection is to the old one.
                 c.close()
@@ -424,7 +428,7 @@ class Library:
         params["limit"] = min(MAX_IDS, offset + limit) if limit is not None else MAX_IDS
         answer = self.call("assets.fetchIDs", params)
         return FetchResult(self, request, list(answer["ids"][offset:]), int(answer["token"]), int(answer["total"]),
-                           offset=offset, page_size=page_size)
+                           offset=offset, page_size=page_size, limit=limit)
 
     def assets(self, predicate: Optional[str] = None, sort: Optional[str] = None, limit: Optional[int] = None,
                offset: int = 0, include_hidden: bool = False, *, page_size: int = 200) -> FetchResult:

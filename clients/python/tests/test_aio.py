@@ -76,6 +76,18 @@ class Async(unittest.TestCase):
                 await lib.set_hidden(first.assets_inserted[0])
                 got = [(await changes.__anext__()).token, (await changes.__anext__()).token]
                 self.assertEqual(got, [start + 2, start + 3])
+                # A wait cut short by wait_for loses nothing.
+                for _ in range(3):
+                    with self.assertRaises(asyncio.TimeoutError):
+                        await asyncio.wait_for(changes.__anext__(), 0.05)
+                await lib.set_favorite(first.assets_inserted[0], False)
+                for _ in range(200):
+                    try:
+                        got = await asyncio.wait_for(changes.__anext__(), 0.05)
+                        break
+                    except asyncio.TimeoutError:
+                        continue
+                self.assertEqual(got.token, start + 4)
                 await changes.close()
                 with self.assertRaises(photod.TokenExpired):
                     await lib.changes(since=10 ** 9).__anext__()

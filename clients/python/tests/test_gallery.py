@@ -144,6 +144,41 @@ class Server(unittest.TestCase):
         status, _, _ = self.gallery.request("GET", "/api/moments?limit=ten")
         self.assertEqual(status, 400)
 
+    def test_hidden_assets_are_not_served(self):
+        with self.daemon.library_client() as lib:
+            visible = lib.assets(sort="localDateTime").ids
+            hidden = visible[0]
+            status, _, _ = self.gallery.request("GET", f"/thumb/{hidden}/256")
+            self.assertEqual(status, 200)
+            lib.set_hidden(hidden)
+            try:
+                for path in ["/api/collection/s_hidden", "/api/collection/s_recentlyDeleted"]:
+                    self.assertEqual(self.gallery.request("GET", path)[0], 404, path)
+                # Once the gallery has the change set, the hidden asset's images and record are gone.
+                deadline = time.monotonic() + 10
+                while self.gallery.request("GET", f"/thumb/{hidden}/256")[0] != 404:
+                    self.assertLess(time.monotonic(), deadline, "a hidden asset's image is still served")
+                    time.sleep(0.05)
+                self.assertEqual(self.gallery.request("GET", f"/thumb/{hidden}/512")[0], 404)
+                self.assertEqual(self.gallery.request("GET", f"/api/asset/{hidden}")[0], 404)
+                tiles = [t["id"] for m in self.gallery.json("/api/moments?limit=10")["moments"] for t in m["tiles"]]
+                self.assertNotIn(hidden, tiles)
+            finally:
+                lib.set_hidden(hidden, False)
+
+    def test_host_names_answered(self):
+        from photod.gallery.server import host_allowed
+        self.assertTrue(host_allowed("127.0.0.1:8080", True, set()))
+        self.assertTrue(host_allowed("localhost:8080", True, set()))
+        self.assertTrue(host_allowed("[::1]:8080", True, set()))
+        self.assertFalse(host_allowed("evil.example:8080", True, set()))
+        # Served to the network: addresses, and the names given.
+        self.assertTrue(host_allowed("192.168.1.10:8080", False, set()))
+        self.assertTrue(host_allowed("[fe80::1]:8080", False, set()))
+        self.assertFalse(host_allowed("evil.example:8080", False, set()))
+        self.assertTrue(host_allowed("photos.home.arpa:8080", False, {"photos.home.arpa"}))
+        self.assertFalse(host_allowed("", False, set()))
+
     def any_id(self) -> str:
         return self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]["id"]
 
@@ -217,6 +252,11 @@ class InABrowser(unittest.TestCase):
         make_jpeg(self.root / "2019-05-10" / "IMG_day.jpg", "2019:05:10 08:00:00", hue=10)
         b.wait("document.querySelector('#content .moment').dataset.id === 'm_20190510'", timeout=15)
         self.assertEqual(b.js("window.stillTheSamePage"), 1, "the page was reloaded")
+        # The last photo of a day deleted: its moment goes, and the change set's others still show.
+        os.unlink(self.root / XSS / "IMG_x.jpg")
+        shutil.copyfile(self.staged, self.root / "2019-05-03" / "IMG_also.jpg")       # dated 2 May: there
+        b.wait("!document.querySelector('#content .moment[data-id=\"m_20190401\"]')", timeout=15)
+        b.wait("document.querySelectorAll('#content .tile').length === 14", timeout=15)
 
         # The asset view: a larger image, the date on the capture clock, the camera; a favorite.
         b.js("document.querySelector('.tile[data-id=\"%s\"]').click()" % new_id)
@@ -243,7 +283,7 @@ class InABrowser(unittest.TestCase):
         other.set_favorite(some)
         b.wait("document.querySelectorAll('#content .tile').length === 2")
         b.js("history.back()")
-        b.wait("document.querySelectorAll('#content .moment').length === 5")
+        b.wait("document.querySelectorAll('#content .moment').length === 4")
 
         # photod restarted under the open page: it says so, then goes on live.
         self.daemon.stop()

@@ -84,6 +84,8 @@ class Reads(unittest.TestCase):
             self.assertEqual(r.index_of(first.id), 0)
         finally:
             del self.lib.call
+        limited = self.lib.assets(sort="localDateTime", limit=5)
+        self.assertEqual(len(limited.refetch()), 5)                    # the same fetch: its limit too
         page = self.lib.assets(sort="localDateTime", limit=3, offset=2)
         self.assertEqual((len(page), page.total), (3, 12))
         self.assertEqual(page[0].id, self.lib.assets(sort="localDateTime").ids[2])

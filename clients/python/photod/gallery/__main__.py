@@ -22,8 +22,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--allow-writes", action="store_true",
                         help="let the page set favorites (photod must count this user as a writer)")
     parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                        help="a host name the page is reached by (repeatable); on a loopback address only loopback "
-                             "names are answered, elsewhere any unless this is given")
+                        help="a host name the page is reached by (repeatable): on a loopback address only loopback "
+                             "names are answered, elsewhere only addresses and these names (against DNS rebinding)")
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
 

@@ -39,6 +39,10 @@ MOMENT_TILES = 60
 REPLAY = 500
 #: Collections whose fetch results the server keeps to diff (the pages' open views).
 MAX_VIEWS = 400
+#: Pages connected to the event stream at once (each holds a thread).
+MAX_PAGES = 64
+#: Smart albums the gallery does not show: hidden assets, and those deleted from the library.
+NOT_SHOWN = ("s_hidden", "s_recentlyDeleted")
 
 
 def _hash(data: bytes) -> str:
@@ -81,6 +85,11 @@ class Gallery:
         self.views: "collections.OrderedDict[str, FetchResult]" = collections.OrderedDict()
         self.keys: Dict[Tuple[str, int], str] = {}
         self.paths: Dict[Tuple[str, int], str] = {}
+        #: Assets known to be shown (listed in a collection the gallery shows, or checked visible):
+        #: only their images are served. A change set naming one makes it checked again.
+        self.visible: Set[str] = set()
+        #: Tells a page that reconnects to a restarted gallery to load its data again.
+        self.epoch = os.urandom(6).hex()
         self.events: Deque[Tuple[int, str]] = collections.deque(maxlen=REPLAY)
         self.sequence = 0
         self.clients: Set[Page] = set()
@@ -109,6 +118,8 @@ class Gallery:
 
     def view(self, collection_id: str) -> FetchResult:
         """The fetch result of a collection a page shows (kept to diff on change sets)."""
+        if collection_id in NOT_SHOWN:
+            raise errors.NotFound(f"the gallery does not show {collection_id}", data={"id": collection_id})
         with self.lock:
             found = self.views.get(collection_id)
             if found is not None:
@@ -123,7 +134,11 @@ class Gallery:
         return result
 
     def tiles(self, result: FetchResult, offset: int, limit: int) -> List[Dict[str, Any]]:
-        assets = result[offset:offset + limit]
+        assets = [a for a in result[offset:offset + limit] if a.exists]
+        with self.lock:
+            if len(self.visible) > 500_000:
+                self.visible.clear()
+            self.visible.update(a.id for a in assets)
         self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
         return [tile(a, self.keys) for a in assets]
 
@@ -170,7 +185,8 @@ class Gallery:
         out = []
         for m in page:
             result = self.view(m.id)
-            out.append(dict(moment_header(m), tiles=self.tiles(result, 0, MOMENT_TILES), total=len(result)))
+            out.append(dict(moment_header(m), tiles=self.tiles(result, 0, MOMENT_TILES), total=len(result),
+                            token=result.token))
         nxt = offset + len(page)
         return {"moments": out, "nextOffset": nxt if nxt < len(moments) else None, "total": len(moments),
                 "token": self.moments_token}
@@ -187,7 +203,7 @@ class Gallery:
             return f"/thumb/{ids[0]}/256" if ids else None
 
         smart = [{"id": s.id, "title": s.title, "count": s.asset_count, "cover": cover(s.key_asset_ids)}
-                 for s in self.lib.smart_albums() if s.id not in ("s_hidden", "s_recentlyDeleted")]
+                 for s in self.lib.smart_albums() if s.id not in NOT_SHOWN]
         folders = [{"id": a.id, "title": a.title, "count": a.asset_count, "path": a.path, "cover": cover(a.key_asset_ids)}
                    for a in self.lib.albums()]
         user = [{"id": a.id, "title": a.title, "count": a.asset_count, "cover": cover(a.key_asset_ids)}
@@ -210,6 +226,8 @@ class Gallery:
 
     def asset(self, asset_id: str) -> Dict[str, Any]:
         a = self.lib.asset(asset_id, include_hidden=False)
+        with self.lock:
+            self.visible.add(a.id)
         w, h = a.display_size
         return {"id": a.id, "name": os.path.basename(a.path or ""), "path": a.path, "localDateTime": a.local_date_time,
                 "utcOffset": a.utc_offset, "dateSource": a.date_source, "mediaType": a.media_type, "format": a.format,
@@ -221,7 +239,9 @@ class Gallery:
                 "large": f"/thumb/{a.id}/1600", "thumb": tile(a, self.keys)["thumb"]}
 
     def image(self, asset_id: str, size: int) -> Tuple[str, str, str]:
-        """photod's image of the asset at a size the page uses: (path, key, content type)."""
+        """photod's image of the asset at a size the page uses: (path, key, content type). Only
+        of an asset the gallery shows: a hidden one, or one in Recently Deleted, is ``NotFound``."""
+        self.check_visible(asset_id)
         image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
         key = os.path.basename(image.path).split("-", 1)[0]
         if not IMAGE_KEY.fullmatch(key):
@@ -234,6 +254,14 @@ class Gallery:
             self.paths[(asset_id, size)] = image.path
         return image.path, key, image.content_type
 
+    def check_visible(self, asset_id: str) -> None:
+        with self.lock:
+            if asset_id in self.visible:
+                return
+        self.lib.asset(asset_id, include_hidden=False)   # NotFound when hidden, deleted or unknown
+        with self.lock:
+            self.visible.add(asset_id)
+
     def known_image(self, asset_id: str, size: int, key: str) -> Optional[str]:
         """The path of the image with this key when photod answered it before and the asset has
         not changed since (its change set forgets it): served without asking photod again."""
@@ -245,6 +273,7 @@ class Gallery:
     def forget_images(self, ids: Iterable[str]) -> None:
         with self.lock:
             for id in ids:
+                self.visible.discard(id)
                 for size in SIZES:
                     self.keys.pop((id, size), None)
                     self.paths.pop((id, size), None)
@@ -276,6 +305,8 @@ class Gallery:
         whether the page missed events that are not kept (it then reloads its data)."""
         page = Page()
         with self.lock:
+            if len(self.clients) >= MAX_PAGES:
+                raise errors.Overloaded(f"{MAX_PAGES} pages are open already")
             self.clients.add(page)
             if last_id is None:
                 return page, [], False
@@ -290,7 +321,8 @@ class Gallery:
             self.clients.discard(page)
 
     def status_payload(self) -> Dict[str, Any]:
-        return {"photod": self.photod_state, "detail": self.photod_detail, "writable": self.allow_writes}
+        return {"photod": self.photod_state, "detail": self.photod_detail, "writable": self.allow_writes,
+                "epoch": self.epoch}
 
     def _set_state(self, state: str, detail: str = "") -> None:
         if state != self.photod_state:
@@ -338,20 +370,32 @@ class Gallery:
             self.views.clear()
             self.moments_token = -1
             self.needs_resync = False
-        self.publish("resync", {})
+        token = self.changes.token if self.changes is not None else None
+        self.publish("resync", {"token": token}, event_id=token)
 
     def apply(self, change: ChangeSet) -> None:
         """One change set, as the pages see it: each open collection's change details, new and
         gone moments, the sidebar's counts."""
-        # A file that changed has new images: their keys are asked for again.
+        # A file that changed has new images (and a hidden asset is shown no more): asked again.
         self.forget_images(change.assets_updated + change.assets_deleted)
-        touched = set(change.collections_inserted + change.collections_updated + change.collections_deleted)
+        deleted = set(change.collections_deleted)
+        touched = set(change.collections_inserted + change.collections_updated) | deleted
         with self.lock:
+            for cid in deleted:
+                self.views.pop(cid, None)
             open_views = [(cid, r) for cid, r in self.views.items() if cid in touched]
+            moments_known = self.moments_token >= 0
             moment_ids = {m.id for m in self.moments}
-        updates = []
+        updates: List[Dict[str, Any]] = [{"id": cid, "gone": True, "token": change.token}
+                                         for cid in sorted(deleted) if not cid.startswith("m_")]
         for cid, before in open_views:
-            details = before.change_details(change)
+            try:
+                details = before.change_details(change)
+            except errors.NotFound:
+                with self.lock:
+                    self.views.pop(cid, None)
+                updates.append({"id": cid, "gone": True, "token": change.token})
+                continue
             if details is None:
                 continue
             after = details.fetch_result_after_changes
@@ -359,17 +403,25 @@ class Gallery:
                 if cid in self.views:
                     self.views[cid] = after
             if not details.has_incremental_changes:
-                updates.append({"id": cid, "reload": True, "total": len(after)})
+                updates.append({"id": cid, "reload": True, "total": len(after), "token": after.token})
                 continue
+            changed_ids = details.changed_ids
+            for id in changed_ids[:200]:     # their images' keys anew (a changed file has new ones)
+                try:
+                    self.image(id, 256)
+                except (errors.PhotodError, TimeoutError):
+                    pass
             inserted = [dict(tile(after[i], self.keys), index=i) for i in details.inserted_indexes]
-            moved = [{"id": after.ids[m.to_index], "index": m.to_index} for m in details.moves]
+            moved = [dict(tile(after[m.to_index], self.keys), index=m.to_index) for m in details.moves]
             changed = [tile(after[i], self.keys) for i in details.changed_indexes]
+            with self.lock:
+                self.visible.update(t["id"] for t in inserted + moved + changed)
             if inserted or moved or changed or details.removed_indexes:
                 updates.append({"id": cid, "removed": details.removed_ids, "inserted": inserted, "moved": moved,
-                                "changed": changed, "total": len(after)})
+                                "changed": changed, "total": len(after), "token": after.token})
         moments_event: Dict[str, Any] = {}
-        if any(c.startswith("m_") for c in touched):
-            before_ids = moment_ids
+        # (Moments never loaded are nobody's on screen: nothing to tell.)
+        if moments_known and any(c.startswith("m_") for c in touched):
             with self.lock:
                 self.moments_token = -1
             now = self.load_moments()
@@ -378,17 +430,22 @@ class Gallery:
                 viewed = set(self.views)
             inserted_moments = []
             for i, m in enumerate(now):
-                if m.id not in before_ids:
+                if m.id not in moment_ids:
                     result = self.view(m.id)
-                    inserted_moments.append(dict(moment_header(m), tiles=self.tiles(result, 0, TILE_PAGE),
-                                                 total=len(result), index=i))
+                    inserted_moments.append(dict(moment_header(m), tiles=self.tiles(result, 0, MOMENT_TILES),
+                                                 total=len(result), index=i, token=result.token))
+            replaced = []
+            for m in now:
+                if m.id in touched and m.id in moment_ids and m.id not in viewed:
+                    # A moment a page may show whose fetch result was not kept: sent whole.
+                    result = self.view(m.id)
+                    replaced.append(dict(moment_header(m), tiles=self.tiles(result, 0, MOMENT_TILES), total=len(result),
+                                         token=result.token))
             moments_event = {
                 "inserted": inserted_moments,
-                "deleted": sorted(before_ids - now_ids),
-                "updated": [moment_header(m) for m in now if m.id in touched and m.id in before_ids],
-                # Moments a page may show whose fetch result was not kept: sent whole.
-                "replaced": [dict(moment_header(m), tiles=self.tiles(self.view(m.id), 0, TILE_PAGE))
-                             for m in now if m.id in touched and m.id in before_ids and m.id not in viewed],
+                "deleted": sorted(moment_ids - now_ids),
+                "updated": [moment_header(m) for m in now if m.id in touched and m.id in moment_ids],
+                "replaced": replaced,
             }
         albums = any(c[:2] in ("s_", "f_", "u_") for c in touched)
         if updates or moments_event or albums or change.assets_updated:
@@ -457,6 +514,8 @@ class Handler(BaseHTTPRequestHandler):
         self.dispatch("GET", head=True)
 
     def do_POST(self) -> None:
+        # A body left unread on a refusal would be read as the next request: one request a connection.
+        self.close_connection = True
         self.dispatch("POST")
 
     def dispatch(self, method: str, head: bool = False) -> None:
@@ -635,8 +694,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def route_events(self) -> None:
         """Server-Sent Events: the status, then each change set's effect on what pages show."""
-        last = self.headers.get("Last-Event-ID")
-        last_id = int(last) if last and last.isdigit() else None
+        last = self.headers.get("Last-Event-ID") or ""
+        last_id = int(last) if re.fullmatch(r"[0-9]{1,18}", last) else None
         page, kept, missed = self.gallery.subscribe(last_id)
         try:
             self.send_response(HTTPStatus.OK)
@@ -689,21 +748,37 @@ class GalleryServer(ThreadingHTTPServer):
         return f"http://{'[' + shown + ']' if ':' in str(shown) else shown}:{port}/"
 
     def host_allowed(self, header: str) -> bool:
-        """Against DNS rebinding: on a loopback address, only loopback names; elsewhere any name
-        unless ``--allowed-host`` lists them."""
-        name = header.rsplit(":", 1)[0] if not header.endswith("]") else header
-        name = name.strip("[]").lower()
-        if name in self.allowed:
-            return True
-        if self.loopback:
-            return name in ("localhost", "127.0.0.1", "::1") or _is_loopback(name)
-        return not self.allowed
+        return host_allowed(header, self.loopback, self.allowed)
 
     def same_origin(self, headers: Any) -> bool:
         origin = headers.get("Origin")
         if origin is None:
             return True
         return urlsplit(origin).netloc.lower() == (headers.get("Host") or "").lower()
+
+
+def host_allowed(header: str, loopback: bool, allowed: Set[str]) -> bool:
+    """Whether to answer a request for this ``Host``, against DNS rebinding (a page of another
+    site whose name is made to point here): on a loopback address only loopback names, elsewhere
+    only addresses; and the names ``--allowed-host`` lists."""
+    name = header.strip().lower()
+    if name.startswith("["):
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    if name in allowed:
+        return True
+    if loopback:
+        return name in ("localhost", "127.0.0.1", "::1") or _is_loopback(name)
+    return _is_ip(name)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
 
 
 def _is_loopback(host: str) -> bool:

@@ -13,6 +13,7 @@ const state = {
   viewer: null,          // the asset shown, {id, fav, ...}
   generation: 0,         // bumped when the view changes, to drop answers for the old one
   failed: new Set(),     // images to ask again when photod is back
+  epoch: null,           // the gallery server's: another one means it restarted (reload the data)
 };
 
 const $ = (id) => document.getElementById(id);
@@ -125,10 +126,11 @@ function retryImages() {
 
 // Sections: a moment of the timeline, or the one grid of a collection
 
-function makeSection(id, headerNodes, tiles, total) {
+function makeSection(id, headerNodes, tiles, total, token) {
   const header = el("h2", {}, ...headerNodes);
   const grid = el("div", { class: "grid" });
-  const section = { el: null, grid, header, tiles: new Map(), total, loaded: 0, more: null };
+  // token: the change token the tiles reflect; events at or before it are already in them.
+  const section = { el: null, grid, header, tiles: new Map(), total, loaded: 0, more: null, token: token ?? -1 };
   section.el = el("section", { class: "moment", "data-id": id }, header, grid);
   appendTiles(section, tiles);
   state.sections.set(id, section);
@@ -160,7 +162,7 @@ const sectionObserver = new IntersectionObserver((entries) => {
 function watchSectionEnd(section) {
   section.more?.remove();
   section.more = null;
-  if (section.loaded >= section.total) return;
+  if (section.loaded >= section.total || state.view.kind === "collection") return;   // a collection pages at the end of the page
   section.more = el("div", { class: "more-tiles", "data-section": section.el.dataset.id });
   section.el.append(section.more);
   sectionObserver.observe(section.more);
@@ -216,23 +218,26 @@ async function loadMore() {
   const view = state.view;
   try {
     if (view.kind === "timeline") {
-      const page = await api(`/api/moments?offset=${state.nextOffset}&limit=${state.nextOffset === 0 ? 3 : 6}`);
+      // The next page after the moments shown (live insertions and removals move the offsets).
+      const offset = state.sections.size;
+      const page = await api(`/api/moments?offset=${offset}&limit=${offset === 0 ? 3 : 6}`);
       if (generation !== state.generation) return;
       for (const m of page.moments) {
         if (state.sections.has(m.id)) continue;
-        $("content").append(makeSection(m.id, momentHeader(m), m.tiles, m.total).el);
+        $("content").append(makeSection(m.id, momentHeader(m), m.tiles, m.total, m.token).el);
       }
       if (page.total === 0) $("content").replaceChildren(el("p", { class: "empty", text: "No photos yet: photod has indexed nothing in its library." }));
       state.nextOffset = page.nextOffset;
     } else {
-      const first = state.nextOffset === 0;
-      const page = await api(`/api/collection/${encodeURIComponent(view.id)}?offset=${state.nextOffset}&limit=200${first ? "&header=1" : ""}`);
+      const first = !state.sections.has(view.id);
+      const loaded = first ? 0 : state.sections.get(view.id).loaded;
+      const page = await api(`/api/collection/${encodeURIComponent(view.id)}?offset=${loaded}&limit=200${first ? "&header=1" : ""}`);
       if (generation !== state.generation) return;
       let section = state.sections.get(view.id);
       if (!section) {
         const c = page.collection || { title: view.id, count: page.total };
         $("where").textContent = c.title;
-        section = makeSection(view.id, [document.createTextNode(c.title), el("span", { class: "sub", text: plural(page.total, "item") })], [], page.total);
+        section = makeSection(view.id, [document.createTextNode(c.title), el("span", { class: "sub", text: plural(page.total, "item") })], [], page.total, page.token);
         section.header.className = "collection-title";
         $("content").append(section.el);
         sectionObserver.disconnect();
@@ -289,6 +294,14 @@ async function loadAlbums() {
 function applyView(v) {
   const section = state.sections.get(v.id);
   if (!section) return;
+  if (v.token !== undefined && v.token <= section.token) return;     // already in what was loaded
+  if (v.gone) {
+    if (state.view.kind === "collection" && state.view.id === v.id) {
+      section.grid.replaceChildren(el("p", { class: "empty", text: "This album is gone." }));
+      section.tiles.clear();
+    }
+    return;
+  }
   if (v.reload) { reloadSection(v.id, section); return; }
   for (const id of v.removed) {
     section.tiles.get(id)?.remove();
@@ -299,29 +312,34 @@ function applyView(v) {
     if (!tile) continue;
     decorate(tile, t);
     const img = tile.querySelector("img");
-    if (img && !img.src.endsWith(t.thumb) && !t.thumb.startsWith("/thumb/")) img.src = t.thumb;
+    if (!img) continue;
+    if (img.dataset.src !== undefined) img.dataset.src = t.thumb;           // not asked for yet
+    else if (img.getAttribute("src") !== t.thumb) img.src = t.thumb;       // another version of the file
   }
-  // Moves and insertions by their index after, ascending, into the tiles that stay.
+  // Moves and insertions by their index after, ascending, into the tiles that stay. The loaded
+  // tiles are a prefix of the collection: what lands beyond it comes with the next page.
   const moving = new Set(v.moved.map((m) => m.id));
   const order = [...section.grid.children].filter((e) => e.classList.contains("tile") && !moving.has(e.dataset.id));
-  const placed = [
-    ...v.moved.map((m) => ({ index: m.index, node: section.tiles.get(m.id) })).filter((p) => p.node),
-    ...v.inserted.map((t) => ({ index: t.index, t })),
-  ].sort((a, b) => a.index - b.index);
-  for (const p of placed) {
-    if (p.index > order.length) continue;          // beyond what is loaded: it comes with the next page
-    let node = p.node;
-    if (!node) {
-      node = makeTile(p.t);
-      node.classList.add("fresh");
-      section.tiles.set(p.t.id, node);
+  const placed = [...v.moved, ...v.inserted].sort((a, b) => a.index - b.index);
+  for (const t of placed) {
+    let node = section.tiles.get(t.id);
+    if (t.index > order.length) {
+      if (node) { node.remove(); section.tiles.delete(t.id); }
+      continue;
     }
-    order.splice(p.index, 0, node);
+    if (!node) {
+      node = makeTile(t);
+      if (!moving.has(t.id)) node.classList.add("fresh");
+      section.tiles.set(t.id, node);
+    }
+    order.splice(t.index, 0, node);
   }
   section.grid.replaceChildren(...order);
   section.total = v.total;
   section.loaded = section.tiles.size;
+  if (v.token !== undefined) section.token = v.token;
   updateCount(section);
+  watchSectionEnd(section);
 }
 
 function updateCount(section) {
@@ -331,12 +349,14 @@ function updateCount(section) {
 
 async function reloadSection(id, section) {
   try {
-    const page = await api(`/api/collection/${encodeURIComponent(id)}?offset=0&limit=${Math.max(200, section.loaded)}`);
+    const page = await api(`/api/collection/${encodeURIComponent(id)}?offset=0&limit=200`);
     section.tiles.clear();
     section.grid.replaceChildren();
     section.total = page.total;
-    appendTiles(section, page.tiles);
+    section.token = page.token;
+    appendTiles(section, page.tiles);            // the rest as it scrolls, page by page
     updateCount(section);
+    if (state.view.kind === "collection") state.nextOffset = page.nextOffset;
   } catch (_) { /* the next event or resync brings it */ }
 }
 
@@ -356,16 +376,18 @@ function applyMoments(ev) {
     section.tiles.clear();
     section.grid.replaceChildren();
     section.total = m.total ?? m.count;
+    section.token = m.token ?? section.token;
     appendTiles(section, m.tiles);
   }
   for (const m of ev.inserted || []) {
     if (state.sections.has(m.id)) continue;
-    // Newest first: before the first shown moment older than it; at the end only when all are shown.
-    const older = [...state.sections.values()].find((s) => s.el.dataset.id < m.id);
+    // Newest first: before the first shown moment older than it (in the page's order); at the
+    // end only when every moment is shown.
+    const older = [...$("content").querySelectorAll(":scope > .moment")].find((e) => e.dataset.id < m.id);
     if (!older && state.nextOffset !== null) continue;
-    const section = makeSection(m.id, momentHeader(m), m.tiles, m.total);
+    const section = makeSection(m.id, momentHeader(m), m.tiles, m.total, m.token);
     section.el.classList.add("fresh");
-    if (older) older.el.before(section.el); else $("content").append(section.el);
+    if (older) older.before(section.el); else $("content").append(section.el);
     $("content").querySelector(".empty")?.remove();
   }
 }
@@ -383,11 +405,18 @@ function setBanner(text) {
   b.hidden = !text;
 }
 
+function reloadData() {
+  show(location.pathname.startsWith("/c/") ? location.pathname : "/", { keepScroll: true });
+  loadAlbums();
+}
+
 function connect() {
   const events = new EventSource("/api/events");
   events.addEventListener("status", (e) => {
     const s = JSON.parse(e.data);
     const was = state.photod;
+    if (state.epoch && s.epoch !== state.epoch) reloadData();      // the gallery server restarted
+    state.epoch = s.epoch;
     state.photod = s.photod;
     state.writable = s.writable;
     setBanner(s.photod === "connected" ? "" : s.photod === "connecting" ? "connecting to photod…" : "photod is away — reconnecting…");
@@ -395,7 +424,7 @@ function connect() {
     if (state.viewer) updateFavButton();
   });
   events.addEventListener("change", (e) => onChange(JSON.parse(e.data)));
-  events.addEventListener("resync", () => { show(location.pathname.startsWith("/c/") ? location.pathname : "/", { keepScroll: true }); loadAlbums(); });
+  events.addEventListener("resync", reloadData);
   events.onerror = () => { if (events.readyState !== EventSource.OPEN) setBanner("the gallery server is away — reconnecting…"); };
   events.onopen = () => { if (state.photod === "connected") setBanner(""); };
   window.photodEvents = events;
