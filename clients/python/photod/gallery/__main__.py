@@ -2,13 +2,29 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import socket
 import sys
 import threading
 from typing import List, Optional
 
 from .. import Library, PhotodError, __version__
 from .server import Gallery, GalleryServer
+
+
+def notify(state: str) -> None:
+    """sd_notify(3) for a systemd unit of Type=notify: a datagram to $NOTIFY_SOCKET (none outside systemd)."""
+    path = os.environ.get("NOTIFY_SOCKET")
+    if not path:
+        return
+    if path.startswith("@"):
+        path = "\0" + path[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            s.sendto(state.encode(), path)
+        except OSError as e:
+            print(f"gallery: cannot notify systemd: {e}", file=sys.stderr)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -42,6 +58,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     gallery.start()
     mode = "read and write" if args.allow_writes else "read-only"
     print(f"photod gallery on {server.url} ({mode})", flush=True)
+    notify(f"READY=1\nSTATUS=Serving {server.url} ({mode})")
 
     def stop(*_: object) -> None:
         gallery.stop()
