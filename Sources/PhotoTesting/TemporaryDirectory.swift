@@ -1,5 +1,6 @@
 import Foundation
 import PhotoModel
+import PhotoSystem
 
 /// A fresh directory under the system's temporary directory, removed by `remove()`.
 /// Tests create one each, so they can run in parallel.
@@ -38,17 +39,11 @@ public struct TemporaryDirectory: Sendable {
     /// descriptors it listed before the fork): photod then sees the file open for writing for
     /// that process's whole life, skips it as still being written, and the test is one file short.
     public static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": errno]) }
+        let fd = try syscall("open", context: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         defer { close(fd) }
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, "errno": errno])
-            }
-            done += n
+            done += try syscall("write", context: path) { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
         }
     }
 

@@ -71,6 +71,9 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         let seconds = last["seconds"]?.doubleValue.map { String(format: "%.2f s", $0) } ?? "?"
         out("  last scan   \(number(last["files"])) files, \(number(last["readFiles"])) read, \(seconds), "
             + "finished \(last["finishedAt"]?.stringValue ?? "?")")
+        if let busy = last["busyFiles"]?.intValue, busy > 0 {
+            out("              \(number(last["busyFiles"])) file(s) held open for writing by another process: read once closed")
+        }
     }
     if let queue = result["sortQueue"] {
         out("  sort queue  \(number(queue["jobsRun"])) jobs run, \(number(queue["jobsCancelled"])) merged into newer ones, "

@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, 
 from . import errors
 from ._connection import MAX_LINE, NULL, PathLike, sockets_for
 from .details import ChangeDetails
-from .library import _REPEATABLE_PREFIXES, MAX_IDS, MAX_PAGE, Collections, FetchRequest
+from .library import _REPEATABLE_PREFIXES, MAX_IDS, MAX_PAGE, Collections, FetchRequest, page_plan
 from .models import (Album, Asset, ChangeSet, CollectionList, Image, Moment, MomentList, Record, SmartAlbum, Status,
                      UserAlbum, UserFolder, WriteResult)
 
@@ -176,16 +176,13 @@ class FetchResult:
 
     async def _load(self, page: int) -> List[Asset]:
         start = page * self.page_size
-        wanted = self.ids[start:start + self.page_size]
-        method = "collections.assets" if self.request.collection is not None else "assets.fetch"
-        params = self.request.params()
-        params.update(offset=self.offset + start, limit=len(wanted))
-        records = {a["id"]: a for a in (await self.library.call(method, params)).get("assets", [])}
-        lost = [id for id in wanted if id not in records]
-        for chunk in range(0, len(lost), MAX_PAGE):
-            answer = await self.library.call("assets.get", {"ids": lost[chunk:chunk + MAX_PAGE], "includeHidden": True})
-            records.update((a["id"], a) for a in answer.get("assets", []))
-        return [Asset(records.get(id) or {"id": id}) for id in wanted]
+        plan = page_plan(self.request, self.ids[start:start + self.page_size], self.offset + start)
+        try:
+            method, params = next(plan)
+            while True:
+                method, params = plan.send(await self.library.call(method, params))
+        except StopIteration as done:
+            return done.value
 
     async def refetch(self) -> "FetchResult":
         return await self.library._fetch(self.request, self.limit, self.offset, self.page_size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+from typing import (Any, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
                     TypeVar, Union, overload)
 
 from . import errors
@@ -50,6 +50,23 @@ class Collections(List[R]):
     def __init__(self, items: Iterable[R], token: int) -> None:
         super().__init__(items)
         self.token = token
+
+
+def page_plan(request: FetchRequest, wanted: List[str], offset: int) -> Generator[Tuple[str, Dict[str, Any]], Any, List[Asset]]:
+    """The calls that load one page of a fetch result's records, for the sync and the asyncio
+    ``FetchResult`` alike: a generator that yields each call (method, params), is sent its
+    result, and returns the records. First the same fetch at the page's offset, so that hidden
+    assets and Recently Deleted's come as they were fetched; then by id those the index no longer
+    gives there (the library changed since); those gone since become id-only records."""
+    method = "collections.assets" if request.collection is not None else "assets.fetch"
+    params = request.params()
+    params.update(offset=offset, limit=len(wanted))
+    records = {a["id"]: a for a in (yield method, params).get("assets", [])}
+    lost = [id for id in wanted if id not in records]
+    for chunk in range(0, len(lost), MAX_PAGE):
+        answer = yield "assets.get", {"ids": lost[chunk:chunk + MAX_PAGE], "includeHidden": True}
+        records.update((a["id"], a) for a in answer.get("assets", []))
+    return [Asset(records.get(id) or {"id": id}) for id in wanted]
 
 
 class FetchResult(Sequence[Asset]):
@@ -120,21 +137,14 @@ class FetchResult(Sequence[Asset]):
         return f"FetchResult({len(self.ids)} of {self.total} assets, token {self.token}, {self.request})"
 
     def _load(self, page: int) -> List[Asset]:
-        """One page of records: the same fetch at the page's offset, so that hidden assets and
-        Recently Deleted's come as they were fetched; ids whose record the index no longer gives
-        there (the library changed since) by id, and those gone since as id-only records."""
         start = page * self.page_size
-        wanted = self.ids[start:start + self.page_size]
-        method = "collections.assets" if self.request.collection is not None else "assets.fetch"
-        params = self.request.params()
-        params.update(offset=self.offset + start, limit=len(wanted))
-        records = {a["id"]: a for a in self.library.call(method, params).get("assets", [])}
-        lost = [id for id in wanted if id not in records]
-        if lost:
-            for chunk in range(0, len(lost), MAX_PAGE):
-                answer = self.library.call("assets.get", {"ids": lost[chunk:chunk + MAX_PAGE], "includeHidden": True})
-                records.update((a["id"], a) for a in answer.get("assets", []))
-        return [Asset(records.get(id) or {"id": id}) for id in wanted]
+        plan = page_plan(self.request, self.ids[start:start + self.page_size], self.offset + start)
+        try:
+            method, params = next(plan)
+            while True:
+                method, params = plan.send(self.library.call(method, params))
+        except StopIteration as done:
+            return done.value
 
     def refetch(self) -> "FetchResult":
         """The same fetch, now."""

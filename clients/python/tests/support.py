@@ -138,15 +138,3 @@ class Daemon:
         if self.process is not None and self.process.poll() is None:
             self.stop()
         shutil.rmtree(self.state, ignore_errors=True)
-
-
-def wait_for(predicate, timeout: float = 20.0, every: float = 0.05, what: str = "the condition"):  # type: ignore[no-untyped-def]
-    """Polls ``predicate`` until it returns something true; returns that."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(every)

@@ -238,8 +238,8 @@ class Gallery:
                 "subtypes": a.subtypes or [], "available": a.is_available,
                 "large": f"/thumb/{a.id}/1600", "thumb": tile(a, self.keys)["thumb"]}
 
-    def image(self, asset_id: str, size: int) -> Tuple[str, str, str]:
-        """photod's image of the asset at a size the page uses: (path, key, content type). Only
+    def image(self, asset_id: str, size: int) -> Tuple[str, str]:
+        """photod's image of the asset at a size the page uses: (path, key). Only
         of an asset the gallery shows: a hidden one, or one in Recently Deleted, is ``NotFound``."""
         self.check_visible(asset_id)
         image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
@@ -252,7 +252,7 @@ class Gallery:
                 self.paths.clear()
             self.keys[(asset_id, size)] = key
             self.paths[(asset_id, size)] = image.path
-        return image.path, key, image.content_type
+        return image.path, key
 
     def check_visible(self, asset_id: str) -> None:
         with self.lock:
@@ -642,7 +642,7 @@ class Handler(BaseHTTPRequestHandler):
         """The asset's image at this size as it is now (revalidated each time: its ETag is the
         image's key); pages name the content-addressed ``/img/…/KEY`` once the key is known."""
         size = self.size(size_text)
-        path, key, kind = self.gallery.image(asset_id, size)
+        path, key = self.gallery.image(asset_id, size)
         self.send_image(path, f'"{key}-{size}"', "no-cache", f"/thumb/{asset_id}/{size}")
 
     def route_img(self, asset_id: str, size_text: str, key: str) -> None:
@@ -655,7 +655,7 @@ class Handler(BaseHTTPRequestHandler):
         known = self.gallery.known_image(asset_id, size, key)
         if known is not None and os.path.exists(known):
             return self.send_image(known, etag, immutable, f"/thumb/{asset_id}/{size}")
-        path, current, kind = self.gallery.image(asset_id, size)
+        path, current = self.gallery.image(asset_id, size)
         if current != key:
             return self.redirect(f"/img/{asset_id}/{size}/{current}")
         self.send_image(path, etag, immutable, f"/thumb/{asset_id}/{size}")
