@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoClientTests", dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoImaging", "PhotoSystem", "PhotoTesting", "PhotoBridge"], swiftSettings: strict),
+        .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoClient", "PhotoImaging", "PhotoSystem", "PhotoTesting", "PhotoBridge"], swiftSettings: strict),
         .testTarget(name: "PhotoBridgeTests", dependencies: ["PhotoBridge", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoPipelineTests", dependencies: ["PhotoPipeline", "PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "EndToEndTests",

@@ -25,6 +25,9 @@ public final class Daemon: Sendable {
     let options: DaemonOptions
     let logger: Logger
     let environment: [String: String]
+    /// The library roots, as the kernel reaches them: a root given through a link (or with '..',
+    /// a trailing slash) is the same root whether or not its disk is mounted yet.
+    let roots: [PathBytes]
 
     /// `environment` holds what a service manager passes (`NOTIFY_SOCKET`, `WATCHDOG_USEC`,
     /// `LISTEN_FDS`) and the test hooks' switch (`PHOTOD_TEST_HOOKS=1`).
@@ -32,6 +35,7 @@ public final class Daemon: Sendable {
         self.options = options
         self.logger = logger
         self.environment = environment
+        roots = options.libraries.map { DefaultPaths.resolved($0) }
     }
 
     /// A startup failure, with the exit code `main` should use.
@@ -41,159 +45,76 @@ public final class Daemon: Sendable {
 
     /// Starts everything and never returns: the process exits from the signal handler.
     public func run() throws(StartupError) -> Never {
-        runningSources = try start()
+        let daemon = try compose()
+        // Before the socket answers: a client that got an answer may send a stop at once (and a
+        // launcher can hand the signals over ignored).
+        runningSources = Self.handleSignals(of: daemon)
+        try daemon.start()
         dispatchMain()
     }
 
-    /// Opens, wires and starts everything; returns the signal sources, whose handlers hold the
-    /// running daemon. A function of its own so that its locals are released when it returns:
-    /// in `run()` they would stay in a frame that never ends (`dispatchMain()` does not return).
-    private func start() throws(StartupError) -> [any DispatchSourceSignal] {
+    /// Composes the daemon and starts it (`RunningDaemon.start`); returns once the socket
+    /// answers, the initial scan running on.
+    public func start() throws(StartupError) -> RunningDaemon {
+        let daemon = try compose()
+        try daemon.start()
+        return daemon
+    }
+
+    /// Opens the index and the socket and wires the pipeline as ARCHITECTURE.md draws it: the
+    /// services in the order they depend on each other (the group stops them in reverse).
+    /// Nothing runs yet.
+    func compose() throws(StartupError) -> RunningDaemon {
         guard let zone = SystemZone.named(options.timeZone) else {
             throw StartupError(description: "unknown time zone '\(options.timeZone ?? "")': use an IANA name such as Europe/Berlin, UTC, or +HH:MM")
         }
-        // The path the kernel reaches: a root given through a link (or with '..', a trailing
-        // slash) is the same root whether or not its disk is mounted yet.
-        let roots = options.libraries.map { DefaultPaths.resolved($0) }
-        let database: Database
-        let recovery: DatabaseRecovery?
-        do {
-            var databaseOptions = Database.Options()
-            databaseOptions.catalogInBackground = true
-            (database, recovery) = try Database.openRecovering(path: options.database.string, options: databaseOptions,
-                                                               now: Int64(Date().timeIntervalSince1970 * 1000))
-        } catch {
-            throw StartupError(description: error.message)
-        }
-        if let recovery {
-            logger.error(recovery.damagedPath.isEmpty
-                         ? "the database '\(options.database)' is missing but a user-state backup exists: rebuilding the index "
-                           + "from the library, then restoring favorites, hidden flags, albums and keywords from the backup"
-                         : "the database '\(options.database)' is damaged (\(recovery.reason)): moved it to '\(recovery.damagedPath)'; "
-                           + "rebuilding the index from the library, then "
-                           + (recovery.backupPath == nil ? "no user-state backup to restore from: favorites, hidden flags, albums and keywords are lost"
-                                                         : "restoring favorites, hidden flags, albums and keywords from the backup"),
-                         [("database.damaged", recovery.damagedPath), ("backup.path", recovery.backupPath ?? "")])
-        }
-        let notifier = ServiceNotifier(environment: environment)
-        let listener: FileDescriptor
-        // Socket activation: the service manager's listening socket, kept across restarts.
-        let inherited = ListenFDs.take(environment: environment)
-        if let socket = inherited.first(where: ListenFDs.isListeningUnixStream) {
-            ListenFDs.makeNonBlocking(socket)
-            listener = socket
-            for other in inherited where other != socket { other.close() }
-            logger.notice(environment["PHOTOD_SOCKET_OWNED"] == "1"
-                          ? "taking over the listening socket from before the reload (fd \(socket.rawValue))"
-                          : "using the listening socket passed by the service manager (fd \(socket.rawValue))")
-        } else {
-            if !inherited.isEmpty { logger.warning("ignoring \(inherited.count) inherited descriptors: none is a listening Unix stream socket") }
-            do {
-                // A private directory (0700 when created here, or 0750 for --socket-group's members
-                // to reach the socket); an existing one must be trustworthy and is left as it is.
-                let directory = options.socket.parent
-                let existed = access(directory.string, F_OK) == 0
-                try Directory.makePath(directory, mode: getuid() == 0 ? 0o755 : options.socketGroup != nil ? 0o750 : 0o700)
-                if !existed, let group = options.socketGroup { try Groups.chgrp(directory, to: group) }
-                try Directory.checkTrusted(directory)
-                listener = try UnixSocket.listen(options.socket)
-                // Who may connect: the socket's group (reads); writes are checked per request.
-                if let group = options.socketGroup { try Groups.chgrp(options.socket, to: group) }
-            } catch {
-                throw StartupError(description: "cannot listen on '\(options.socket)': \(error)")
-            }
-        }
-        let activated = inherited.contains(listener)
+        let database = try openDatabase()
+        let listener = try openListener()
+        let (pipelineLog, live) = (logger.facility("pipeline"), options.liveOptions)
 
-        if let upgraded = database.upgraded {
-            logger.notice("the database was upgraded from schema \(upgraded.from) to \(Schema.currentVersion) "
-                          + "(once) in \(String(format: "%.1f", upgraded.seconds)) s")
-        }
-        if database.openedSealed {
-            logger.debug("the database is as the last clean stop left it: no integrity check or counter recount needed")
-        } else {
-            // After a crash, a power cut, or a file changed while photod was stopped.
-            do {
-                if try database.verifyCounters() {
-                    logger.warning("the index's counters did not match its tables and were repaired")
-                }
-            } catch {
-                logger.warning("cannot verify the index's counters: \(error)")
-            }
-        }
+        // The pipeline: watchers → live loop → indexer (walk, readers) → sort queue → SQLite.
+        let sortQueue = SortQueue(database: database, logger: pipelineLog)
+        let inbox = LiveInbox(maxQueuedChanges: live.maxQueuedChanges, logger: logger.facility("live"))
+        let trees = Trees(roots: roots, database: database, sortQueue: sortQueue, logger: pipelineLog,
+                          onAnswer: { _ in inbox.mountsChanged() })
+        let (watcher, watchError) = makeWatcher(for: inbox, options: live)
+        let (mountWatcher, mountWatchError) = makeMountWatcher(trees: trees, inbox: inbox, options: live)
         let reads = ReadCounter()
-        let sortQueue = SortQueue(database: database, logger: logger.facility("pipeline"))
-        let indexer = Indexer(database: database, sortQueue: sortQueue, reader: MediaFileReader(zone: zone, reads: reads),
-                              logger: logger.facility("pipeline"), workers: options.workers)
-        let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
-                              timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
-        var liveOptions = LiveIndex.Options()
-        liveOptions.pollInterval = .seconds(options.pollIntervalSeconds)
-        liveOptions.retentionMilliseconds = Int64(options.retentionDays) * 86_400_000
-        if let n = options.maxWatches { liveOptions.watchLimits = WatchLimits(maxWatches: n) }
-        liveOptions.journalMaxChanges = options.journalMaxChanges
-        liveOptions.journalMaxAgeMilliseconds = Int64(options.journalMaxDays) * 86_400_000
-        // The tests prove that every path that can remove assets checks the mounts itself, with
-        // nothing telling photod of the unmount first.
-        liveOptions.watchMountTable = !(environment["PHOTOD_TEST_HOOKS"] == "1" && environment["PHOTOD_TEST_MOUNT_TABLE"] == "unwatched")
+        let indexer = Indexer(database: database, sortQueue: sortQueue, trees: trees, reader: MediaFileReader(zone: zone, reads: reads),
+                              logger: pipelineLog, workers: options.workers)
+        let liveLoop = LiveLoop(indexer: indexer, sortQueue: sortQueue, trees: trees, inbox: inbox, roots: roots, watcher: watcher,
+                                watchError: watchError, mountWatcher: mountWatcher, mountWatchError: mountWatchError,
+                                options: live, logger: logger.facility("live"))
+        // `--wait` must never see a daemon that has not started its first scan as idle.
+        indexer.announceScan()
+
+        // After each commit: subscribers, the image cache, the user-state backup.
         let feed: ChangeFeed
         do {
             feed = try ChangeFeed(database: database, logger: logger.facility("wire"))
         } catch {
             throw StartupError(description: "cannot read the change journal: \(error)")
         }
-        var imageOptions = ImageService.Options(cacheDirectory: options.cacheDirectory)
-        imageOptions.cacheBytes = options.cacheBytes
-        imageOptions.pixelLimit = options.imagePixelLimit
-        imageOptions.workers = options.imageWorkers
-        imageOptions.group = options.socketGroup
-        let images = ImageService(database: database, options: imageOptions, logger: logger.facility("images"))
-        if let socketPath = ListenFDs.boundPath(listener) {
+        let images = ImageService(database: database, options: options.imageOptions, logger: logger.facility("images"))
+        if let socketPath = ListenFDs.boundPath(listener.descriptor) {
             Self.checkCacheReadable(socket: socketPath, cache: options.cacheDirectory, logger: logger)
         }
-        // Subscribers hear of each change set as soon as it is committed.
         let backup = UserStateBackupService(database: database, logger: logger.facility("store"))
-        sortQueue.onCommit { change, _ in
-            if change.token != nil {
-                feed.publish(change)
-                if !change.deleted.isEmpty || !change.updated.isEmpty {
-                    images.assetsChanged(updated: change.updated.map(\.rawValue), deleted: change.deleted.map(\.rawValue))
-                }
-            }
-            backup.noteChange()
-        }
-        // `--wait` must never see a daemon that has not started its first scan as idle.
-        indexer.announceScan()
-        let live = LiveIndex(indexer: indexer, sortQueue: sortQueue, roots: roots, options: liveOptions,
-                             logger: logger.facility("live"))
+        let fanOut = CommitFanOut(feed: feed, images: images, backup: backup)
+        sortQueue.onCommit { change, _ in fanOut.committed(change) }
         // After a damaged database: user state comes back from the backup once the scan is done.
-        RecoveryRestorer.startIfPending(database: database, live: live, sortQueue: sortQueue, backup: backup,
+        let restorer = RecoveryRestorer(database: database, live: liveLoop, sortQueue: sortQueue, backup: backup,
                                         logger: logger.facility("store"))
-        backup.noteChange()
-        let access = WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup)
-        let methods = Methods(database: database, indexer: indexer, sortQueue: sortQueue, live: live, feed: feed, reads: reads,
-                              info: info, liveOptions: liveOptions, access: access, images: images)
-        let imageMethods = ImageMethods(images: images)
-        if let known = try? database.read({ try $0.roots() }) {
-            for (_, root) in known where !roots.contains(root) {
-                logger.warning("library root '\(root)' was indexed before but is not given with --library now; "
-                               + "its assets stay in the index", [("root", root.string)])
-            }
-        }
-        var table = methods.table
-        table.merge(imageMethods.table) { a, _ in a }
-        if environment["PHOTOD_TEST_HOOKS"] == "1" {
-            logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
-            table.merge(TestHooks(sortQueue: sortQueue, database: database).table) { a, _ in a }
-        }
-        // A socket handed over by a reload that photod made itself is still photod's to remove.
-        let ownsPath = !activated || environment["PHOTOD_SOCKET_OWNED"] == "1"
-        let server = SocketServer(listener: listener, path: ownsPath ? options.socket : nil,
-                                  handler: RPCDispatcher(methods: table, admission: methods.admission, deferred: imageMethods.deferred,
-                                                         logger: logger.facility("wire")),
+
+        // The socket: clients' requests, answered from the index or as jobs on the sort queue.
+        let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
+                              timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
+        let server = SocketServer(listener: listener.descriptor, path: listener.ownsPath ? options.socket : nil,
+                                  handler: methodTable(Methods(database: database, indexer: indexer, trees: trees, sortQueue: sortQueue,
+                                                               live: liveLoop, feed: feed, reads: reads, info: info, liveOptions: live,
+                                                               access: WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup),
+                                                               images: images)),
                                   logger: logger.facility("wire"))
-        let reporter = ServiceReporter(notifier: notifier, database: database, indexer: indexer, sortQueue: sortQueue, live: live,
-                                       roots: roots, logger: logger.facility("service"))
         feed.attach { [weak server] id in server?.connection(id) }
         images.attach { [weak server] id in server?.connection(id) }
         server.onDisconnect { id in
@@ -201,74 +122,70 @@ public final class Daemon: Sendable {
             images.disconnected(client: id)
         }
 
-        let stopping = Atomic<Bool>(false)
+        let group = ServiceGroup([
+            .init("database", DatabaseCloser(database, logger: logger.facility("store"))), .init("backup", backup),
+            .init("sort queue", sortQueue), .init("watcher", watcher), .init("mount watcher", mountWatcher),
+            .init("live loop", liveLoop), .init("recovery", restorer), .init("images", images),
+            .init("socket server", server),  // last: a client that got an answer may send a stop at once
+        ], logger: logger.facility("service"))
+        return RunningDaemon(group: group, server: server, feed: feed, listener: listener,
+                             reporter: ServiceReporter(notifier: ServiceNotifier(environment: environment), database: database,
+                                                       indexer: indexer, trees: trees, sortQueue: sortQueue, live: liveLoop,
+                                                       roots: roots, logger: logger.facility("service")),
+                             logger: logger, started: "photod \(DaemonOptions.version) listening on "
+                                 + (listener.activated ? "the inherited socket" : options.socket.string)
+                                 + ", database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
+    }
+
+    /// The method table the socket answers with: reads, writes, images, and the test hooks
+    /// when `PHOTOD_TEST_HOOKS=1`.
+    private func methodTable(_ methods: Methods) -> RPCDispatcher {
+        let imageMethods = ImageMethods(images: methods.images)
+        var table = methods.table
+        table.merge(imageMethods.table) { a, _ in a }
+        if environment["PHOTOD_TEST_HOOKS"] == "1" {
+            logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
+            table.merge(TestHooks(sortQueue: methods.sortQueue, database: methods.database).table) { a, _ in a }
+        }
+        return RPCDispatcher(methods: table, admission: methods.admission, deferred: imageMethods.deferred, logger: logger.facility("wire"))
+    }
+
+    /// SIGTERM and SIGINT stop the daemon; SIGHUP re-reads the configuration and, when it is
+    /// valid, hands the listening socket over to a fresh photod in this same process (exec).
+    /// Returns the signal sources, whose handlers hold the running daemon.
+    private static func handleSignals(of running: RunningDaemon) -> [any DispatchSourceSignal] {
+        let logger = running.logger
         let signalQueue = DispatchQueue(label: "photod.signals")
         var sources: [any DispatchSourceSignal] = []
-        /// Stops the pipeline: what has been read is committed; the rest waits for the next start.
-        @Sendable func quiesce(farewell method: String) -> Bool {
-            let token = (try? feed.journalBounds())?.current ?? 0
-            let handedOver = server.stop(farewell: RPCNotification(method: method, params: .object(["token": .int(token)])).encodedLine(),
-                                         keepListener: method == "photod.reloading")
-            images.stop()
-            live.stop()
-            sortQueue.stop()
-            backup.finish()
-            do {
-                try database.checkpoint()
-                if try database.seal() {
-                    logger.debug("sealed the database: the next start skips its integrity check")
-                } else {
-                    logger.debug("the WAL is not empty after the checkpoint: not sealed, the next start checks the database")
-                }
-            } catch {
-                logger.warning("cannot checkpoint or seal the database (the WAL keeps everything; the next start checks it): \(error)")
-            }
-            return handedOver
-        }
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
-            source.setEventHandler { [logger] in
-                guard !stopping.exchange(true, ordering: .relaxed) else { return }
+            source.setEventHandler {
                 logger.notice("received \(sig == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                reporter.stopping()
-                _ = quiesce(farewell: "photod.stopping")
+                guard running.stop(farewell: "photod.stopping") else { return }
                 logger.notice("stopped")
                 exit(0)
             }
             source.resume()
             sources.append(source)
         }
-        // SIGHUP: re-read the configuration; when it is valid, hand the listening socket over to
-        // a fresh photod in this same process (exec), which starts with the new options.
         signal(SIGHUP, SIG_IGN)
         let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
-        reload.setEventHandler { [self] in
-            guard !stopping.load(ordering: .relaxed) else { return }
-            logger.notice("received SIGHUP, reloading the configuration" + (options.configFile.map { " from \($0)" } ?? ""))
-            reporter.reloading()
+        reload.setEventHandler {
+            guard !running.isStopping else { return }
+            logger.notice("received SIGHUP, reloading the configuration")
+            running.reporter.reloading()
             if let reason = Self.invalidConfiguration() {
                 logger.error("the new configuration is not valid, keeping the current one: \(reason)")
-                reporter.reloadFailed(reason)
+                running.reporter.reloadFailed(reason)
                 return
             }
-            guard !stopping.exchange(true, ordering: .relaxed) else { return }
-            guard quiesce(farewell: "photod.reloading") else {
-                logger.error("cannot hand the listening socket over; stopping (the service manager restarts photod)")
-                exit(1)
-            }
-            Restart.exec(listener: listener, ownsSocketPath: ownsPath, arguments: CommandLine.arguments, logger: logger)
+            guard running.stop(farewell: "photod.reloading") else { return }
+            Restart.exec(listener: running.listener.descriptor, ownsSocketPath: running.listener.ownsPath,
+                         arguments: CommandLine.arguments, logger: logger)
         }
         reload.resume()
         sources.append(reload)
-
-        // Only now that the stop and reload signals are handled: a client that got an answer
-        // may send one at once (a launcher can hand them over ignored, so they would be lost).
-        server.start()
-        logger.notice("photod \(DaemonOptions.version) listening on \(activated ? "the inherited socket" : options.socket.string), "
-                      + "database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
-        // Ready: the database is open and migrated, the socket answers (the scan may still run).
-        reporter.ready()
         return sources
     }
 
@@ -305,5 +222,65 @@ public final class Daemon: Sendable {
             case .print: return "the arguments ask for help or the version"
             }
         }
+    }
+}
+
+/// A started daemon: its services, in the group that stops them, and the socket clients reach.
+public final class RunningDaemon: Sendable {
+    let group: ServiceGroup
+    let server: SocketServer
+    let feed: ChangeFeed
+    let listener: Daemon.Listener
+    let reporter: ServiceReporter
+    let logger: Logger
+    /// The threads the daemon's services started, and the threads those started in turn.
+    public let threads = ThreadOwner()
+    private let stopping = Locked(false)
+
+    /// What the log says once it runs.
+    private let startedLine: String
+
+    init(group: ServiceGroup, server: SocketServer, feed: ChangeFeed, listener: Daemon.Listener, reporter: ServiceReporter,
+         logger: Logger, started: String) {
+        self.group = group
+        self.server = server
+        self.feed = feed
+        self.listener = listener
+        self.reporter = reporter
+        self.logger = logger
+        startedLine = started
+    }
+
+    /// Starts the services (their threads owned by `threads`), then says it is ready.
+    func start() throws(Daemon.StartupError) {
+        do {
+            try threads.adopt { try group.start() }
+        } catch {
+            throw Daemon.StartupError(description: "\(error)")
+        }
+        guard !isStopping else { return }
+        logger.notice(startedLine)
+        // Ready: the database is open and migrated, the socket answers (the scan may still run).
+        reporter.ready()
+    }
+
+    /// Whether a stop has begun.
+    public var isStopping: Bool { stopping.withLock { $0 } }
+
+    /// Stops the daemon: every client is sent `farewell` (`photod.stopping`, or
+    /// `photod.reloading`, which keeps the listening socket open for the successor) with the
+    /// current token, then the services stop in reverse order — what has been read is
+    /// committed, the rest waits for the next start — and the database is sealed. Returns false
+    /// when a stop was already under way.
+    @discardableResult
+    public func stop(farewell method: String = "photod.stopping") -> Bool {
+        guard stopping.withLock({ s -> Bool in defer { s = true }; return !s }) else { return false }
+        let reloading = method == "photod.reloading"
+        if !reloading { reporter.stopping() }
+        let token = (try? feed.journalBounds())?.current ?? 0
+        server.prepareStop(farewell: RPCNotification(method: method, params: .object(["token": .int(token)])).encodedLine(),
+                           keepListener: reloading)
+        group.stop()
+        return true
     }
 }

@@ -16,7 +16,7 @@ import Glibc
 /// run at a lower priority than indexing. One render per image: every request for the same
 /// file version, size and mode waits on the same job. Answers go through each client's
 /// connection, in order: a degraded notification is never sent after its final answer.
-final class ImageService: Sendable {
+final class ImageService: Service {
     struct Options: Sendable {
         var cacheDirectory: PathBytes
         /// Bytes of images the cache keeps (least recently used go first).
@@ -126,6 +126,8 @@ final class ImageService: Sendable {
     private let degradedQueue = DispatchQueue(label: "photod.images.degraded")
     private let maintenance = DispatchQueue(label: "photod.images.maintenance", qos: .utility)
     private let connections = Locked<Callback<Int, ClientConnection?>?>(nil)
+    /// The worker threads that have not ended.
+    private let workersRunning = DispatchGroup()
 
     init(database: Database, options: Options, logger: Logger) {
         self.database = database
@@ -133,23 +135,25 @@ final class ImageService: Sendable {
         self.logger = logger
         cache = ImageCache(root: options.cacheDirectory, capacity: options.cacheBytes, group: options.group, logger: logger)
         renderer = ImageRenderer(pixelLimit: options.pixelLimit)
+    }
+
+    /// Starts the image workers and the pre-caching thread.
+    func start() {
         for i in 0..<max(1, options.workers) {
-            let t = Thread { [self] in
-                setThreadName("photod-image-\(i)")
+            workersRunning.enter()
+            spawnThread("photod-image-\(i)") { [self] in
                 // At the process's priority: above a scan's readers (5 nice steps below), so
                 // that a request made during an index is answered first.
                 while let stem = next(idle: false) { render(stem) }
+                workersRunning.leave()
             }
-            t.name = "photod-image-\(i)"
-            t.start()
         }
-        let idle = Thread { [self] in
-            setThreadName("photod-precache")
+        workersRunning.enter()
+        spawnThread("photod-precache") { [self] in
             lowerThreadPriority(nice: 19)
             while let stem = next(idle: true) { render(stem) }
+            workersRunning.leave()
         }
-        idle.name = "photod-precache"
-        idle.start()
     }
 
     /// Where the service finds connections (the socket server, once it exists).
@@ -161,11 +165,15 @@ final class ImageService: Sendable {
 
     var stats: Stats { state.withLock { $0.stats } }
 
-    /// Ends the worker threads (after the job each is on).
+    /// Ends the worker threads (after the job each is on) and waits for them, and for the
+    /// cache's maintenance.
     func stop() {
         state.withLock { $0.stopping = true }
         for _ in 0..<max(1, options.workers) { work.signal() }
         idleWork.signal()
+        workersRunning.wait()
+        maintenance.sync {}
+        degradedQueue.sync {}
     }
 
     // MARK: Requests

@@ -205,8 +205,7 @@ extension Methods {
         }
         live.rescan(trees)
         // Nothing below an unavailable tree was compared with the disk: say so rather than "done".
-        let status = indexer.status
-        let offline = status.unavailableRoots.merging(status.unavailableMounts) { a, _ in a }
+        let offline = self.trees.unavailableRoots.merging(self.trees.unavailableMounts) { a, _ in a }
         for tree in trees {
             if let (top, reason) = offline.first(where: { tree.isWithin($0.key) }) {
                 throw .unavailable("'\(tree)' was not rescanned: \(top) is unavailable (\(reason))")
@@ -239,7 +238,7 @@ extension Methods {
         try p.rejectUnknownKeys(allowed: ["path"])
         let text = try p.string("path")
         let path = try Self.libraryPath(text)
-        guard info.roots.contains(path) || (info.roots.contains { path.isWithin($0) } && indexer.mounts.isTree(path)) else {
+        guard info.roots.contains(path) || (info.roots.contains { path.isWithin($0) } && trees.isTree(path)) else {
             throw .invalidParams("'\(text)' is neither a library root nor a mount point below one "
                                  + "(roots: \(info.roots.map(\.string).joined(separator: ", ")))", param: "path")
         }

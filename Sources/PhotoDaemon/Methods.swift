@@ -10,12 +10,13 @@ import PhotoWire
 struct Methods: Sendable {
     let database: Database
     let indexer: Indexer
+    let trees: Trees
     let sortQueue: SortQueue
-    let live: LiveIndex
+    let live: LiveLoop
     let feed: ChangeFeed
     let reads: ReadCounter
     let info: DaemonInfo
-    let liveOptions: LiveIndex.Options
+    let liveOptions: LiveOptions
     let access: WriteAccess
     let images: ImageService
 
@@ -93,6 +94,7 @@ struct Methods: Sendable {
     func status(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: [])
         let s = indexer.status
+        let (unavailableRoots, unavailableMounts) = (trees.unavailableRoots, trees.unavailableMounts)
         let (counts, byRoot) = try query { r in try r.consistent { () throws(StoreError) in (try r.counts(), try r.assetCountsByRoot()) } }
         var o = JSONObject()
         let w = live.status
@@ -108,7 +110,7 @@ struct Methods: Sendable {
             var r = JSONObject()
             WireMapping.addPath(root, to: &r)
             let polled = (w.unwatchedTrees + w.networkTrees).filter { $0.isWithin(root) }
-            if let reason = s.unavailableRoots[root] {
+            if let reason = unavailableRoots[root] {
                 r["state"] = .string("unavailable")
                 r["reason"] = .string(reason)
                 r["mode"] = .string("unavailable")
@@ -118,7 +120,7 @@ struct Methods: Sendable {
             }
             r["polledTrees"] = .int(Int64(w.watchError != nil ? 1 : polled.count))
             r["assets"] = .int(Int64(byRoot[root] ?? 0))
-            r["unavailableMounts"] = WireMapping.unavailableTrees(s.unavailableMounts.filter { $0.key.isWithin(root) })
+            r["unavailableMounts"] = WireMapping.unavailableTrees(unavailableMounts.filter { $0.key.isWithin(root) })
             return .object(r)
         }
         // Roots indexed before but not given this time: their assets stay in the index (and
@@ -204,7 +206,7 @@ struct Methods: Sendable {
     }
 
     /// `library.status`'s `watcher` object: the watch budget, what is polled and why.
-    func watcherStatus(_ w: LiveIndex.Status) -> JSONValue {
+    func watcherStatus(_ w: LiveStatus) -> JSONValue {
         var o = JSONObject()
         o["watches"] = .int(Int64(w.watches))
         o["budget"] = .int(Int64(w.watchBudget))
@@ -232,7 +234,7 @@ struct Methods: Sendable {
 
     /// Roots reported unavailable: their assets are listed with `isAvailable: false`.
     /// The trees whose assets are offline (an unavailable root, or mount point below one).
-    var offlineRoots: [PathBytes] { Array(indexer.status.unavailableTrees) }
+    var offlineRoots: [PathBytes] { Array(trees.offline) }
 
     func errors(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["limit", "offset"])

@@ -13,8 +13,9 @@ final class ServiceReporter: Sendable {
     let notifier: ServiceNotifier
     let database: Database
     let indexer: Indexer
+    let trees: Trees
     let sortQueue: SortQueue
-    let live: LiveIndex
+    let live: LiveLoop
     let roots: [PathBytes]
     let logger: Logger
     private let queue = DispatchQueue(label: "photod.service")
@@ -36,11 +37,12 @@ final class ServiceReporter: Sendable {
     /// How often the status line is refreshed when there is no watchdog.
     static let statusInterval: Duration = .seconds(2)
 
-    init(notifier: ServiceNotifier, database: Database, indexer: Indexer, sortQueue: SortQueue, live: LiveIndex,
+    init(notifier: ServiceNotifier, database: Database, indexer: Indexer, trees: Trees, sortQueue: SortQueue, live: LiveLoop,
          roots: [PathBytes], logger: Logger) {
         self.notifier = notifier
         self.database = database
         self.indexer = indexer
+        self.trees = trees
         self.sortQueue = sortQueue
         self.live = live
         self.roots = roots
@@ -172,12 +174,12 @@ final class ServiceReporter: Sendable {
         let polledRoots = l.watchError != nil ? roots.count : roots.filter { root in polledTrees.contains { $0.isWithin(root) } }.count
         var line = "Watching \(Self.grouped(assets)) assets in \(roots.count) root\(roots.count == 1 ? "" : "s")"
         if polledRoots > 0 { line += " (\(polledRoots) polled)" }
-        let unavailable = i.unavailableRoots.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        let unavailable = trees.unavailableRoots.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         if let first = unavailable.first {
             let more = unavailable.count > 1 ? " and \(unavailable.count - 1) more" : ""
             return "Library root \(first.string) unavailable\(more); " + line
         }
-        let mounts = i.unavailableMounts.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        let mounts = trees.unavailableMounts.keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
         if let first = mounts.first {
             let more = mounts.count > 1 ? " and \(mounts.count - 1) more" : ""
             return "Mount \(first.string) unavailable\(more); " + line

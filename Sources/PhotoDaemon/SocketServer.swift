@@ -41,7 +41,7 @@ enum ServerLimits {
 
 /// The Unix-socket server: accepts connections on a listening socket and runs each client on
 /// its own serial Dispatch queue, with a bounded input line and a bounded outbound queue.
-final class SocketServer: Sendable {
+final class SocketServer: Service {
     let listener: FileDescriptor
     let path: PathBytes?
     let handler: any LineHandler
@@ -56,6 +56,8 @@ final class SocketServer: Sendable {
     private let disconnectHandler = Locked<Callback<Int, Void>?>(nil)
     /// Whether `stop` hands the listening socket over (leaves it open).
     private let keepListener = Atomic<Bool>(false)
+    /// The line every client is sent at `stop` (`prepareStop`).
+    private let farewell = Locked<[UInt8]?>(nil)
 
     /// `path` is unlinked at `stop()` (nil for an inherited, socket-activated listener).
     init(listener: FileDescriptor, path: PathBytes?, handler: any LineHandler, logger: Logger) {
@@ -79,13 +81,19 @@ final class SocketServer: Sendable {
         acceptSource.resume()
     }
 
-    /// Stops accepting and disconnects every client, after sending each `farewell` (a
-    /// notification line) if it can take it. The socket file is removed unless photod did not
-    /// make it (no `path`) or `keepListener` hands the listening socket over to a successor, which
-    /// then stays open; returns whether it did.
-    @discardableResult
-    func stop(farewell: [UInt8]? = nil, keepListener keep: Bool = false) -> Bool {
+    /// Says how `stop()` ends: each client is sent `farewell` (a notification line) first, and
+    /// `keepListener` hands the listening socket over to a successor (it stays open).
+    func prepareStop(farewell: [UInt8]?, keepListener keep: Bool) {
+        self.farewell.withLock { $0 = farewell }
         keepListener.store(keep, ordering: .relaxed)
+    }
+
+    /// Stops accepting and disconnects every client, after sending each the farewell
+    /// (`prepareStop`) if it can take it. The socket file is removed unless photod did not make
+    /// it (no `path`) or the listening socket is handed over.
+    func stop() {
+        let keep = keepListener.load(ordering: .relaxed)
+        let farewell = self.farewell.withLock { $0 }
         acceptSource.cancel()
         queue.sync {}
         cancelled.withLock { $0 }?.wait()
@@ -100,7 +108,6 @@ final class SocketServer: Sendable {
         }
         // Let the farewells reach the sockets before the process exits.
         for client in all { client.drain() }
-        return keep
     }
 
     var clientCount: Int { clients.withLock { $0.count } }

@@ -19,15 +19,13 @@ struct TestHooks: Sendable {
     func limitPages(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: ["pages"])
         do {
-            let pages = try database.write { w -> Int64 in
-                let limit: Int64
-                switch p["pages"] {
-                case .string("current")?: limit = try w.connection.scalar("PRAGMA page_count").int64 ?? 1
-                case .int(let n)?: limit = n
-                default: limit = 4_294_967_294
-                }
-                return try w.connection.scalar("PRAGMA max_page_count = \(limit)").int64 ?? limit
+            let limit: Database.PageLimit?
+            switch p["pages"] {
+            case .string("current")?: limit = .current
+            case .int(let n)?: limit = .pages(n)
+            default: limit = nil
             }
+            let pages = try database.limitPages(limit)
             return .object(["maxPageCount": .int(pages)])
         } catch {
             throw .internalError("\(error)")

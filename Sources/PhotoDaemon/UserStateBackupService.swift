@@ -10,7 +10,7 @@ import PhotoWire
 /// the user state is exported and, when it differs from what was last written, the file is
 /// replaced atomically. Flushed at shutdown. Paused while a recovery waits to restore from
 /// the file (an export of the half-rebuilt database must not replace it).
-final class UserStateBackupService: Sendable {
+final class UserStateBackupService: Service {
     private let database: Database
     private let path: PathBytes
     private let logger: Logger
@@ -62,8 +62,10 @@ final class UserStateBackupService: Sendable {
         noteChange()
     }
 
+    func start() {}
+
     /// Writes what is pending now and waits for it (at shutdown, after the last commit).
-    func finish() {
+    func stop() {
         queue.sync { flushNow() }
     }
 
@@ -104,14 +106,31 @@ final class UserStateBackupService: Sendable {
 
 /// Finishes a recovery from a damaged database: once the first scan has rebuilt the index,
 /// re-attaches the user state from the backup kept at the damage, records the outcome in the
-/// database (for `library.status`) and in the log, then lets the backup writer run again.
-enum RecoveryRestorer {
+/// database (for `library.status`) and in the log, then lets the backup writer run again. A
+/// service with a thread of its own while a recovery is pending; nothing otherwise.
+final class RecoveryRestorer: Service {
     /// The largest user-state backup read at a recovery (a million favorites is about 200 MB).
     static let maxBackupBytes = 1 << 30
 
+    let database: Database
+    let live: LiveLoop
+    let sortQueue: SortQueue
+    let backup: UserStateBackupService
+    let logger: Logger
+    /// Signalled by `stop`: the thread waits for the first scan no longer.
+    private let stopped = DispatchSemaphore(value: 0)
+    private let finished = Locked<DispatchSemaphore?>(nil)
+
+    init(database: Database, live: LiveLoop, sortQueue: SortQueue, backup: UserStateBackupService, logger: Logger) {
+        self.database = database
+        self.live = live
+        self.sortQueue = sortQueue
+        self.backup = backup
+        self.logger = logger
+    }
+
     /// Starts a thread that waits for the first scan, when a recovery is pending.
-    static func startIfPending(database: Database, live: LiveIndex, sortQueue: SortQueue,
-                               backup: UserStateBackupService, logger: Logger) {
+    func start() {
         let pending: DatabaseRecovery
         do {
             guard let r = try database.recovery(), r.state == .pending else { return }
@@ -121,14 +140,25 @@ enum RecoveryRestorer {
             return
         }
         backup.pause()
-        let thread = Thread {
-            setThreadName("photod-recover")
-            // The first scan ends with `started`; a short poll suffices for a once-only wait.
-            while !live.status.started { usleep(50_000) }
-            restore(pending, database: database, sortQueue: sortQueue, backup: backup, logger: logger)
+        let done = DispatchSemaphore(value: 0)
+        finished.withLock { $0 = done }
+        spawnThread("photod-recover") { [self] in
+            // The first scan ends with `started`: checked every 50 ms (a once-only wait), or
+            // until photod stops (then the recovery stays pending for the next start).
+            while !live.status.started {
+                if stopped.wait(timeout: .now() + .milliseconds(50)) == .success {
+                    done.signal()
+                    return
+                }
+            }
+            Self.restore(pending, database: database, sortQueue: sortQueue, backup: backup, logger: logger)
+            done.signal()
         }
-        thread.name = "photod-recover"
-        thread.start()
+    }
+
+    func stop() {
+        stopped.signal()
+        finished.withLock { $0 }?.wait()
     }
 
     private static func restore(_ pending: DatabaseRecovery, database: Database, sortQueue: SortQueue,

@@ -96,6 +96,9 @@ public enum TreeAvailability {
     public enum Probe: Sendable, Hashable {
         /// The directory cannot be opened or listed (missing, permission, I/O error): the reason.
         case unopenable(String)
+        /// The file system did not answer within the probe's deadline (a hard-mounted share whose
+        /// server is down, a FUSE daemon that hangs): the reason. Never read as "gone".
+        case notAnswering(String)
         /// The directory is there.
         case present(Seen)
     }
@@ -169,12 +172,15 @@ public enum TreeAvailability {
     public static func verdict(path: PathBytes, isRoot: Bool = true, recorded: MountIdentity?, probe: Probe,
                                indexed: Indexed, adoptHint: String) -> Verdict {
         let adopt = "if the library really lives here now, run '\(adoptHint)'"
-        guard case .present(let seen) = probe else {
-            if case .unopenable(let reason) = probe {
-                // A mount point that is gone, with nothing indexed in it, is nothing to keep.
-                return !isRoot && indexed.entries == 0 ? .available(record: nil) : .unavailable(reason)
-            }
-            return .unavailable("cannot be read")
+        let seen: Seen
+        switch probe {
+        case .unopenable(let reason):
+            // A mount point that is gone, with nothing indexed in it, is nothing to keep.
+            return !isRoot && indexed.entries == 0 ? .available(record: nil) : .unavailable(reason)
+        case .notAnswering(let reason):
+            return .unavailable(reason)
+        case .present(let present):
+            seen = present
         }
         let identity = seen.identity
         guard indexed.entries > 0 else { return .available(record: identity == recorded ? nil : identity) }

@@ -22,8 +22,8 @@ public final class Indexer: Sendable {
     let now: @Sendable () -> Int64
     private let statusBox = Locked(IndexerStatus())
     /// Whether a root, or a mount point below one, may be compared with the index (every scan
-    /// and the live index ask it before anything can be removed).
-    public let mounts: MountGuard
+    /// asks before anything can be removed).
+    public let trees: Trees
     /// Serialises scans: the walk of one root set at a time.
     private let scanLock = Locked(())
     private let stopRequested = Atomic<Bool>(false)
@@ -31,15 +31,15 @@ public final class Indexer: Sendable {
     /// - Parameters:
     ///   - workers: reader threads (default: one per core).
     ///   - now: wall-clock Unix milliseconds (injected for tests).
-    public init(database: Database, sortQueue: SortQueue, reader: any FileReading, logger: Logger, workers: Int? = nil,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+    public init(database: Database, sortQueue: SortQueue, trees: Trees, reader: any FileReading, logger: Logger,
+                workers: Int? = nil, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.database = database
         self.sortQueue = sortQueue
+        self.trees = trees
         self.reader = reader
         self.logger = logger
         self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
         self.now = now
-        mounts = MountGuard(database: database, logger: logger, now: now)
     }
 
     /// Asks a running scan to stop at the next directory: what was read is still committed,
@@ -53,33 +53,6 @@ public final class Indexer: Sendable {
         statusBox.withLock {
             $0.queuedScans += 1
             $0.state = .indexing
-        }
-    }
-
-    /// Why a tree (a root, or a mount point below one) must not be scanned now — missing,
-    /// unreadable, empty while the index holds files there, or another file system than the one
-    /// indexed (`TreeAvailability`) — or nil when it can be.
-    public func unavailability(of tree: PathBytes) -> String? { mounts.check(tree).reason }
-
-    /// Reports a tree unavailable (the watcher saw it go, or a check found it gone): nothing
-    /// below it is removed; the next scan of it that finds it available clears this.
-    public func markUnavailable(_ tree: PathBytes, reason: String, isRoot: Bool) {
-        Walk.markUnavailable(tree, reason: reason, isRoot: isRoot, status: statusBox, logger: logger)
-    }
-
-    /// A directory moved (renamed, or found moved): the records and marks of the mount points
-    /// below it follow.
-    func directoriesMoved(_ moves: [DirectoryMove]) {
-        guard !moves.isEmpty else { return }
-        mounts.reloadRecords()
-        statusBox.withLock { s in for move in moves { s.rebaseMounts(from: move.from, to: move.to) } }
-    }
-
-    /// Clears a tree's unavailability (an operator adopted what is there now).
-    func clearUnavailable(within tree: PathBytes) {
-        statusBox.withLock { s in
-            s.unavailableRoots = s.unavailableRoots.filter { !$0.key.isWithin(tree) }
-            s.unavailableMounts = s.unavailableMounts.filter { !$0.key.isWithin(tree) }
         }
     }
 
@@ -143,7 +116,10 @@ public final class Indexer: Sendable {
         var rootIDs: [PathBytes: Int64] = [:]
         if subtrees == nil {
             do {
-                rootIDs = try database.write { try $0.registerRoots(roots) }
+                // Through the writer only when a root is new (the queue may be busy with others' jobs).
+                let known = try database.read { try $0.roots() }
+                let ids = Dictionary(known.map { ($0.path, $0.id) }, uniquingKeysWith: { a, _ in a })
+                rootIDs = roots.allSatisfy({ ids[$0] != nil }) ? ids : try sortQueue.perform { try $0.registerRoots(roots) }
             } catch {
                 logger.error("cannot record library roots: \(error)")
             }
@@ -161,12 +137,10 @@ public final class Indexer: Sendable {
         let inFlight = DispatchSemaphore(value: workers * 16 + 8)
         let tally = Locked(Tally())
 
-        var threads: [Thread] = []
         let readersDone = DispatchGroup()
         for i in 0..<workers {
             readersDone.enter()
-            let t = Thread { [self] in
-                setThreadName("photod-read-\(i)")
+            spawnThread("photod-read-\(i)") { [self] in
                 // A scan's bulk reading yields to what a person waits for: the image workers and
                 // the live path (dispatch threads) stay at the process's priority, as does the
                 // writer, which both share.
@@ -182,23 +156,18 @@ public final class Indexer: Sendable {
                 }
                 readersDone.leave()
             }
-            t.name = "photod-reader-\(i)"
-            threads.append(t)
         }
         let ordered = DispatchSemaphore(value: 0)
         let committed = DispatchGroup()
-        let orderThread = Thread { [self] in
-            setThreadName("photod-order")
+        spawnThread("photod-order") { [self] in
             submitInOrder(results, tally: tally, committed: committed, inFlight: inFlight)
             ordered.signal()
         }
-        orderThread.name = "photod-order"
         // Between the walk and the readers: starts the reads of each job's files as it joins the
         // readers' queue, so that up to `workers * 2 + 1` jobs (a few hundred files) are read by
         // the kernel in parallel while the readers parse the ones before. With a reader per core
         // and one file at a time each, a cold disk would otherwise have two reads in flight.
-        let prefetchThread = Thread {
-            setThreadName("photod-prefetch")
+        spawnThread("photod-prefetch") {
             while let job = walked.receive() {
                 for c in job.candidates {
                     FileDescriptor.prefetch(c.path, size: c.identity.size, head: FileSource.defaultHeadBytes,
@@ -208,10 +177,6 @@ public final class Indexer: Sendable {
             }
             jobs.close()
         }
-        prefetchThread.name = "photod-prefetch"
-        threads.forEach { $0.start() }
-        orderThread.start()
-        prefetchThread.start()
 
         // Moves made while photod was down are looked for only when the index had files.
         let lookForMoves = ((try? database.read { try $0.counts().files }) ?? 0) > 0
@@ -226,8 +191,7 @@ public final class Indexer: Sendable {
                 s.current?.counted = 0
                 return s.current?.startedNanoseconds
             }
-            let census = Thread { [self] in
-                setThreadName("photod-census")
+            spawnThread("photod-census") { [self] in
                 lowerThreadPriority(by: Self.scanNiceSteps)
                 let shouldStop = { [self] in scanOver.withLock { $0 } || stopRequested.load(ordering: .relaxed) }
                 let note: (Int, Bool) -> Void = { [self] n, finished in
@@ -240,12 +204,10 @@ public final class Indexer: Sendable {
                 let n = Census.count(roots: roots, shouldStop: shouldStop) { note($0, false) }
                 if !shouldStop() { note(n, true) }
             }
-            census.name = "photod-census"
-            census.start()
         }
-        mounts.register(roots: roots)
-        if mounts.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
-        var walker = Walk(database: database, logger: logger, status: statusBox, mounts: mounts, roots: roots, emit: { job in
+        trees.register(roots: roots)
+        if trees.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
+        var walker = Walk(database: database, logger: logger, status: statusBox, trees: trees, roots: roots, emit: { job in
                               inFlight.wait()
                               walked.send(job)
                           },
@@ -253,7 +215,7 @@ public final class Indexer: Sendable {
                           lookForMoves: lookForMoves)
         walker.deferNewFiles = deferNewFiles
         walker.readEverything = reread
-        walker.adopting = mounts.adoptions
+        walker.adopting = trees.adoptions
         if let subtrees {
             for tree in subtrees where roots.contains(where: { tree.isWithin($0) }) { walker.walk(subtree: tree) }
         } else {
@@ -310,7 +272,8 @@ public final class Indexer: Sendable {
             }) ?? (Int64(reader.rulesVersion), 0)
             guard version < reader.rulesVersion else { continue }
             if entries == 0 {
-                try? database.write { try $0.setMetaInteger(Self.rulesKey(id), Int64(reader.rulesVersion)) }
+                let version = Int64(reader.rulesVersion)
+                try? sortQueue.perform { try $0.setMetaInteger(Self.rulesKey(id), version) }
                 continue
             }
             logger.notice("the files under '\(root)' were read by older rules (version \(version), now "
@@ -324,12 +287,13 @@ public final class Indexer: Sendable {
     /// missing, not stopped) as read by the current rules.
     private func noteReadAgain(_ roots: Set<PathBytes>, ids: [PathBytes: Int64]) {
         guard !stopRequested.load(ordering: .relaxed) else { return }
-        let status = self.status
+        let offline = trees.offline
         var recorded = 0
-        for root in roots where status.unavailableRoots[root] == nil && !status.unavailableMounts.keys.contains(where: { $0.isWithin(root) }) {
+        for root in roots where !offline.contains(where: { $0.isWithin(root) }) {
             guard let id = ids[root] else { continue }
             do {
-                try database.write { try $0.setMetaInteger(Self.rulesKey(id), Int64(reader.rulesVersion)) }
+                let version = Int64(reader.rulesVersion)
+                try sortQueue.perform { try $0.setMetaInteger(Self.rulesKey(id), version) }
                 recorded += 1
             } catch {
                 logger.error("cannot record the reader's rules version: \(error)")
@@ -339,7 +303,7 @@ public final class Indexer: Sendable {
         // Every row of those roots was just rewritten: their pages split. Once, a compact file.
         let started = ContinuousClock.now
         do {
-            let (before, after) = try database.compact()
+            let (before, after) = try sortQueue.compact()
             logger.notice("compacted the database after reading every file again: \(before / 1_000_000) → \(after / 1_000_000) MB "
                           + "in \(String(format: "%.1f", Self.seconds(ContinuousClock.now - started))) s")
         } catch {

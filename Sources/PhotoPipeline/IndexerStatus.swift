@@ -1,6 +1,5 @@
 import PhotoModel
 import PhotoSystem
-import PhotoWatch
 
 /// The pipeline's progress, as `library.status` and `STATUS=` report it.
 public struct IndexerStatus: Sendable, Hashable {
@@ -18,23 +17,6 @@ public struct IndexerStatus: Sendable, Hashable {
     public var current: ScanProgress?
     /// The last finished scan.
     public var lastScan: ScanReport?
-    /// Roots that could not be scanned (missing, unreadable, unmounted: `MountGuard`), with the
-    /// reason.
-    public var unavailableRoots: [PathBytes: String] = [:]
-    /// Mount points below available roots whose file system is not there (an unmounted second
-    /// disk, a share gone away), with the reason: nothing below them is removed or read.
-    public var unavailableMounts: [PathBytes: String] = [:]
-
-    /// Every tree nothing below which may be touched: the unavailable roots and mounts.
-    public var unavailableTrees: Set<PathBytes> { Set(unavailableRoots.keys).union(unavailableMounts.keys) }
-
-    /// The unavailable mounts below a directory that moved, under their new paths.
-    public mutating func rebaseMounts(from: PathBytes, to: PathBytes) {
-        for (path, reason) in unavailableMounts where path.isWithin(from) {
-            unavailableMounts[path] = nil
-            unavailableMounts[Coalescer.rebase(path, from: from, to: to)] = reason
-        }
-    }
     /// Directories below the roots that the last walk of them could not open or list
     /// (permissions, a path longer than `PATH_MAX`), with the reason; at most
     /// `maxUnreadableDirectories` (`unreadableDirectoriesOmitted` counts the rest). Nothing

@@ -11,7 +11,7 @@ import PhotoSystem
 /// collection updates, a change set), never *data*: every job's completion handler runs with
 /// the result of the transaction that carried its files. The last job of a scan always runs,
 /// because nothing is ever dropped.
-public final class SortQueue: Sendable {
+public final class SortQueue: Service {
     /// What the queue did since the daemon started.
     public struct Stats: Sendable, Hashable {
         /// Transactions run.
@@ -43,7 +43,12 @@ public final class SortQueue: Sendable {
     struct Entry: Sendable {
         var batch: WriteBatch
         var operation: Operation?
+        /// Work on the database as a whole (a compaction): runs alone, without the writer held.
+        var maintenance: Callback<Void, Void>?
         var done: Completion
+
+        /// Whether the entry runs alone (a maintenance, an operation, a batch that moves files).
+        var runsAlone: Bool { maintenance != nil || operation != nil || batch.hasMoves }
     }
 
     private struct State: Sendable {
@@ -53,26 +58,31 @@ public final class SortQueue: Sendable {
         var busy = false
     }
 
-    let database: Database
+    let writer: DatabaseWriter
     let logger: Logger
     let now: @Sendable () -> Int64
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let idle = Locked<[DispatchSemaphore]>([])
     private let commitHandler = Locked<Callback<(ChangeSet, Int64), Void>?>(nil)
+    /// The queue's thread, while it runs (`perform` must not wait for itself).
+    private let thread = Locked<pthread_t?>(nil)
 
+    /// Takes the database's writer (`Database.takeWriter()`): the queue is its one writer.
+    /// `start()` starts the thread.
     public init(database: Database, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
-        self.database = database
+        writer = database.takeWriter()
         self.logger = logger
         self.now = now
-        let thread = Thread { [self] in
-            setThreadName("photod-sort")
+    }
+
+    /// Starts the queue's thread.
+    public func start() {
+        spawnThread("photod-sort") { [self] in
+            thread.withLock { $0 = pthread_self() }
             run()
         }
-        thread.name = "photod-sort"
-        thread.start()
     }
 
     /// Queues a batch. `done` runs on the queue's thread after the transaction that carried it.
@@ -95,15 +105,56 @@ public final class SortQueue: Sendable {
         enqueue(Entry(batch: WriteBatch(), operation: operation, done: done))
     }
 
+    /// Runs `body` on the queue's thread, in its turn after what was queued before, and returns
+    /// what it returns: a write that is not a batch (a record of the library's trees, a meta
+    /// value) goes through the one writer too. Blocks the caller, which must not be the queue's
+    /// own thread (a completion handler).
+    public func perform<R: Sendable>(_ body: @escaping @Sendable (IndexWriter) throws -> R) throws -> R {
+        precondition(thread.withLock { $0.map { pthread_equal($0, pthread_self()) == 0 } ?? true },
+                     "SortQueue.perform called on the queue's own thread")
+        let outcome = Locked<Result<R, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(operation: { writer, _ in
+            do {
+                let value = try body(writer)
+                outcome.withLock { $0 = .success(value) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+                throw error
+            }
+            return ChangeSet()
+        }, done: { result in
+            if case .failure(let error) = result { outcome.withLock { $0 = $0 ?? .failure(error) } }
+            done.signal()
+        })
+        done.wait()
+        return try outcome.withLock { $0 }!.get()
+    }
+
     /// Called on the queue's thread after each commit that recorded a change set, before the
     /// jobs' completions (subscribers hear of a change no later than its writer does).
     public func onCommit(_ handler: @escaping @Sendable (ChangeSet, _ time: Int64) -> Void) {
         commitHandler.withLock { $0 = Callback { handler($0.0, $0.1) } }
     }
 
+    /// Compacts the database file (`Database.compact`) in the queue's turn, with nothing
+    /// written meanwhile; returns its bytes before and after.
+    public func compact() throws -> (before: Int64, after: Int64) {
+        let outcome = Locked<Result<(before: Int64, after: Int64), StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        enqueue(Entry(batch: WriteBatch(), maintenance: Callback { [writer] in
+            outcome.withLock { o in o = Result { () throws(StoreError) in try writer.database.compact() } }
+        }, done: { result in
+            if case .failure(let error) = result { outcome.withLock { $0 = $0 ?? .failure(error) } }
+            done.signal()
+        }))
+        done.wait()
+        return try outcome.withLock { $0 }!.get()
+    }
+
     private func enqueue(_ entry: Entry) {
         let done = entry.done
-        if entry.operation != nil, state.withLock({ $0.stats.waitingForSpace }) {
+        if entry.operation != nil || entry.maintenance != nil, state.withLock({ $0.stats.waitingForSpace }) {
             done(.failure(StoreError(code: .full, message: "the disk is full; writes resume when there is space again")))
             return
         }
@@ -131,6 +182,7 @@ public final class SortQueue: Sendable {
         state.withLock { $0.stopping = true }
         wake.signal()
         finished.wait()
+        thread.withLock { $0 = nil }
     }
 
     private func run() {
@@ -146,7 +198,7 @@ public final class SortQueue: Sendable {
             // Jobs that move or restore files run alone; the others between them are merged.
             var run: [Entry] = []
             for entry in entries {
-                if entry.batch.hasMoves || entry.operation != nil {
+                if entry.runsAlone {
                     if !run.isEmpty { runJob(run) }
                     run = []
                     runJob([entry])
@@ -170,10 +222,13 @@ public final class SortQueue: Sendable {
         do {
             let summary: ChangeSet
             let time = now()
-            if entries.count == 1, let operation = entries[0].operation {
-                summary = try database.write { try operation($0, time) }
+            if entries.count == 1, let maintenance = entries[0].maintenance {
+                maintenance(())
+                summary = ChangeSet()
+            } else if entries.count == 1, let operation = entries[0].operation {
+                summary = try writer.write { try operation($0, time) }
             } else {
-                summary = try database.write { try $0.apply(merged, now: time) }
+                summary = try writer.write { try $0.apply(merged, now: time) }
             }
             if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler((summary, time)) }
             result = .success(summary)
@@ -184,7 +239,7 @@ public final class SortQueue: Sendable {
             logger.debug("sort job committed", [("job.files", String(merged.files.count)),
                                                  ("job.merged", String(entries.count)),
                                                  ("job.inserted", String(summary.inserted.count))])
-        } catch let error as StoreError where error.code == .full && entries.allSatisfy({ $0.operation == nil }) {
+        } catch let error as StoreError where error.code == .full && entries.allSatisfy({ $0.operation == nil && $0.maintenance == nil }) {
             // A full disk loses nothing: the files' batch waits and is tried again; clients'
             // writes (operations) fail at once with the reason, and reads go on.
             holdForSpace(entries, error)
@@ -221,8 +276,8 @@ public final class SortQueue: Sendable {
             }
             // Clients' writes do not wait behind the held job: they fail now, with the reason.
             let refused = state.withLock { s -> [Entry] in
-                let operations = s.pending.filter { $0.operation != nil }
-                s.pending.removeAll { $0.operation != nil }
+                let operations = s.pending.filter { $0.operation != nil || $0.maintenance != nil }
+                s.pending.removeAll { $0.operation != nil || $0.maintenance != nil }
                 s.stats.pending = s.pending.count
                 return operations
             }
@@ -233,7 +288,7 @@ public final class SortQueue: Sendable {
             let merged = WriteBatch.merged(entries.map(\.batch))
             do {
                 let time = now()
-                let summary = try database.write { try $0.apply(merged, now: time) }
+                let summary = try writer.write { try $0.apply(merged, now: time) }
                 if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler((summary, time)) }
                 state.withLock {
                     $0.stats.ran += 1

@@ -16,7 +16,7 @@ struct Walk {
     let logger: Logger
     let status: Locked<IndexerStatus>
     /// Whether a root or a mount point below one may be compared with the index.
-    let mounts: MountGuard
+    let trees: Trees
     /// The roots of this scan (the trees a subtree lies in are found below them).
     let roots: [PathBytes]
     let emit: (Job) -> Void
@@ -77,14 +77,14 @@ struct Walk {
     /// by content (removed, then read as new: the tombstones recognise them), not by path.
     var adopting = Set<PathBytes>()
 
-    init(database: Database, logger: Logger, status: Locked<IndexerStatus>, mounts: MountGuard, roots: [PathBytes],
+    init(database: Database, logger: Logger, status: Locked<IndexerStatus>, trees: Trees, roots: [PathBytes],
          emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
         self.shouldStop = shouldStop
         self.lookForMoves = lookForMoves
         self.database = database
         self.logger = logger
         self.status = status
-        self.mounts = mounts
+        self.trees = trees
         self.roots = roots
         self.emit = emit
     }
@@ -95,11 +95,8 @@ struct Walk {
     /// under it is removed, and its assets keep their ids and user state.
     mutating func walk(root: PathBytes) {
         guard !shouldStop() else { return }
-        if let reason = mounts.check(root).reason {
-            Self.markUnavailable(root, reason: reason, isRoot: true, status: status, logger: logger)
-            return
-        }
-        status.withLock { $0.unavailableRoots[root] = nil }
+        if trees.checkAndMark(root) != nil { return }
+        trees.markAvailable(root)
         forgetUnreadable(below: root)
         readingEverything = readEverything.contains(root)
         defer { readingEverything = false }
@@ -107,15 +104,15 @@ struct Walk {
         // scan waits for): its listings are made ahead on a thread of their own (`Lister`). A
         // first index waits for its readers and writer instead; there the lister would only hold
         // memory.
-        guard lookForMoves else { return walkTree(root, on: mounts.probedMount(of: root)) }
+        guard lookForMoves else { return walkTree(root, on: trees.probedMount(of: root)) }
         let lister = Lister()
-        lister.start(root, isMountPoint: { [mounts] in mounts.isTree($0) })
+        lister.start(root, isMountPoint: { [trees] in trees.isTree($0) })
         self.lister = lister
         defer {
             lister.stop()
             self.lister = nil
         }
-        walkTree(root, on: mounts.probedMount(of: root))
+        walkTree(root, on: trees.probedMount(of: root))
     }
 
     /// Walks one directory tree below a root (a new directory, a rescan asked by the watcher or
@@ -124,24 +121,19 @@ struct Walk {
     /// — unless it is a mount point recorded by the index: then it is unavailable.
     mutating func walk(subtree: PathBytes) {
         guard !shouldStop() else { return }
-        if let (tree, reason) = mounts.unavailability(of: subtree, roots: roots) {
-            Self.markUnavailable(tree, reason: reason, isRoot: roots.contains(tree), status: status, logger: logger)
+        if let (tree, reason) = trees.unavailability(of: subtree, roots: roots) {
+            trees.markUnavailable(tree, reason: reason)
             return
         }
-        let trees = mounts.trees(containing: subtree, roots: roots)
-        status.withLock { s in
-            for tree in trees {
-                s.unavailableRoots[tree] = nil
-                s.unavailableMounts[tree] = nil
-            }
-        }
+        let containing = trees.trees(containing: subtree, roots: roots)
+        for tree in containing { trees.markAvailable(tree) }
         if (try? FileStat.of(subtree))?.isDirectory != true {
             if (try? database.read({ try $0.snapshot(of: subtree) })) != nil { removeDirectory(subtree) }
             forgetUnreadable(below: subtree)
             return
         }
         forgetUnreadable(below: subtree)
-        walkTree(subtree, on: trees.last.flatMap { mounts.probedMount(of: $0) })
+        walkTree(subtree, on: containing.last.flatMap { trees.probedMount(of: $0) })
     }
 
     /// Walks the directories at and below `top`, which lies on the mount `mount` (the one its
@@ -151,22 +143,6 @@ struct Walk {
         var stack: [(PathBytes, UInt64?)] = [(top, mount)]
         while !shouldStop(), let (path, mount) = stack.popLast() {
             visit(path, on: mount, stack: &stack)
-        }
-    }
-
-    /// Reports a tree unavailable (a root, or a mount point below one): logged when it was not,
-    /// or for another reason.
-    static func markUnavailable(_ tree: PathBytes, reason: String, isRoot: Bool, status: Locked<IndexerStatus>,
-                                logger: Logger) {
-        let changed = status.withLock { s -> Bool in
-            let old = isRoot ? s.unavailableRoots.updateValue(reason, forKey: tree) : s.unavailableMounts.updateValue(reason, forKey: tree)
-            return old != reason
-        }
-        let what = isRoot ? "library root" : "mount point"
-        if changed {
-            logger.error("\(what) '\(tree)' is unavailable (\(reason)); its assets are kept", [("path", tree.string)])
-        } else {
-            logger.debug("\(what) '\(tree)' is still unavailable", [("path", tree.string)])
         }
     }
 
@@ -185,13 +161,10 @@ struct Walk {
     private mutating func visit(_ path: PathBytes, on treeMount: UInt64?, stack: inout [(PathBytes, UInt64?)]) {
         if let treeMount, lostMounts.contains(treeMount) { return }
         var treeMount = treeMount
-        if path != start, mounts.isTree(path) {
+        if path != start, trees.isTree(path) {
             // A mount point below the walk's start: its own file system must be there.
-            if let reason = mounts.check(path).reason {
-                Self.markUnavailable(path, reason: reason, isRoot: false, status: status, logger: logger)
-                return
-            }
-            treeMount = mounts.probedMount(of: path)
+            if trees.checkAndMark(path) != nil { return }
+            treeMount = trees.probedMount(of: path)
         }
         let dir: Directory
         let dirStat: FileStat
@@ -242,8 +215,8 @@ struct Walk {
                                         hasVisibleEntries: entries.contains { !Self.isHidden($0.name) },
                                         hasNoMedia: entries.contains { $0.name == Self.noMedia }) {
         case .unavailable:
-            Self.markUnavailable(path, reason: "the directory is empty and on another file system than when indexed "
-                                     + "(an unmounted disk?)", isRoot: false, status: status, logger: logger)
+            trees.markUnavailable(path, reason: "the directory is empty and on another file system than when indexed "
+                                      + "(an unmounted disk?)")
             return
         case .exclude(let forget):
             if forget { removeDirectory(path) }
@@ -316,7 +289,7 @@ struct Walk {
         }
         for d in snapshot?.subdirectories ?? [] where !seenDirectories.contains(PathBytes(d)) {
             let gone = path.appending(d)
-            carryOut(Reconciliation.vanished(.directory(isRecordedMount: mounts.isRecorded(gone))), name: d, in: path)
+            carryOut(Reconciliation.vanished(.directory(isRecordedMount: trees.isRecorded(gone))), name: d, in: path)
         }
         if recordVisit {
             pending.batch.directories.append(DirectoryVisit(path: path, fsid: fsid, inode: dirStat.inode,
@@ -325,8 +298,8 @@ struct Walk {
         }
         if pendingExtras >= Self.extrasPerJob { flush() }
 
+        trees.markAvailable(path)  // it was walked: it is there
         status.withLock {
-            if !$0.unavailableMounts.isEmpty { $0.unavailableMounts[path] = nil }  // it was walked: it is there
             $0.current?.files = filesSeen
             $0.current?.toRead = candidates
             $0.current?.directories += 1
@@ -369,8 +342,7 @@ struct Walk {
         move.movedDirectories = [DirectoryMove(from: origin, to: path)]
         flush()
         emitAndWait(move)
-        mounts.reloadRecords()
-        status.withLock { $0.rebaseMounts(from: origin, to: path) }
+        trees.directoriesMoved([DirectoryMove(from: origin, to: path)])
         movedDirectories += 1
         logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
         return try database.read { try $0.snapshot(of: path) }
@@ -382,23 +354,19 @@ struct Walk {
     /// compared). Returns whether to go on with the directory.
     private mutating func continueOnOtherMount(_ path: PathBytes, expected: UInt64, now: UInt64,
                                                treeMount: inout UInt64?) -> Bool {
-        mounts.refreshTable()
-        if path != start, mounts.isTree(path) {
-            if let reason = mounts.check(path).reason {
-                Self.markUnavailable(path, reason: reason, isRoot: false, status: status, logger: logger)
-                return false
-            }
+        trees.refreshTable()
+        if path != start, trees.isTree(path) {
+            if trees.checkAndMark(path) != nil { return false }
             treeMount = now
             return true
         }
-        let tree = mounts.trees(containing: path, roots: roots).last ?? path
-        if let reason = mounts.check(tree).reason {
+        let tree = trees.trees(containing: path, roots: roots).last ?? path
+        if trees.checkAndMark(tree) != nil {
             lostMounts.insert(expected)
-            Self.markUnavailable(tree, reason: reason, isRoot: roots.contains(tree), status: status, logger: logger)
             return false
         }
         // Mounted again (another mount id, the same file system): go on with the new one.
-        treeMount = mounts.probedMount(of: tree)
+        treeMount = trees.probedMount(of: tree)
         if treeMount != now { return false }  // still not the directory's: leave it to the next scan
         return true
     }
@@ -445,10 +413,7 @@ struct Walk {
         case .removeDirectory:
             removeDirectory(directory.appending(name))
         case .checkMount:
-            let gone = directory.appending(name)
-            if let reason = mounts.check(gone).reason {
-                Self.markUnavailable(gone, reason: reason, isRoot: false, status: status, logger: logger)
-            }
+            trees.checkAndMark(directory.appending(name))
         }
     }
 
@@ -495,7 +460,7 @@ struct Walk {
     /// (a copy of a removed file is then recognised by its content and keeps the asset's id).
     mutating func finish() {
         flush()
-        let spared = mounts.sparingTrees(deferredDirectories, offline: status.withLock { $0.unavailableTrees })
+        let spared = trees.sparingTrees(deferredDirectories)
         deferredDirectories = spared.directories
         deferredFiles += spared.files
         for chunk in stride(from: 0, to: deferredDirectories.count, by: Self.extrasPerJob) {

@@ -17,6 +17,7 @@ public final class Database: Sendable {
     private let writer: Locked<IndexWriter>
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
+    private let writerTaken = Locked(false)
     private let catalog: AssetCatalog
     /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
     /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
@@ -246,9 +247,44 @@ public final class Database: Sendable {
         }
     }
 
-    /// Runs `body` on the writer connection (the one writer; callers are serialised).
-    public func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
+    /// Runs `body` on the writer connection (the one writer; callers are serialised). Not
+    /// public: the daemon's one writer is its sort queue, which holds the writer through
+    /// `takeWriter()`; inside PhotoStore, opening and recovery write before the queue exists,
+    /// and tests write through `@testable import`.
+    func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
         try writer.withLock { w in try body(w) }
+    }
+
+    /// Hands out the right to write, once: the sort queue takes it when it is made, so that it
+    /// is the one writer (a second taker is a bug, and traps).
+    public func takeWriter() -> DatabaseWriter {
+        let first = writerTaken.withLock { taken -> Bool in
+            defer { taken = true }
+            return !taken
+        }
+        precondition(first, "the database's writer was already taken: the sort queue is its one writer")
+        return DatabaseWriter(database: self)
+    }
+
+    /// For tests that simulate a disk filling up and freeing up: the database may not grow
+    /// beyond its current size (`.current`), `n` pages, or (nil) is unlimited again. Returns the
+    /// limit in force. Not a write of data: it sets the writer connection's `max_page_count`.
+    public func limitPages(_ limit: PageLimit?) throws(StoreError) -> Int64 {
+        try writer.withLock { w throws(StoreError) in
+            let pages: Int64
+            switch limit {
+            case .current?: pages = try w.connection.scalar("PRAGMA page_count").int64 ?? 1
+            case .pages(let n)?: pages = n
+            case nil: pages = 4_294_967_294
+            }
+            return try w.connection.scalar("PRAGMA max_page_count = \(pages)").int64 ?? pages
+        }
+    }
+
+    /// A limit for `limitPages`.
+    public enum PageLimit: Sendable {
+        case current
+        case pages(Int64)
     }
 
     /// Makes library fetches read everything again: for changes written outside the journaled
@@ -271,6 +307,18 @@ public final class Database: Sendable {
             assert(connection!.busyStatements.isEmpty, "a read left statements unreset: \(connection!.busyStatements)")
             return result
         }
+    }
+}
+
+/// The right to write to the index: the sort queue holds it (`Database.takeWriter()`), so that
+/// every write goes through the queue, in order, with its change set.
+public struct DatabaseWriter: Sendable {
+    /// The database written to.
+    public let database: Database
+
+    /// Runs `body` on the writer connection.
+    public func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
+        try database.write(body)
     }
 }
 

@@ -14,7 +14,7 @@ import PhotoSystem
 /// `retryUnwatched` read directories and block while they do (call them off the cooperative
 /// thread pool). Idle, the watcher makes no wake-ups: its timer is armed only while a batch,
 /// a rename half or a settling file waits.
-public final class InotifyWatcher: Sendable {
+public final class InotifyWatcher: Service {
     /// The limits in force.
     public let limits: WatchLimits
 
@@ -29,8 +29,9 @@ public final class InotifyWatcher: Sendable {
     private let origin = SuspendingClock.now
     private let lifecycle = Locked(Lifecycle())
 
-    /// Opens the inotify descriptor (`inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`) and starts
-    /// reading it. Nothing is watched until `watchTree`.
+    /// Opens the inotify descriptor (`inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`); `start()`
+    /// begins reading it. Nothing is watched until `watchTree` (which may come before `start`:
+    /// the events wait in the kernel's queue).
     /// - Parameters:
     ///   - limits: the watch budget and read buffer (default: the system's limit minus a reserve).
     ///   - coalescing: the coalescer's windows (default: 15 ms quiet, 250 ms or 50 changes at
@@ -58,16 +59,30 @@ public final class InotifyWatcher: Sendable {
         }
         timer.setEventHandler { [weak self] in self?.timerFired() }
         timer.schedule(deadline: .distantFuture)
-        readSource.resume()
-        timer.resume()
     }
 
     deinit {
-        if !lifecycle.withLock({ $0.stopped }) {
-            if lifecycle.withLock({ $0.suspended }) { readSource.resume() }
+        let l = lifecycle.withLock { $0 }
+        if !l.stopped {
+            // A source must not be released inactive or suspended: resumed, then cancelled.
+            if !l.started || l.suspended { readSource.resume() }
+            if !l.started { timer.resume() }
             readSource.cancel()
             timer.cancel()
         }
+    }
+
+    /// Starts reading the descriptor (events are read, coalesced and delivered on the watcher's
+    /// queue from now on). Once; `stop()` ends it.
+    public func start() {
+        let go = lifecycle.withLock { l -> Bool in
+            guard !l.started, !l.stopped else { return false }
+            l.started = true
+            return true
+        }
+        guard go else { return }
+        readSource.resume()
+        timer.resume()
     }
 
     // MARK: Public API
@@ -144,11 +159,16 @@ public final class InotifyWatcher: Sendable {
     /// Delivers what is buffered, stops reading and closes the descriptor. Idempotent; do not
     /// call it from `onChanges`.
     public func stop() {
-        let (first, wasSuspended, closed) = lifecycle.withLock { l -> (Bool, Bool, DispatchSemaphore?) in
+        let (first, started, wasSuspended, closed) = lifecycle.withLock { l -> (Bool, Bool, Bool, DispatchSemaphore?) in
             defer { l.stopped = true }
-            return (!l.stopped, l.suspended, l.closed)
+            return (!l.stopped, l.started, l.suspended, l.closed)
         }
         guard first else { return }
+        if !started {
+            // Never read: the sources are inactive, and must run once to be cancelled.
+            readSource.resume()
+            timer.resume()
+        }
         flush()
         if wasSuspended { readSource.resume() }  // a suspended source never runs its cancel handler
         readSource.cancel()
@@ -162,7 +182,7 @@ public final class InotifyWatcher: Sendable {
     /// Stops draining the descriptor (events pile up in the kernel's queue) until `resumeReading()`.
     package func suspendReading() {
         let changed = lifecycle.withLock { l -> Bool in
-            guard !l.suspended, !l.stopped else { return false }
+            guard l.started, !l.suspended, !l.stopped else { return false }
             l.suspended = true
             return true
         }
@@ -622,6 +642,7 @@ extension InotifyWatcher {
     }
 
     struct Lifecycle: Sendable {
+        var started = false
         var stopped = false
         var suspended = false
         var closed: DispatchSemaphore?

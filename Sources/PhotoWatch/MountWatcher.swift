@@ -11,7 +11,7 @@ import CLinux
 /// or CIFS share going away, a disk mounted below a library root — where inotify reports only
 /// the last unmount of a disk's file system. One thread, blocked in `poll` while nothing
 /// changes: no wake-ups when idle.
-public final class MountWatcher: Sendable {
+public final class MountWatcher: Service {
     private let descriptor: FileDescriptor
     /// The read end wakes the thread to stop; the write end is written once by `stop`.
     private let wakeRead: FileDescriptor
@@ -66,13 +66,10 @@ public final class MountWatcher: Sendable {
             return true
         }
         guard go else { return }
-        let thread = Thread { [self] in
-            setThreadName("photod-mounts")
+        spawnThread("photod-mounts") { [self] in
             run()
             finished.signal()
         }
-        thread.name = "photod-mounts"
-        thread.start()
     }
 
     /// Stops the thread and closes the descriptors; idempotent. Not from `onChange`.

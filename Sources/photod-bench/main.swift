@@ -17,8 +17,9 @@ defer { try? FileManager.default.removeItem(atPath: dir) }
 
 let database = try Database(path: dir + "/bench.db")
 let root = PathBytes("/library")
-_ = try database.write { try $0.registerRoots([root]) }
 let queue = SortQueue(database: database, logger: .silent)
+queue.start()
+_ = try queue.perform { try $0.registerRoots([root]) }
 
 /// A camera-like library: folders of 100 photos, a day each, three years, some with GPS.
 func job(_ index: Int) -> WriteBatch {

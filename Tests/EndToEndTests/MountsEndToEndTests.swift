@@ -1,7 +1,7 @@
 import Foundation
 import PhotoClient
 import PhotoModel
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import PhotoWire

@@ -1,6 +1,6 @@
 import Foundation
 import PhotoModel
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import PhotoWire

@@ -77,8 +77,8 @@ struct FileSystemFaultTests {
         try lib.write("a/victim.jpg", JPEGFixture.make(width: 640, height: 480))
     }
 
-    func indexer(_ db: Database, reader: any FileReading) -> Indexer {
-        Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent, workers: 2)
+    func indexer(_ pipeline: TestPipeline, reader: any FileReading) -> Indexer {
+        pipeline.indexer(reader, workers: 2)
     }
 
     /// The index's row for the victim must describe the file on disk now (or be gone with it).
@@ -112,12 +112,13 @@ struct FileSystemFaultTests {
         defer { cleanup() }
         try makeLibrary()
         let db = try Database(path: state("f.db").string)
+        let pipeline = TestPipeline(db)
         let reader = ChangingReader(inner: MediaFileReader(zone: FixedZone.utc), victim: Array("victim.jpg".utf8), change: change)
-        let report = indexer(db, reader: reader).scan(roots: [lib.path])
+        let report = indexer(pipeline, reader: reader).scan(roots: [lib.path])
         #expect(report.files == 6)
         try expectMatchesDisk(db, change)
         // A rescan agrees with the disk: nothing left to read, nothing to remove.
-        let again = indexer(db, reader: MediaFileReader(zone: FixedZone.utc)).scan(roots: [lib.path])
+        let again = indexer(pipeline, reader: MediaFileReader(zone: FixedZone.utc)).scan(roots: [lib.path])
         #expect(again.readFiles == 0 && again.removedFiles == 0)
     }
 
@@ -126,14 +127,15 @@ struct FileSystemFaultTests {
         defer { cleanup() }
         try makeLibrary()
         let db = try Database(path: state("f.db").string)
+        let pipeline = TestPipeline(db)
         let done = Once()
         let reader = MediaFileReader(zone: FixedZone.utc, afterStat: { path in
             if path.lastComponent == Array("victim.jpg".utf8), done.first() { change.apply(to: path) }
         })
-        indexer(db, reader: reader).scan(roots: [lib.path])
+        indexer(pipeline, reader: reader).scan(roots: [lib.path])
         #expect(done.happened)
         try expectMatchesDisk(db, change)
-        let again = indexer(db, reader: MediaFileReader(zone: FixedZone.utc)).scan(roots: [lib.path])
+        let again = indexer(pipeline, reader: MediaFileReader(zone: FixedZone.utc)).scan(roots: [lib.path])
         #expect(again.readFiles == 0 && again.removedFiles == 0)
     }
 
@@ -169,12 +171,13 @@ struct FileSystemFaultTests {
         #expect(symlink(lib.path.string, lib("x/root").string) == 0)   // to the root, absolute
         #expect(symlink("loopdir", lib("loopdir").string) == 0)
         let db = try Database(path: state("f.db").string)
+        let pipeline = TestPipeline(db)
         let reader = FakeReader()
-        let report = indexer(db, reader: reader).scan(roots: [lib.path])
+        let report = indexer(pipeline, reader: reader).scan(roots: [lib.path])
         #expect(report.files == 2)
         #expect(reader.reads.value == 2)
         #expect(try db.read { try $0.counts() }.directories == 4)  // root, x, x/y, z
-        #expect(indexer(db, reader: reader).scan(roots: [lib.path]).readFiles == 0)
+        #expect(indexer(pipeline, reader: reader).scan(roots: [lib.path]).readFiles == 0)
     }
 
     /// Makes `levels` nested directories named `name` below `top` through `mkdirat`/`openat`
@@ -224,8 +227,9 @@ struct FileSystemFaultTests {
         let reachable = (0..<30).filter { lib("long").bytes.count + ($0 + 1) * 201 < Int(PATH_MAX) }.count
 
         let db = try Database(path: state("f.db").string)
+        let pipeline = TestPipeline(db)
         let reader = FakeReader()
-        let indexer = indexer(db, reader: reader)
+        let indexer = indexer(pipeline, reader: reader)
         let report = indexer.scan(roots: [lib.path])
         #expect(report.files == 1000 + reachable)
         #expect(try db.read { try $0.counts() }.files == 1000 + reachable)

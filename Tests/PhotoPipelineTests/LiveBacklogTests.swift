@@ -17,19 +17,17 @@ struct LiveBacklogTests {
             state.remove()
         }
         let db = try Database(path: state("b.db").string)
-        let queue = SortQueue(database: db, logger: .silent)
-        let indexer = Indexer(database: db, sortQueue: queue, reader: FakeReader(), logger: .silent)
-        var options = LiveIndex.Options()
+        var options = LiveOptions()
         options.maxQueuedChanges = 5
-        let live = LiveIndex(indexer: indexer, sortQueue: queue, roots: [lib.path], options: options, logger: .silent)
+        let live = try TestLive(db, roots: [lib.path], options: options)
         defer { live.stop() }
-        try waitUntil { !live.isBusy }
+        try waitUntil { !live.loop.isBusy }
 
         // 300 files at once: the watcher's batch alone is over the limit.
         for i in 0..<300 { try lib.write("f\(i).jpg", [UInt8(i & 0xFF)]) }
-        try waitUntil { !live.isBusy && (try? db.read { try $0.counts() }.assets) == 300 }
-        #expect(live.status.backlogRescans >= 1)
-        #expect(live.status.pendingChanges == 0)
+        try waitUntil { !live.loop.isBusy && (try? db.read { try $0.counts() }.assets) == 300 }
+        #expect(live.loop.status.backlogRescans >= 1)
+        #expect(live.loop.status.pendingChanges == 0)
     }
 
     func waitUntil(_ condition: () -> Bool) throws {

@@ -1,7 +1,7 @@
 import Dispatch
 import PhotoModel
 import PhotoPipeline
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import Testing
@@ -21,6 +21,7 @@ struct MomentsPropertyTests {
         let root = PathBytes("/lib")
         _ = try db.write { try $0.registerRoots([root]) }
         let queue = SortQueue(database: db, logger: .silent)
+        queue.start()
 
         // The model: path → (date, type, gps) of every file that exists.
         var library: [String: MediaFields] = [:]

@@ -42,7 +42,11 @@ struct ScanErrorCountTests {
             }
             db = try Database(path: state("e.db").string)
             queue = SortQueue(database: db, logger: .silent)
-            indexer = Indexer(database: db, sortQueue: queue, reader: BrokenFilesReader(), logger: .silent, workers: 2)
+            queue.start()
+            // Known before the test holds the queue: a scan writes a root only when it is new.
+            _ = try queue.perform { [lib] in try $0.registerRoots([lib.path]) }
+            indexer = Indexer(database: db, sortQueue: queue, trees: Trees(roots: [lib.path], database: db, sortQueue: queue, logger: .silent),
+                              reader: BrokenFilesReader(), logger: .silent, workers: 2)
         }
 
         func finish() {

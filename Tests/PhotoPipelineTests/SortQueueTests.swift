@@ -1,7 +1,7 @@
 import Dispatch
 import PhotoModel
 import PhotoPipeline
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import Synchronization
@@ -26,6 +26,7 @@ struct SortQueueTests {
         let root = PathBytes("/lib")
         _ = try db.write { try $0.registerRoots([root]) }
         let queue = SortQueue(database: db, logger: .silent)
+        queue.start()
         let completions = Atomic<Int>(0)
         let done = DispatchGroup()
 
@@ -66,6 +67,7 @@ struct SortQueueTests {
         defer { dir.remove() }
         let db = try Database(path: dir("q.db").string)
         let queue = SortQueue(database: db, logger: .silent)
+        queue.start()
         // No root registered: the writer refuses a directory outside every root.
         var bad = WriteBatch()
         bad.files = [Self.outcome(PathBytes("/elsewhere"), "x.jpg", inode: 1)]

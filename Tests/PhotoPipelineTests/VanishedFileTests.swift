@@ -65,8 +65,8 @@ struct VanishedFileTests {
         for i in 0..<5 { try lib.write("event/f\(i).jpg", Self.jpeg) }
         let db = try Database(path: state("v.db").string)
         let zone = FixedZone.utc
-        let plain = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent),
-                            reader: MediaFileReader(zone: zone), logger: .silent)
+        let pipeline = TestPipeline(db)
+        let plain = pipeline.indexer(MediaFileReader(zone: zone))
         plain.scan(roots: [lib.path])
         let ids = try Set(db.read { try $0.assets(limit: 100, offset: 0).map(\.id) })
         #expect(ids.count == 5)
@@ -74,9 +74,7 @@ struct VanishedFileTests {
         // The files change (so that they are read again), and the folder is renamed between
         // the listing and the first open.
         for i in 0..<5 { try lib.write("event/f\(i).jpg", Self.jpeg + [0xFF, 0xD9]) }
-        let racing = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent),
-                             reader: RenamingReader(inner: MediaFileReader(zone: zone), from: lib("event"),
-                                                    to: lib("event.moved")), logger: .silent)
+        let racing = pipeline.indexer(RenamingReader(inner: MediaFileReader(zone: zone), from: lib("event"), to: lib("event.moved")))
         racing.scan(roots: [lib.path])
         #expect(try db.read { try $0.counts() }.errors == 0)
         #expect(try Set(db.read { try $0.assets(limit: 100, offset: 0).map(\.id) }) == ids)

@@ -1,7 +1,7 @@
 import Foundation
 import PhotoModel
 @testable import PhotoPipeline
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import Testing
@@ -36,8 +36,9 @@ struct WalkTests {
     /// Runs one walk and returns the jobs it emitted.
     func walk(_ db: Database) -> [Job] {
         var jobs: [Job] = []
-        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()),
-                     mounts: MountGuard(database: db, logger: .silent, now: { 0 }), roots: [lib.path], emit: { jobs.append($0) })
+        let pipeline = TestPipeline(db, roots: [lib.path])
+        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()), trees: pipeline.trees, roots: [lib.path],
+                     emit: { jobs.append($0) })
         w.walk(root: lib.path)
         w.finish()
         return jobs
@@ -82,7 +83,8 @@ struct WalkTests {
         try lib.write("b/c/g.jpg", [1])
         let db = try Database(path: state("w.db").string)
         let reader = FakeReader()
-        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+        let pipeline = TestPipeline(db)
+        let indexer = pipeline.indexer(reader)
         var report = indexer.scan(roots: [lib.path])
         #expect(report.readFiles == 11)
         #expect(reader.reads.value == 11)
@@ -107,7 +109,8 @@ struct WalkTests {
         try lib.write("a/copying.jpg", [1])
         let db = try Database(path: state("w.db").string)
         let reader = FakeReader()
-        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+        let pipeline = TestPipeline(db)
+        let indexer = pipeline.indexer(reader)
         let writer = open(lib("a/copying.jpg").string, O_WRONLY | O_APPEND)
         #expect(writer >= 0)
         var report = indexer.scan(roots: [lib.path])
@@ -129,12 +132,13 @@ struct WalkTests {
         defer { cleanup() }
         for i in 0..<5 { try lib.write("d/f\(i).jpg", [1]) }
         let db = try Database(path: state("w.db").string)
-        let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: FakeReader(), logger: .silent)
+        let pipeline = TestPipeline(db)
+        let indexer = pipeline.indexer()
         indexer.scan(roots: [lib.path])
         try FileManager.default.removeItem(atPath: lib("d").string)
         let report = indexer.scan(roots: [lib.path])
         #expect(report.removedDirectories == 0)
-        #expect(indexer.status.unavailableRoots[lib.path]?.contains("mounted") == true)
+        #expect(pipeline.trees.unavailableRoots[lib.path]?.contains("mounted") == true)
         #expect(try db.read { try $0.counts() }.assets == 5)
     }
 
@@ -146,9 +150,10 @@ struct WalkTests {
         defer { other.remove() }
         try other.write("x.jpg", [1])
         let db = try Database(path: state("w.db").string)
+        let pipeline = TestPipeline(db)
         func scan(_ roots: [PathBytes], version: Int) -> (ScanReport, Int) {
             let reader = FakeReader(rulesVersion: version)
-            let indexer = Indexer(database: db, sortQueue: SortQueue(database: db, logger: .silent), reader: reader, logger: .silent)
+            let indexer = pipeline.indexer(reader)
             return (indexer.scan(roots: roots), reader.reads.value)
         }
         #expect(scan([lib.path, other.path], version: 1).1 == 6)

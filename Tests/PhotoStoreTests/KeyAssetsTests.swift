@@ -1,6 +1,6 @@
 import Foundation
 import PhotoModel
-import PhotoStore
+@testable import PhotoStore
 import PhotoTesting
 import Testing
 

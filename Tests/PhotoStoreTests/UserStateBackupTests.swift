@@ -1,5 +1,5 @@
 import PhotoModel
-import PhotoStore
+@testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import Testing

@@ -288,6 +288,7 @@ struct InotifyWatcherTests {
             (try InotifyWatcher(limits: WatchLimits(maxWatches: 1_000), logger: .silent) { collector.append($0) },
              WatchLimits.systemMaxQueuedEvents())
         }
+        watcher.start()
         #expect(saved == 16, "lowered for the watcher")
         #expect(WatchLimits.systemMaxQueuedEvents() != 16, "restored")
         let dir = try TemporaryDirectory("watch-overflow")

@@ -51,6 +51,7 @@ struct Rig {
         let collector = Collector()
         self.collector = collector
         watcher = try InotifyWatcher(limits: limits, coalescing: coalescing, logger: .silent) { collector.append($0) }
+        watcher.start()
     }
 
     func tearDown() {

@@ -23,7 +23,11 @@ final class Directories {
         var path: PathBytes
     }
 
-    init(_ db: Connection) { self.db = db }
+    /// Knows the roots the index has from the start (a scan registers new ones).
+    init(_ db: Connection) {
+        self.db = db
+        _ = try? loadRoots()
+    }
 
     /// Forgets every cached row (after a rollback, a move or a removal of directories).
     func forget() {
@@ -41,7 +45,13 @@ final class Directories {
                 try insert.run()
             }
         }
+        return try loadRoots()
+    }
+
+    /// Reads the roots into `roots`; returns their ids by path.
+    private func loadRoots() throws(StoreError) -> [PathBytes: Int64] {
         let s = try db.statement("SELECT id, path FROM roots")
+        defer { s.reset() }
         var result: [PathBytes: Int64] = [:]
         roots = []
         while try s.step() {

@@ -1,0 +1,84 @@
+import Dispatch
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoStore
+import PhotoSystem
+import PhotoWatch
+
+/// What the daemon wires around a database, for tests: its one writer (the sort queue, started),
+/// the trees, and indexers with the readers a test chooses. The queue stops with the pipeline.
+final class TestPipeline {
+    let db: Database
+    let queue: SortQueue
+    let trees: Trees
+
+    /// Every change set committed so far, and a signal per commit.
+    private let commits = Locked<[ChangeSet]>([])
+    private let committed = DispatchSemaphore(value: 0)
+
+    init(_ db: Database, roots: [PathBytes] = [], probeDeadline: Duration = .seconds(2)) {
+        self.db = db
+        queue = SortQueue(database: db, logger: .silent)
+        trees = Trees(roots: roots, database: db, sortQueue: queue, logger: .silent, probeDeadline: probeDeadline)
+        queue.onCommit { [commits, committed] change, _ in
+            commits.withLock { $0.append(change) }
+            committed.signal()
+        }
+        queue.start()
+    }
+
+    /// Waits for a commit (from now on, or one already made when `since` is given) after which
+    /// `condition` holds, reading the index; fails after `timeout`.
+    func awaitCommit(_ what: String, timeout: Duration = .seconds(30), _ condition: (IndexReader) throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if (try? db.read(condition)) == true { return }
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, committed.wait(timeout: .now() + .milliseconds(Int(left / .milliseconds(1)))) == .success else {
+                throw PipelineTimeout(what: what)
+            }
+        }
+    }
+
+    struct PipelineTimeout: Error, CustomStringConvertible {
+        var what: String
+        var description: String { "timed out waiting for \(what)" }
+    }
+
+    deinit { queue.stop() }
+
+    /// An indexer over this pipeline that reads with `reader`.
+    func indexer(_ reader: any FileReading = FakeReader(), workers: Int? = nil) -> Indexer {
+        Indexer(database: db, sortQueue: queue, trees: trees, reader: reader, logger: .silent, workers: workers)
+    }
+}
+
+/// A live loop over a library as the daemon wires it — the watchers report to an inbox the loop
+/// takes from — started as a service group; `stop()` stops it in reverse order.
+final class TestLive {
+    let pipeline: TestPipeline
+    let inbox: LiveInbox
+    let loop: LiveLoop
+    private let group: ServiceGroup
+    private var stopped = false
+
+    init(_ db: Database, roots: [PathBytes], options: LiveOptions = LiveOptions(), reader: any FileReading = FakeReader(),
+         clock: any LoopClock = SystemLoopClock(), watch: Bool = true) throws {
+        pipeline = TestPipeline(db, roots: roots)
+        inbox = LiveInbox(maxQueuedChanges: options.maxQueuedChanges, logger: .silent)
+        let watcher = watch ? try InotifyWatcher(limits: options.watchLimits, logger: .silent, onChanges: inbox.receive) : nil
+        loop = LiveLoop(indexer: pipeline.indexer(reader), sortQueue: pipeline.queue, trees: pipeline.trees, inbox: inbox, roots: roots,
+                        watcher: watcher, watchError: watch ? nil : "not watched (a test)", mountWatcher: nil,
+                        mountWatchError: "not watched (a test)", options: options, logger: .silent, clock: clock)
+        group = ServiceGroup([.init("watcher", watcher), .init("live loop", loop)], logger: .silent)
+        try group.start()
+    }
+
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        group.stop()
+    }
+
+    deinit { stop() }
+}
