@@ -16,7 +16,7 @@ import Glibc
 /// and drops one that leaves 16 MiB of live changes unread; the bridge then resubscribes from
 /// its last token): memory stays bounded. A token photod's journal no longer reaches back to is
 /// published as a resync event, and publishing goes on from photod's current token.
-public final class Bridge: Sendable {
+public final class Bridge: Service {
     let options: BridgeOptions
     let logger: Logger
     let notifier: ServiceNotifier
@@ -47,36 +47,85 @@ public final class Bridge: Sendable {
     }
 
     private let startedAt = Date().timeIntervalSince1970
-    private let rpc = Locked<RPCServer?>(nil)
+    private let rpc: RPCServer
+    /// The publisher's "stop now", and the connection to photod it may be blocked reading.
+    private let stopFlag = StopFlag()
+    private let feed = Locked<PhotodFeed?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
 
     public init(options: BridgeOptions, logger: Logger, environment: [String: String]) {
         self.options = options
         self.logger = logger
         notifier = ServiceNotifier(environment: environment)
+        let status = Locked<Callback<(NATSClient?, PhotodPool), JSONObject>?>(nil)
+        rpc = RPCServer(options: options, logger: logger) { client, pool in status.withLock { $0 }?((client, pool)) ?? [:] }
+        status.withLock { $0 = Callback { [weak self] in self?.statusObject($0.0, $0.1) ?? [:] } }
     }
 
-    /// Runs until the process is stopped.
+    /// The bridge's parts, in the order they start (and stop in reverse): the watchdog, the
+    /// request/reply server, the publisher (not with `--rpc-only`).
+    public var services: ServiceGroup {
+        ServiceGroup([.init("watchdog", BridgeWatchdog(bridge: self)), .init("rpc", rpc),
+                      .init("publisher", options.rpcOnly ? nil : self)], logger: logger)
+    }
+
+    /// Runs until SIGTERM or SIGINT, which stop the parts in reverse order (nothing is in flight
+    /// that a restart would not redo: the stream deduplicates), then exits.
     public func run() -> Never {
         // Ready once running: the bridge waits for photod and NATS itself (STATUS= says which it
         // waits for), so that neither being away holds up the boot or fails the start.
         _ = notifier.notify("READY=1\nSTATUS=Connecting to photod (\(options.sockets.map(\.string).joined(separator: " or "))) "
                             + "and NATS (\(options.servers))")
-        startWatchdog()
-        let server = RPCServer(options: options, logger: logger) { [self] client, pool in statusObject(client, pool) }
-        rpc.withLock { $0 = server }
-        server.start()
         if options.rpcOnly {
             _ = notifier.notify("STATUS=Serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads")); publishing nothing")
-            // The watchdog pings on: nothing is ever in hand.
-            while true { sleep(3600) }
         }
+        let group = services
+        let stopping = DispatchSemaphore(value: 0)
+        let signals = DispatchQueue(label: "photod-nats.signals")
+        let sources = [SIGTERM, SIGINT].map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signals)
+            source.setEventHandler { stopping.signal() }
+            source.resume()
+            return source
+        }
+        do {
+            try group.start()
+        } catch {
+            logger.error("cannot start: \(error)")
+            exit(1)
+        }
+        stopping.wait()
+        _ = notifier.notify("STOPPING=1")
+        group.stop()
+        withExtendedLifetime(sources) {}
+        exit(0)
+    }
+
+    /// Starts publishing, on a thread of its own.
+    public func start() {
+        spawnThread("photod-nats-pub") { [self] in
+            publishUntilStopped()
+            finished.signal()
+        }
+    }
+
+    /// Stops publishing: a change set in hand is given up (the next start publishes it again),
+    /// the connection to photod closed.
+    public func stop() {
+        stopFlag.stop()
+        feed.withLock { $0 }?.shutDown()
+        finished.wait()
+    }
+
+    private func publishUntilStopped() {
         var nats: NATSClient?
-        var backoff = Backoff()
-        while true {
+        var backoff = Backoff(stop: stopFlag)
+        while !stopFlag.isStopped {
             if nats == nil {
                 do {
                     nats = try connectNATS()
-                    backoff = Backoff()
+                    backoff = Backoff(stop: stopFlag)
                 } catch {
                     logOnce("nats", "cannot connect to NATS at \(options.servers): \(error); retrying")
                     backoff.wait()
@@ -86,7 +135,9 @@ public final class Bridge: Sendable {
             guard let client = nats else { continue }
             do {
                 try session(client)
-                backoff = Backoff()
+                backoff = Backoff(stop: stopFlag)
+            } catch where error is Stopped || stopFlag.isStopped {
+                return
             } catch let error as NATSError {
                 // Connect again: the stream is made again if it went away.
                 logOnce("nats", "NATS: \(error); connecting again")
@@ -100,6 +151,9 @@ public final class Bridge: Sendable {
             }
         }
     }
+
+    /// The publisher was stopped in the middle of something.
+    struct Stopped: Error {}
 
     func connectNATS() throws(NATSError) -> NATSClient {
         let client = try NATSClient(urls: options.servers, name: "photod-nats \(options.name)", credentials: options.credentials,
@@ -132,7 +186,12 @@ public final class Bridge: Sendable {
         var since = point.token ?? state.withLock { $0.subscribedAt }
         state.withLock { $0.subjectSequence = point.subjectSequence }
         let feed = try PhotodFeed.connect(options.sockets)
-        defer { feed.close() }
+        self.feed.withLock { $0 = feed }
+        defer {
+            self.feed.withLock { $0 = nil }
+            feed.close()
+        }
+        guard !stopFlag.isStopped else { throw Stopped() }
         state.withLock { $0.photodUp = true }
         forget("photod")
         while true {
@@ -149,6 +208,7 @@ public final class Bridge: Sendable {
                     since = next
                     continue
                 }
+                if stopFlag.isStopped { throw Stopped() }
                 return
             case .expired(let current):
                 try resync(nats, from: since, to: current, reason: "tokenExpired")
@@ -199,8 +259,9 @@ public final class Bridge: Sendable {
             try resync(nats, from: token - 1, to: token, reason: "tooLarge")
             return
         }
-        var backoff = Backoff()
+        var backoff = Backoff(stop: stopFlag)
         while true {
+            if stopFlag.isStopped { throw Stopped() }
             let expected = state.withLock { s in
                 s.lastAttempt = Monotonic.nanoseconds
                 return s.subjectSequence
@@ -262,8 +323,9 @@ public final class Bridge: Sendable {
                        + "up to \(current) are not in the stream; consumers refetch")
         state.withLock { $0.inHand = true }
         defer { state.withLock { $0.inHand = false } }
-        var backoff = Backoff()
+        var backoff = Backoff(stop: stopFlag)
         while true {
+            if stopFlag.isStopped { throw Stopped() }
             state.withLock { $0.lastAttempt = Monotonic.nanoseconds }
             do {
                 try nats.publish(subject: options.resyncSubject, payload: payload, headers: headers)
@@ -316,7 +378,7 @@ public final class Bridge: Sendable {
         body["subject"] = options.rpcOnly ? .null : .string(options.changesSubject)
         // The rpc connection answers this; the publishing one must be up too (unless there is none).
         let connected = (client?.isConnected ?? false) && (options.rpcOnly || s.natsUp)
-        let errors = rpc.withLock { $0?.natsErrors }
+        let errors = rpc.natsErrors
         body["nats"] = .object(["connected": .bool(connected), "servers": .string(options.servers),
                                 "maxPayload": client.map { .int(Int64($0.maxPayload)) } ?? .null,
                                 "errors": .int(Int64(errors?.count ?? 0)),
@@ -332,7 +394,7 @@ public final class Bridge: Sendable {
         ])
         body["lastPublishedAt"] = s.lastPublishedAt.map { .string(Self.timestamp($0)) } ?? .null
         body["lastLatencyMilliseconds"] = s.lastLatencyMilliseconds.map { .double(($0 * 10).rounded() / 10) } ?? .null
-        let served = rpc.withLock { $0?.served } ?? RPCServer.Counts()
+        let served = rpc.served
         body["rpc"] = .object(["subject": .string(options.rpcSubject), "allowWrites": .bool(options.allowWrites),
                                "workers": .int(Int64(options.rpcWorkers)), "served": .int(Int64(served.served)),
                                "images": .int(Int64(served.images)), "refused": .int(Int64(served.refused)),
@@ -356,21 +418,12 @@ public final class Bridge: Sendable {
             + (s.natsUp ? "" : "; NATS unreachable, waiting") + (s.photodUp ? "" : "; photod unreachable, waiting")
     }
 
-    /// Watchdog pings while nothing is in hand, or while the change set in hand is being tried
-    /// (published, or retried through an outage: an attempt began within the longest backoff
-    /// and publish timeout): a publish that hangs stops them.
-    func startWatchdog() {
-        guard let interval = notifier.watchdogInterval else { return }
-        let thread = Thread { [self] in
-            setThreadName("photod-nats-dog")
-            let stalled: UInt64 = 10_000_000_000  // 5 s of backoff, 2 s of publish timeout, and room
-            while true {
-                Thread.sleep(forTimeInterval: Double(interval / .milliseconds(1)) / 2000)
-                let alive = state.withLock { s in !s.inHand || Monotonic.nanoseconds - s.lastAttempt < stalled }
-                if alive { _ = notifier.notify("WATCHDOG=1") }
-            }
-        }
-        thread.start()
+    /// Whether the publisher is alive: nothing is in hand, or the change set in hand is being
+    /// tried (published, or retried through an outage: an attempt began within the longest
+    /// backoff and publish timeout). A publish that hangs is not.
+    var isAlive: Bool {
+        let stalled: UInt64 = 10_000_000_000  // 5 s of backoff, 2 s of publish timeout, and room
+        return state.withLock { s in !s.inHand || Monotonic.nanoseconds - s.lastAttempt < stalled }
     }
 
     // One warning per outage, not one per retry.
@@ -385,12 +438,42 @@ public final class Bridge: Sendable {
     }
 }
 
-/// Waits between retries: 100 ms, doubling, at most 5 s.
+/// Watchdog pings every half interval while the publisher is alive (`Bridge.isAlive`): a
+/// publish that hangs stops them, and the service manager restarts the bridge.
+final class BridgeWatchdog: Service {
+    let bridge: Bridge
+    private let stopFlag = StopFlag()
+    private let finished = DispatchSemaphore(value: 0)
+    private let running = Locked(false)
+
+    init(bridge: Bridge) { self.bridge = bridge }
+
+    func start() {
+        guard let interval = bridge.notifier.watchdogInterval else { return }
+        running.withLock { $0 = true }
+        spawnThread("photod-nats-dog") { [self] in
+            while !stopFlag.sleep(interval / 2) {
+                if bridge.isAlive { _ = bridge.notifier.notify("WATCHDOG=1") }
+            }
+            finished.signal()
+        }
+    }
+
+    func stop() {
+        stopFlag.stop()
+        if running.withLock({ $0 }) { finished.wait() }
+    }
+}
+
+/// Waits between retries: 100 ms, doubling, at most 5 s; at once when the bridge stops.
 struct Backoff {
+    let stop: StopFlag
     private var next: Duration = .milliseconds(100)
 
+    init(stop: StopFlag) { self.stop = stop }
+
     mutating func wait() {
-        Thread.sleep(forTimeInterval: Double(next / .milliseconds(1)) / 1000)
+        stop.sleep(next)
         next = min(next * 2, .seconds(5))
     }
 }

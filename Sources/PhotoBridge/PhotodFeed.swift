@@ -44,6 +44,10 @@ final class PhotodFeed: @unchecked Sendable {  // used by one thread at a time (
 
     func close() { fd.close() }
 
+    /// Ends the connection in both directions without closing the descriptor: a read blocked on
+    /// it on another thread returns (the end of the stream), and its owner closes it then.
+    func shutDown() { _ = Glibc.shutdown(fd.rawValue, Int32(SHUT_RDWR)) }
+
     /// Whether photod said something or hung up while the connection was idle: it closed or
     /// is closing it (a pooled connection has no request waiting, so nothing else comes).
     var isStale: Bool {

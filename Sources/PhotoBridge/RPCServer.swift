@@ -56,7 +56,7 @@ public enum RPCPolicy {
 /// connection at a time, so the answer is photod's own, byte for byte. A request must have an
 /// `id` (a notification would get no answer). Requests wait for a worker (`--rpc-workers`) in
 /// nats.c's bounded queue.
-final class RPCServer: Sendable {
+final class RPCServer: Service {
     let options: BridgeOptions
     let logger: Logger
     let status: @Sendable (NATSClient?, PhotodPool) -> JSONObject
@@ -64,6 +64,9 @@ final class RPCServer: Sendable {
     private let workers: DispatchSemaphore
     private let nats = Locked<NATSClient?>(nil)
     private let counts = Locked(Counts())
+    private let stopFlag = StopFlag()
+    /// The threads serving requests and status queries, while they run.
+    private let serving = DispatchGroup()
 
     var natsErrors: (count: Int, last: String)? { nats.withLock { $0?.asyncErrors } }
 
@@ -87,12 +90,12 @@ final class RPCServer: Sendable {
 
     var served: Counts { counts.withLock { $0 } }
 
-    /// Connects (retrying) and serves until the process ends, on threads of its own.
+    /// Connects (retrying) and serves until `stop`, on threads of its own.
     func start() {
-        let thread = Thread { [self] in
-            setThreadName("photod-nats-rpc")
-            var backoff = Backoff()
-            while true {
+        serving.enter()
+        spawnThread("photod-nats-rpc") { [self] in
+            var backoff = Backoff(stop: stopFlag)
+            while !stopFlag.isStopped {
                 do {
                     try serveConnection()
                 } catch {
@@ -100,8 +103,19 @@ final class RPCServer: Sendable {
                 }
                 backoff.wait()
             }
+            serving.leave()
         }
-        thread.start()
+    }
+
+    /// Stops taking requests (within a second: the subscriptions' wait), waits for the serving
+    /// threads and the requests being answered, and closes the connection to NATS.
+    func stop() {
+        stopFlag.stop()
+        serving.wait()
+        // Every worker slot back: no request is being answered.
+        for _ in 0..<options.rpcWorkers { workers.wait() }
+        for _ in 0..<options.rpcWorkers { workers.signal() }
+        pool.closeAll()
     }
 
     /// One connection to NATS: subscribes to both subjects and serves them until nats.c closes
@@ -122,11 +136,11 @@ final class RPCServer: Sendable {
         nats.withLock { $0 = client }
         logger.notice("serving \(options.rpcSubject) (\(options.allowWrites ? "reads and writes" : "reads only"), "
                       + "\(options.rpcWorkers) workers) and \(options.statusSubject)")
-        let statusThread = Thread { [self] in
-            setThreadName("photod-nats-sts")
+        serving.enter()
+        spawnThread("photod-nats-sts") { [self] in
             serve(statuses, client) { message in answerStatus(message, client) }
+            serving.leave()
         }
-        statusThread.start()
         var reported = 0
         serve(requests, client) { message in
             let (errors, last) = client.asyncErrors
@@ -145,7 +159,7 @@ final class RPCServer: Sendable {
 
     /// Hands each message of `subscription` to `body` until the subscription ends.
     private func serve(_ subscription: NATSSubscription, _ client: NATSClient, _ body: (NATSMessage) -> Void) {
-        while true {
+        while !stopFlag.isStopped {
             do {
                 guard let message = try subscription.next(timeout: .seconds(1)) else { continue }
                 body(message)
@@ -356,6 +370,18 @@ final class PhotodPool: Sendable {
     private let caching = Locked<PhotodFeed?>(nil)
 
     init(sockets: [PathBytes]) { self.sockets = sockets }
+
+    /// Closes the connections kept (at a stop, when no request is being answered).
+    func closeAll() {
+        idle.withLock { feeds in
+            feeds.forEach { $0.close() }
+            feeds = []
+        }
+        caching.withLock { feed in
+            feed?.close()
+            feed = nil
+        }
+    }
 
     /// The largest answer taken from photod: NATS's largest message (a server's `max_payload`
     /// is at most 64 MiB); a longer one is read past without being kept, and is `tooLarge`.

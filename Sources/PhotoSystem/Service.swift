@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A long-lived part of a process (a queue with its thread, a watcher, a server): started once,
 /// stopped once, by the `ServiceGroup` that holds it. Nothing starts in an initializer: an
 /// initializer only stores what the service is given, so that a process is wired first and
@@ -78,5 +80,35 @@ public final class ServiceGroup: Sendable {
                 logger.debug("service \(member.name) stopped")
             }
         }
+    }
+}
+
+/// A service's "stop now", which its threads look at between steps and sleep on: a sleep ends
+/// at once when the stop comes.
+public final class StopFlag: Sendable {
+    private let stopped = Locked(false)
+    private let wake = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    /// Whether the stop has come.
+    public var isStopped: Bool { stopped.withLock { $0 } }
+
+    /// Stops: every sleeper wakes, now and later.
+    public func stop() {
+        stopped.withLock { $0 = true }
+        wake.signal()
+    }
+
+    /// Sleeps `duration`, or until the stop; returns whether the stop has come.
+    @discardableResult
+    public func sleep(_ duration: Duration) -> Bool {
+        guard !isStopped else { return true }
+        let (seconds, attoseconds) = duration.components
+        if wake.wait(timeout: .now() + .nanoseconds(Int(min(seconds, 86_400)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+            == .success {
+            wake.signal()  // the next sleeper wakes too
+        }
+        return isStopped
     }
 }

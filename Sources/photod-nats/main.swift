@@ -27,10 +27,6 @@ if options.check {
 if options.statusQuery {
     exit(BridgeStatus.run(options) ? 0 : 1)
 }
-// SIGTERM and SIGINT: nothing is in flight that a restart would not redo (the stream deduplicates).
-for sig in [SIGTERM, SIGINT] {
-    signal(sig) { _ in
-        _exit(0)
-    }
-}
+// Runs its parts (watchdog, request/reply, publisher) until SIGTERM or SIGINT stops them in
+// reverse order.
 Bridge(options: options, logger: logger, environment: environment).run()
