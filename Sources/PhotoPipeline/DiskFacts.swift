@@ -6,33 +6,66 @@ import Glibc
 #endif
 
 /// `LiveFacts` answered from the disk (`lstat`, `faccessat`) and the index (the pooled readers):
-/// the I/O shell of `LiveChanges`. One per batch of watcher changes, on the live loop's thread:
-/// it keeps the file-system ids of the devices seen and, once `prefetch`ed, the index's rows for
-/// a step's files from one read transaction.
+/// the I/O shell of `LiveChanges`. One per batch of watcher changes, on the live loop's thread.
+/// `beginStep` looks a step's files up at once — each `lstat`, then in one read transaction the
+/// index's rows of their groups and, for a file the index has no row for, where a file with its
+/// identity was indexed and whether it is in Recently Deleted — so that a burst of new files
+/// costs one transaction, not two queries a file.
 final class DiskFacts: LiveFacts {
     let database: Database
     /// `st_dev` → `f_fsid`, for the files of this batch.
     private var fileSystems: [UInt64: UInt64] = [:]
+    private var entries: [PathBytes: LiveChanges.Entry?] = [:]
     private var rows: [PathBytes: (row: IndexedFile?, groupIsEmpty: Bool)] = [:]
+    private var origins: [FileIdentity: [PathBytes]] = [:]
+    private var tombstones: [FileIdentity: Int64?] = [:]
 
     init(database: Database) { self.database = database }
 
-    /// Looks up the index's rows for `paths` (and their groups) in one read transaction.
-    func prefetch(_ paths: [PathBytes]) {
+    /// Starts a step: forgets what earlier steps saw (their writes may have changed it), and
+    /// looks up the step's `paths`.
+    func beginStep(_ paths: [PathBytes]) {
+        entries = [:]
+        rows = [:]
+        origins = [:]
+        tombstones = [:]
+        prefetch(paths)
+    }
+
+    /// Looks up `paths` on the disk and in the index (one read transaction).
+    private func prefetch(_ paths: [PathBytes]) {
         let missing = paths.filter { rows[$0] == nil }
         guard !missing.isEmpty else { return }
         let found = try? database.read { r in
             try r.consistent { () throws(StoreError) in
                 try missing.map { path throws(StoreError) in
                     let group = try r.group(directory: path.parent, key: ResourcePairing.groupKey(of: path.lastComponent))
-                    return (path, group.first { $0.name == path.lastComponent }, group.isEmpty)
+                    let row = group.first { $0.name == path.lastComponent }
+                    var looked: (origins: [PathBytes], tombstone: Int64?)?
+                    if row == nil, let entry = stat(path), entry.kind == .file {
+                        looked = (try r.files(identity: entry.identity), try r.tombstone(identity: entry.identity))
+                    }
+                    return (path, row, group.isEmpty, looked)
                 }
             }
         }
-        for (path, row, empty) in found ?? [] { rows[path] = (row, empty) }
+        for (path, row, empty, looked) in found ?? [] {
+            rows[path] = (row, empty)
+            if let looked, let identity = stat(path)?.identity {
+                origins[identity] = looked.origins
+                tombstones[identity] = .some(looked.tombstone)
+            }
+        }
     }
 
     func stat(_ path: PathBytes) -> LiveChanges.Entry? {
+        if let known = entries[path] { return known }
+        let entry = look(at: path)
+        entries[path] = .some(entry)
+        return entry
+    }
+
+    private func look(at path: PathBytes) -> LiveChanges.Entry? {
         guard let st = try? FileStat.of(path, followLinks: false) else { return nil }
         let fsid: UInt64
         if let known = fileSystems[st.device] {
@@ -57,12 +90,13 @@ final class DiskFacts: LiveFacts {
 
     /// A hard link keeps both names: not a move.
     func movedFrom(_ identity: FileIdentity, to path: PathBytes) -> PathBytes? {
-        let origins = (try? database.read { try $0.files(identity: identity) }) ?? []
-        return origins.first { $0 != path && !Walk.exists($0, inode: identity.inode) }
+        let candidates = origins[identity] ?? (try? database.read { try $0.files(identity: identity) }) ?? []
+        return candidates.first { $0 != path && !Walk.exists($0, inode: identity.inode) }
     }
 
     func tombstone(_ identity: FileIdentity) -> Int64? {
-        (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
+        if let known = tombstones[identity] { return known }
+        return (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
     }
 
     func contentKeys(files: [PathBytes], directories: [PathBytes]) -> [ContentKey] {

@@ -61,12 +61,7 @@ final class Lister: Sendable {
     /// Starts listing at `top` on a new thread. `isMountPoint` says which directories below it
     /// are mount points of their own (not entered).
     func start(_ top: PathBytes, isMountPoint: @escaping @Sendable (PathBytes) -> Bool) {
-        let thread = Thread { [self] in
-            setThreadName("photod-list")
-            run(top, isMountPoint: isMountPoint)
-        }
-        thread.name = "photod-list"
-        thread.start()
+        spawnThread("photod-list") { [self] in run(top, isMountPoint: isMountPoint) }
     }
 
     /// Stops at the next directory; what is held is dropped.

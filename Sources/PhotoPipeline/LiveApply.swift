@@ -60,7 +60,7 @@ struct LiveApply: Sendable {
 
     /// Applies one step; returns the trees to scan after the batch's steps.
     private func apply(_ step: ChangePlan.Step, facts: DiskFacts) -> [PathBytes] {
-        facts.prefetch(step.reads)
+        facts.beginStep(step.reads)
         let spared = trees.sparingTrees(step.removedDirectories)
         var writes = changes.withLock { $0.decide(step, spared: spared, facts: facts, at: now()) }
         var scans = writes.scans

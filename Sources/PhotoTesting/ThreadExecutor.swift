@@ -14,26 +14,29 @@ public final class ThreadExecutor: TaskExecutor, Sendable {
     /// One thread shared by every consumer that needs it (they never block it).
     public static let shared = ThreadExecutor(name: "photod.tests.executor")
 
-    private let jobs = Locked<[UnownedJob]>([])
+    private let name: String
+    /// The jobs waiting, and whether the thread has been started (with the first job).
+    private let jobs = Locked<(waiting: [UnownedJob], started: Bool)>(([], false))
     private let available = DispatchSemaphore(value: 0)
 
-    /// Starts the executor's thread.
-    public init(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
-    }
+    /// An executor whose thread starts with its first job.
+    public init(name: String) { self.name = name }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
+        let first = jobs.withLock { j -> Bool in
+            j.waiting.append(job)
+            defer { j.started = true }
+            return !j.started
+        }
+        if first { spawnThread(name) { [self] in run() } }
         available.signal()
     }
 
     private func run() {
         while true {
             available.wait()
-            let job = jobs.withLock { $0.removeFirst() }
+            let job = jobs.withLock { $0.waiting.removeFirst() }
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
