@@ -174,10 +174,9 @@ struct BridgeEndToEndTests {
         }
     }
 
-    /// The next message on `subscription`, which must come within 30 s (scaled).
-    static func next(_ subscription: NATSSubscription, _ what: @autoclosure () -> String) throws -> NATSMessage {
-        let message = try eventually(what()) { try subscription.next(timeout: .milliseconds(100)) } until: { $0 != nil }
-        return message!
+    /// Waits until the stream has stored a message on `subject`.
+    static func waitForMessage(_ nats: NATSClient, subject: String, _ what: @autoclosure () -> String) throws {
+        try eventually(what()) { try lastToken(nats, subject: subject) } until: { $0 != nil }
     }
 
     /// A JetStream API request (`STREAM.INFO.PHOTOD`) and its JSON answer.
@@ -327,9 +326,8 @@ struct BridgeEndToEndTests {
         daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--journal-max-changes", "1"])
         try daemon.waitForIdle()
         try daemon.waitForJournal(prunedTo: Int(before) + 2)
-        let resyncs = try nats.subscribe("photod.box-b.resync")
         bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "box-b", state: state)
-        _ = try Self.next(resyncs, "a resync event; bridge log:\n\(bridge.log)")
+        try Self.waitForMessage(nats, subject: "photod.box-b.resync", "a resync event; bridge log:\n\(bridge.log)")
         let resync = try #require(try Self.messages(nats, subject: "photod.box-b.resync").first)
         let event = try JSONValue.parse(resync.payload)
         #expect(event["reason"]?.stringValue == "tokenExpired")
@@ -674,9 +672,8 @@ struct BridgeEndToEndTests {
         daemons[0] = try DaemonProcess(libraries: [libs[0].path], state: states[0], arguments: ["--journal-max-changes", "1"])
         try daemons[0].waitForIdle()
         try daemons[0].waitForJournal(prunedTo: Int(before) + 2)
-        let resyncs = try nats.subscribe("photod.lib-a.resync")
         bridges[0] = try BridgeProcess(socket: daemons[0].socket, nats: server.url, name: "lib-a", state: states[0])
-        _ = try Self.next(resyncs, "a resync event:\n\(bridges[0].log)")
+        try Self.waitForMessage(nats, subject: "photod.lib-a.resync", "a resync event:\n\(bridges[0].log)")
         running = try consumer(idle: 3)
         running.waitUntilExit()
         #expect(consumerLog().contains("lib-a: read whole (resync: tokenExpired)"), "\(consumerLog())")
