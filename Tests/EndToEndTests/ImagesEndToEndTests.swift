@@ -370,6 +370,7 @@ struct ImagesEndToEndTests {
 
         // The file changes (a new edit saved over it): a new image, the old file removed.
         try lib.write("p0.jpg", try Self.photo(width: 1600, height: 2400, orientation: 1))
+        try daemon.waitFor("the new edit read") { _ in try daemon.allAssets().first { $0["id"]?.stringValue == id }?["pixelWidth"]?.intValue == 1600 }
         try daemon.waitForIdle()
         let new = try library.requestImage(for: id, width: 512, height: 512)
         #expect(new.path != old.path)
@@ -385,6 +386,7 @@ struct ImagesEndToEndTests {
         let noise = RenderedImage(size: PixelSize(width: 640, height: 480), channels: 3,
                                   pixels: (0..<640 * 480 * 3).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         for i in 1..<12 { try lib.write("p\(i).jpg", try noise.encodeJPEG(quality: 95).bytes) }
+        try daemon.waitFor("the eleven read again") { _ in try daemon.allAssets().filter { $0["pixelWidth"]?.intValue == 640 }.count == 11 }
         try daemon.waitForIdle()
         for i in 1..<12 { _ = try library.requestImage(for: try Self.asset(daemon, named: "p\(i).jpg"), width: 640, height: 640) }
         let images = try #require(try daemon.call("library.status")["images"])
