@@ -628,6 +628,16 @@ struct BridgeEndToEndTests {
             Dictionary(uniqueKeysWithValues: try names.enumerated().map { ($0.element, try Self.library(daemons[$0.offset])) })
         }
 
+        /// Waits until library `n` holds `present` and not `absent` (photod idle can come before
+        /// the watcher's batch), and photod is idle.
+        func indexed(_ n: Int, _ present: String, not absent: String) throws {
+            try daemons[n].waitFor("\(present) in, \(absent) out") { _ in
+                let paths = try daemons[n].idsByPath()
+                return paths[libs[n](present).string] != nil && paths[libs[n](absent).string] == nil
+            }
+            try daemons[n].waitForIdle()
+        }
+
         // First run: both libraries read whole; then changes in both while it follows them.
         var running = try consumer(idle: 600)
         try eventually("the consumer following the stream:\n\(consumerLog())", timeout: .seconds(60)) {
@@ -641,7 +651,7 @@ struct BridgeEndToEndTests {
             _ = try daemons[n].call("assets.setFavorite", ["ids": [.string(some)], "favorite": true])
             try FileManager.default.moveItem(atPath: lib("y/0.jpg").string, toPath: lib("y/moved.jpg").string)
         }
-        for daemon in daemons { try daemon.waitForIdle() }
+        for n in libs.indices { try indexed(n, "y/moved.jpg", not: "y/0.jpg") }
         try caughtUp()
         // Killed once the server has its acknowledgments (a message fetched and not acknowledged
         // would come again only after the consumer's 60 s ack wait), changes meanwhile, started
@@ -654,7 +664,7 @@ struct BridgeEndToEndTests {
         for (n, lib) in libs.enumerated() {
             try FileManager.default.removeItem(atPath: lib("x/0.jpg").string)
             _ = try lib.write("z/new.jpg", Library.jpeg(date: "2022:0\(n + 1):01 12:00:00"))
-            try daemons[n].waitForIdle()
+            try indexed(n, "z/new.jpg", not: "x/0.jpg")
         }
         try caughtUp()
         let logged = consumerLog().count
