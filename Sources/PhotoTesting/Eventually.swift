@@ -21,6 +21,12 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public var description: String {
         "\(location): timed out after \(waited) waiting for \(what); last seen: \(lastSeen)"
     }
+
+    /// What was seen, its first 4,000 characters (a whole library's assets would bury the rest).
+    static func shown(_ seen: some Any) -> String {
+        let text = "\(seen)"
+        return text.count <= 4_000 ? text : text.prefix(4_000) + "… (\(text.count) characters)"
+    }
 }
 
 /// The pause between two looks: 1 ms, doubling, at most 16 ms. What a test awaits is usually
@@ -54,7 +60,7 @@ public func eventually<Seen>(_ what: @autoclosure () -> String, timeout: Duratio
         let seen = try observe()
         if try done(seen) { return seen }
         if ContinuousClock.now >= deadline {
-            throw WaitTimeout(what: what(), waited: timeout * TestTime.scale, lastSeen: "\(seen)", location: "\(fileID):\(line)")
+            throw WaitTimeout(what: what(), waited: timeout * TestTime.scale, lastSeen: WaitTimeout.shown(seen), location: "\(fileID):\(line)")
         }
         Thread.sleep(forTimeInterval: interval.next().timeInterval)
     }
@@ -79,7 +85,7 @@ public func eventually<Seen>(_ what: @autoclosure () -> String, timeout: Duratio
         let seen = try await observe()
         if try done(seen) { return seen }
         if ContinuousClock.now >= deadline {
-            throw WaitTimeout(what: what(), waited: timeout * TestTime.scale, lastSeen: "\(seen)", location: "\(fileID):\(line)")
+            throw WaitTimeout(what: what(), waited: timeout * TestTime.scale, lastSeen: WaitTimeout.shown(seen), location: "\(fileID):\(line)")
         }
         try await Task.sleep(for: interval.next())
     }
