@@ -158,9 +158,14 @@ struct SubscriptionEndToEndTests {
         #expect(sets[4]["collections"]?["updated"]?.arrayValue?.contains(.string("s_favorites")) == true)
         #expect(sets.allSatisfy { $0["assets"]?["deleted"]?.arrayValue?.isEmpty == true })
 
-        // The subscriber dies; changes go on; restarted, it gets exactly what it missed.
+        // The subscriber dies (once it has saved the token of what it printed: killed between the
+        // two, it would print that change set again); changes go on; restarted, it gets exactly
+        // what it missed.
+        let seen = try #require(subscriber.tokens.last)
+        try eventually("the subscriber's saved token \(seen)") { try? String(contentsOfFile: tokenFile.string, encoding: .utf8) } until: {
+            $0 == String(seen)
+        }
         subscriber.kill()
-        let seen = subscriber.tokens.last!
         try lib.write("b/x.jpg", Library.jpeg(date: "2021:08:01 09:00:00", width: 400))
         try lib.write("b/y.jpg", Library.jpeg(date: "2021:08:02 09:00:00", width: 401))
         try daemon.waitForAssets(5)
