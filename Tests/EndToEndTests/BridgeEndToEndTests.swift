@@ -61,11 +61,14 @@ final class NATSServerProcess {
         try p.run()
         process = p
         guard wait else { return }
-        let deadline = TestTime.deadline(.seconds(20))
-        while (try? NATSClient(urls: probe ?? url, name: "probe")) == nil {
-            if ContinuousClock.now >= deadline { throw HarnessError("nats-server did not come up on \(port)") }
-            usleep(50_000)
-        }
+        try Self.waitUntilUp("nats-server on \(port)") { try NATSClient(urls: probe ?? url, name: "probe") }
+    }
+
+    /// Waits until `connect` connects (a server starting, a cluster electing).
+    static func waitUntilUp(_ what: String, _ connect: () throws -> NATSClient) throws {
+        try eventually("\(what) to take connections", timeout: .seconds(20)) { () -> Result<NATSClient, any Error> in
+            Result { try connect() }
+        } until: { if case .success = $0 { true } else { false } }
     }
 
     func kill9() {
@@ -111,20 +114,14 @@ final class BridgeProcess {
 
     /// Waits until it serves the rpc subject.
     func waitServing() throws {
-        let deadline = TestTime.deadline(.seconds(30))
-        while !log.contains("serving photod.") {
-            if ContinuousClock.now >= deadline { throw HarnessError("the bridge does not serve rpc:\n\(log)") }
-            usleep(20_000)
-        }
+        try eventually("the bridge serving rpc; its log:\n\(log)") { log.contains("serving photod.") }
     }
 
     /// Waits until it has subscribed to photod (a first run starts from photod's current token:
     /// what happened before is not published).
     func waitSubscribed(count: Int = 1) throws {
-        let deadline = TestTime.deadline(.seconds(30))
-        while log.components(separatedBy: "subscribed to photod").count - 1 < count {
-            if ContinuousClock.now >= deadline { throw HarnessError("the bridge did not subscribe:\n\(log)") }
-            usleep(20_000)
+        try eventually("the bridge subscribed to photod; its log:\n\(log)") {
+            log.components(separatedBy: "subscribed to photod").count - 1 >= count
         }
     }
 
@@ -162,14 +159,29 @@ struct BridgeEndToEndTests {
         return result
     }
 
+    /// The token of the stream's last message on `subject`; nil when there is none (or no stream yet).
+    static func lastToken(_ nats: NATSClient, subject: String) throws -> Int64? {
+        let last = Result { () throws(NATSError) in try nats.lastMessage(stream: "PHOTOD", subject: subject, header: "Photod-Token") }
+        if case .failure(let error) = last, error.isStreamMissing { return nil }
+        return try last.get().flatMap { Int64($0.value) }
+    }
+
     /// Waits until the stream holds the change set of photod's current token.
     static func waitCaughtUp(_ nats: NATSClient, daemon: DaemonProcess, subject: String) throws {
         let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
-        let deadline = TestTime.deadline(.seconds(60))
-        while (try messages(nats, subject: subject).last?.token ?? -1) < current {
-            if ContinuousClock.now >= deadline { throw HarnessError("the stream did not reach token \(current)") }
-            usleep(50_000)
+        try eventually("token \(current) in the stream on \(subject)", timeout: .seconds(60)) { try lastToken(nats, subject: subject) } until: {
+            ($0 ?? -1) >= current
         }
+    }
+
+    /// Waits until the stream has stored a message on `subject`.
+    static func waitForMessage(_ nats: NATSClient, subject: String, _ what: @autoclosure () -> String) throws {
+        try eventually(what()) { try lastToken(nats, subject: subject) } until: { $0 != nil }
+    }
+
+    /// A JetStream API request (`STREAM.INFO.PHOTOD`) and its JSON answer.
+    static func jetStream(_ nats: NATSClient, _ api: String) throws -> JSONValue {
+        try JSONValue.parse(nats.request(subject: "$JS.API." + api, payload: []).payload)
     }
 
     @Test("Every change set once, in token order, as photod sent it, with Nats-Msg-Id and Photod-Token; a kill -9 of the bridge, of photod and of nats-server loses and repeats nothing")
@@ -192,18 +204,21 @@ struct BridgeEndToEndTests {
 
         // Adds, a favorite, a move and a delete.
         for i in 0..<5 { try lib.write("a/new-\(i).jpg", Library.jpeg(date: "2021:02:0\(i + 1) 10:00:00")) }
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(6)
         let one = try #require(try daemon.allAssets().first?["id"]?.stringValue)
         _ = try daemon.call("assets.setFavorite", ["ids": .array([.string(one)]), "favorite": true])
         try FileManager.default.moveItem(atPath: lib("a/new-0.jpg").string, toPath: lib("a/moved-0.jpg").string)
         try FileManager.default.removeItem(atPath: lib("a/new-1.jpg").string)
-        try daemon.waitForIdle()
+        try daemon.waitFor("the move and the delete") { _ in
+            let paths = try daemon.idsByPath()
+            return paths[lib("a/moved-0.jpg").string] != nil && paths[lib("a/new-1.jpg").string] == nil
+        }
         try Self.waitCaughtUp(nats, daemon: daemon, subject: subject)
 
         // The bridge killed while changes come, then started again.
         bridge.kill9()
         for i in 0..<3 { try lib.write("b/x-\(i).jpg", Library.jpeg(date: "2021:03:0\(i + 1) 10:00:00")) }
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(8)
         bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "box-a", state: state)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: subject)
 
@@ -212,13 +227,13 @@ struct BridgeEndToEndTests {
         daemon = try DaemonProcess(libraries: [lib.path], state: state)
         try daemon.waitForIdle()
         for i in 0..<3 { try lib.write("c/y-\(i).jpg", Library.jpeg(date: "2021:04:0\(i + 1) 10:00:00")) }
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(11)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: subject)
 
         // nats-server killed while changes come, and started again on its store.
         server.kill9()
         for i in 0..<3 { try lib.write("d/z-\(i).jpg", Library.jpeg(date: "2021:05:0\(i + 1) 10:00:00")) }
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(14)
         try server.start()
         let again = try NATSClient(urls: server.url, name: "test-2")
         try Self.waitCaughtUp(again, daemon: daemon, subject: subject)
@@ -300,7 +315,7 @@ struct BridgeEndToEndTests {
         var bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "box-b", state: state)
         try bridge.waitSubscribed()
         try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(2)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.box-b.changes")
         let before = try Self.messages(nats, subject: "photod.box-b.changes").last!.token
         // Away while more change sets are made than the journal then keeps (photod prunes it at
@@ -313,19 +328,9 @@ struct BridgeEndToEndTests {
         #expect(daemon.stop() == 0)
         daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--journal-max-changes", "1"])
         try daemon.waitForIdle()
-        let pruned = TestTime.deadline(.seconds(30))
-        while (try daemon.call("changes.currentToken")["oldestToken"]?.int64Value ?? 0) <= before + 1 {
-            if ContinuousClock.now >= pruned {
-                throw HarnessError("photod did not prune its journal: \(try daemon.call("changes.currentToken"))")
-            }
-            usleep(20_000)
-        }
+        try daemon.waitForJournal(prunedTo: Int(before) + 2)
         bridge = try BridgeProcess(socket: daemon.socket, nats: server.url, name: "box-b", state: state)
-        let deadline = TestTime.deadline(.seconds(30))
-        while try Self.messages(nats, subject: "photod.box-b.resync").isEmpty {
-            if ContinuousClock.now >= deadline { throw HarnessError("no resync event; bridge log:\n\(bridge.log)") }
-            usleep(50_000)
-        }
+        try Self.waitForMessage(nats, subject: "photod.box-b.resync", "a resync event; bridge log:\n\(bridge.log)")
         let resync = try #require(try Self.messages(nats, subject: "photod.box-b.resync").first)
         let event = try JSONValue.parse(resync.payload)
         #expect(event["reason"]?.stringValue == "tokenExpired")
@@ -333,7 +338,7 @@ struct BridgeEndToEndTests {
         #expect(event["currentToken"]?.int64Value == resync.token)
         // Publishing goes on after the current token.
         try lib.write("after.jpg", Library.jpeg(date: "2021:03:01 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(7)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.box-b.changes")
         let after = try Self.messages(nats, subject: "photod.box-b.changes").map(\.token).filter { $0 > before }
         let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
@@ -437,24 +442,28 @@ struct BridgeEndToEndTests {
         // A request cannot choose a reply subject that would have the bridge publish into the
         // stream or call JetStream's API (purge it): such requests are not answered.
         _ = try lib.write("b/after.jpg", Library.jpeg(date: "2021:01:09 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(6)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.reader.changes")
         let stored = try #require(try nats.lastSequence(stream: "PHOTOD"))
+        func refusals() throws -> Int { try askJSON("", "photod.reader.bridge.status")["rpc"]?["refused"]?.intValue ?? -1 }
+        let refusedBefore = try refusals()
         for reply in ["photod.reader.changes", "photod.reader.resync", "$JS.API.STREAM.PURGE.PHOTOD", "$JS.API.STREAM.DELETE.PHOTOD"] {
             try nats.send(subject: "photod.reader.rpc", reply: reply, payload: Array(reads[0].utf8))
             try nats.send(subject: "photod.reader.bridge.status", reply: reply, payload: [])
         }
         #expect(nats.flush())
-        usleep(500_000)
+        try eventually("the bridge to refuse the 8 requests") { try refusals() } until: { $0 >= refusedBefore + 8 }
         #expect(try nats.lastSequence(stream: "PHOTOD") == stored, "the stream is as it was")
         #expect(try Self.messages(nats, subject: "photod.reader.changes").allSatisfy { !$0.msgID.isEmpty })
         #expect(reader.log.contains("is not an inbox"), "\(reader.log)")
 
-        // The status, and --status from the command line.
-        let status = try askJSON("", "photod.reader.bridge.status")
+        // The status, and --status from the command line. The stream has stored the last change
+        // set a moment before the bridge hears that it did.
+        let status = try eventually("the bridge's status without lag") { try askJSON("", "photod.reader.bridge.status") } until: {
+            $0["lag"]?["changeSets"]?.intValue == 0
+        }
         #expect(status["name"]?.stringValue == "reader" && status["nats"]?["connected"]?.boolValue == true)
         #expect(status["photod"]?["token"]?.int64Value == (try daemon.call("changes.currentToken")["token"]?.int64Value))
-        #expect(status["lag"]?["changeSets"]?.intValue == 0)
         #expect((status["rpc"]?["images"]?.intValue ?? 0) >= 2 && (status["rpc"]?["refused"]?.intValue ?? 0) >= 13, "\(status)")
         let printed = try runProcess(TestPaths.products.appendingPathComponent("photod-nats"),
                                      ["--status", "--nats", server.url, "--name", "reader"])
@@ -492,13 +501,7 @@ struct BridgeEndToEndTests {
                 "--routes", routes.enumerated().filter { $0.offset != i }.map { "nats://127.0.0.1:\($0.element)" }.joined(separator: ","),
             ], wait: false)
         }
-        for node in nodes {
-            let up = TestTime.deadline(.seconds(20))
-            while (try? NATSClient(urls: node.url, name: "probe")) == nil {
-                if ContinuousClock.now >= up { throw HarnessError("node \(node.port) did not come up") }
-                usleep(50_000)
-            }
-        }
+        for node in nodes { try NATSServerProcess.waitUntilUp("node \(node.port)") { try NATSClient(urls: node.url, name: "probe") } }
         let urls = nodes.map(\.url).joined(separator: ",")
         _ = try lib.write("a/0.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
         let daemon = try DaemonProcess(libraries: [lib.path], state: state)
@@ -517,33 +520,33 @@ struct BridgeEndToEndTests {
                 killed = nodes[Int.random(in: 0..<3)]
                 killed?.kill9()
             }
-            usleep(30_000)
+            usleep(30_000)  // the burst's pace: files keep coming for about a second, whatever the cluster does
         }
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(151)
         let alive = try #require(nodes.first { $0 !== killed })
         let nats = try NATSClient(urls: alive.url, name: "test")
-        let caughtUp = TestTime.deadline(.seconds(90))
         let current = try #require(try daemon.call("changes.currentToken")["token"]?.int64Value)
-        var got: [Int64] = []
-        while got.last ?? -1 < current {
-            if ContinuousClock.now >= caughtUp { throw HarnessError("the stream reached \(got.last ?? -1) of \(current); bridge log:\n\(bridge.log)") }
-            got = (try? Self.messages(nats, subject: "photod.cl.changes").map(\.token)) ?? []
-            usleep(100_000)
-        }
+        // Reads fail while the cluster elects a new leader for the stream: they are tried again.
+        let got = try eventually("token \(current) in the stream; bridge log:\n\(bridge.log)", timeout: .seconds(90)) {
+            (try? Self.messages(nats, subject: "photod.cl.changes").map(\.token)) ?? []
+        } until: { ($0.last ?? -1) >= current }
         #expect(got == Array((start + 1)...current), "\(got); bridge log:\n\(bridge.log)")
         #expect(current - start >= 5, "the burst made \(current - start) change sets")
         // Three replicas: with the killed node back (and caught up), another node may go and
         // every message is still there, served by the two that are left.
         try killed?.start()
-        sleep(3)
+        try eventually("the restarted node caught up with the stream", timeout: .seconds(60)) {
+            try? Self.jetStream(nats, "STREAM.INFO.PHOTOD")["cluster"]
+        } until: { cluster in
+            let replicas = cluster?["replicas"]?.arrayValue ?? []
+            return replicas.count == 2 && replicas.allSatisfy { $0["current"]?.boolValue == true && ($0["lag"]?.intValue ?? 0) == 0 }
+        }
         let second = try #require(nodes.first { $0 !== killed && $0 !== alive })
         second.kill9()
         let remaining = try NATSClient(urls: [alive, killed!].map(\.url).joined(separator: ","), name: "test-after")
-        let replicated = TestTime.deadline(.seconds(60))
-        while (try? Self.messages(remaining, subject: "photod.cl.changes").map(\.token)) != got {
-            if ContinuousClock.now >= replicated { throw HarnessError("after a second node went, the stream is not whole") }
-            usleep(200_000)
-        }
+        try eventually("the whole stream from the two nodes left", timeout: .seconds(60)) {
+            try? Self.messages(remaining, subject: "photod.cl.changes").map(\.token)
+        } until: { $0 == got }
         _ = daemon.stop()
     }
 
@@ -587,7 +590,7 @@ struct BridgeEndToEndTests {
             bridges.append(bridge)
             // A first change set, so that the library is in the stream when the consumer starts.
             _ = try lib.write("x/first.jpg", Library.jpeg(date: "2020:0\(n + 1):20 10:00:00"))
-            try daemon.waitForIdle()
+            try daemon.waitForAssets(4 + n)
         }
         let nats = try NATSClient(urls: server.url, name: "test")
         func caughtUp() throws {
@@ -625,30 +628,43 @@ struct BridgeEndToEndTests {
             Dictionary(uniqueKeysWithValues: try names.enumerated().map { ($0.element, try Self.library(daemons[$0.offset])) })
         }
 
+        /// Waits until library `n` holds `present` and not `absent` (photod idle can come before
+        /// the watcher's batch), and photod is idle.
+        func indexed(_ n: Int, _ present: String, not absent: String) throws {
+            try daemons[n].waitFor("\(present) in, \(absent) out") { _ in
+                let paths = try daemons[n].idsByPath()
+                return paths[libs[n](present).string] != nil && paths[libs[n](absent).string] == nil
+            }
+            try daemons[n].waitForIdle()
+        }
+
         // First run: both libraries read whole; then changes in both while it follows them.
         var running = try consumer(idle: 600)
-        let started = TestTime.deadline(.seconds(60))
-        while !consumerLog().contains("following PHOTOD") {
-            if ContinuousClock.now >= started || !running.isRunning { throw HarnessError("the consumer did not start:\n\(consumerLog())") }
-            usleep(50_000)
+        try eventually("the consumer following the stream:\n\(consumerLog())", timeout: .seconds(60)) {
+            if !running.isRunning { throw HarnessError("the consumer exited:\n\(consumerLog())") }
+            return consumerLog().contains("following PHOTOD")
         }
         for (n, lib) in libs.enumerated() {
             for i in 0..<4 { _ = try lib.write("y/\(i).jpg", Library.jpeg(date: "2021:0\(n + 1):0\(i + 1) 12:00:00")) }
-            try daemons[n].waitForIdle()
+            try daemons[n].waitForAssets(8 + n)
             let some = try #require(try daemons[n].allAssets().first?["id"]?.stringValue)
             _ = try daemons[n].call("assets.setFavorite", ["ids": [.string(some)], "favorite": true])
             try FileManager.default.moveItem(atPath: lib("y/0.jpg").string, toPath: lib("y/moved.jpg").string)
         }
-        for daemon in daemons { try daemon.waitForIdle() }
+        for n in libs.indices { try indexed(n, "y/moved.jpg", not: "y/0.jpg") }
         try caughtUp()
-        // Killed while it works, changes meanwhile, started again: its durable consumer resumes.
-        usleep(300_000)
+        // Killed once the server has its acknowledgments (a message fetched and not acknowledged
+        // would come again only after the consumer's 60 s ack wait), changes meanwhile, started
+        // again: its durable consumer resumes.
+        try eventually("the consumer to acknowledge every message") {
+            try Self.jetStream(nats, "CONSUMER.INFO.PHOTOD.test-fleet")
+        } until: { $0["num_pending"]?.intValue == 0 && $0["num_ack_pending"]?.intValue == 0 }
         Glibc.kill(running.processIdentifier, SIGKILL)
         running.waitUntilExit()
         for (n, lib) in libs.enumerated() {
             try FileManager.default.removeItem(atPath: lib("x/0.jpg").string)
             _ = try lib.write("z/new.jpg", Library.jpeg(date: "2022:0\(n + 1):01 12:00:00"))
-            try daemons[n].waitForIdle()
+            try indexed(n, "z/new.jpg", not: "x/0.jpg")
         }
         try caughtUp()
         let logged = consumerLog().count
@@ -670,17 +686,9 @@ struct BridgeEndToEndTests {
         #expect(daemons[0].stop() == 0)
         daemons[0] = try DaemonProcess(libraries: [libs[0].path], state: states[0], arguments: ["--journal-max-changes", "1"])
         try daemons[0].waitForIdle()
-        let pruned = TestTime.deadline(.seconds(30))
-        while (try daemons[0].call("changes.currentToken")["oldestToken"]?.int64Value ?? 0) <= before + 1 {
-            if ContinuousClock.now >= pruned { throw HarnessError("photod did not prune its journal") }
-            usleep(20_000)
-        }
+        try daemons[0].waitForJournal(prunedTo: Int(before) + 2)
         bridges[0] = try BridgeProcess(socket: daemons[0].socket, nats: server.url, name: "lib-a", state: states[0])
-        let resynced = TestTime.deadline(.seconds(30))
-        while try Self.messages(nats, subject: "photod.lib-a.resync").isEmpty {
-            if ContinuousClock.now >= resynced { throw HarnessError("no resync event:\n\(bridges[0].log)") }
-            usleep(50_000)
-        }
+        try Self.waitForMessage(nats, subject: "photod.lib-a.resync", "a resync event:\n\(bridges[0].log)")
         running = try consumer(idle: 3)
         running.waitUntilExit()
         #expect(consumerLog().contains("lib-a: read whole (resync: tokenExpired)"), "\(consumerLog())")
@@ -721,7 +729,7 @@ struct BridgeEndToEndTests {
         try writer.waitServing()
         // The reading bridge publishes under its restricted user.
         _ = try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(2)
         let admin = try NATSClient(urls: url("admin"), name: "admin")
         try Self.waitCaughtUp(admin, daemon: daemon, subject: "photod.home.changes")
         #expect(try Self.messages(admin, subject: "photod.home-w.changes").isEmpty, "--rpc-only publishes nothing")
@@ -784,11 +792,7 @@ struct BridgeEndToEndTests {
             tls { cert_file: "\(pki("server.pem").string)", key_file: "\(pki("server.key").string)" }
             """, port: port, wait: false)
         let url = "tls://127.0.0.1:\(port)"
-        let up = TestTime.deadline(.seconds(20))
-        while (try? NATSClient(urls: url, name: "probe", caFile: pki("ca.pem").string)) == nil {
-            if ContinuousClock.now >= up { throw HarnessError("the TLS server did not come up") }
-            usleep(50_000)
-        }
+        try NATSServerProcess.waitUntilUp("the TLS server") { try NATSClient(urls: url, name: "probe", caFile: pki("ca.pem").string) }
         _ = server
         #expect(throws: NATSError.self, "an unknown CA is refused") { try NATSClient(urls: url, name: "no-ca") }
         _ = try lib.write("1.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
@@ -799,7 +803,7 @@ struct BridgeEndToEndTests {
         try bridge.waitSubscribed()
         try bridge.waitServing()
         _ = try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(2)
         let nats = try NATSClient(urls: url, name: "test", caFile: pki("ca.pem").string)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.tls.changes")
         let answer = try JSONValue.parse(nats.request(subject: "photod.tls.rpc",
@@ -807,10 +811,8 @@ struct BridgeEndToEndTests {
         #expect(answer["result"]?["token"]?.int64Value == (try daemon.call("changes.currentToken")["token"]?.int64Value))
         // Without the CA the bridge cannot connect, and says why.
         let refused = try BridgeProcess(socket: daemon.socket, nats: url, name: "tls-no-ca", state: state)
-        let said = TestTime.deadline(.seconds(20))
-        while !refused.log.contains("cannot connect to NATS") {
-            if ContinuousClock.now >= said { throw HarnessError("the bridge without a CA said nothing:\n\(refused.log)") }
-            usleep(50_000)
+        try eventually("the bridge without the CA to say it cannot connect:\n\(refused.log)", timeout: .seconds(20)) {
+            refused.log.contains("cannot connect to NATS")
         }
         _ = daemon.stop()
     }
@@ -836,11 +838,7 @@ struct BridgeEndToEndTests {
         let creds = keys("user.creds").string
         let url = "nats://127.0.0.1:\(port)"
         let server = try NATSServerProcess(store: store, configuration: configuration, port: port, wait: false)
-        let up = TestTime.deadline(.seconds(20))
-        while (try? NATSClient(urls: url, name: "probe", credentials: creds)) == nil {
-            if ContinuousClock.now >= up { throw HarnessError("the operator-mode server did not come up") }
-            usleep(50_000)
-        }
+        try NATSServerProcess.waitUntilUp("the operator-mode server") { try NATSClient(urls: url, name: "probe", credentials: creds) }
         _ = server
         #expect(throws: NATSError.self, "no credentials, no connection") { try NATSClient(urls: url, name: "anonymous") }
         _ = try lib.write("1.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
@@ -850,7 +848,7 @@ struct BridgeEndToEndTests {
         try bridge.waitSubscribed()
         try bridge.waitServing()
         _ = try lib.write("2.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))
-        try daemon.waitForIdle()
+        try daemon.waitForAssets(2)
         let nats = try NATSClient(urls: url, name: "test", credentials: creds)
         try Self.waitCaughtUp(nats, daemon: daemon, subject: "photod.jwt.changes")
         let answer = try JSONValue.parse(nats.request(subject: "photod.jwt.rpc",
@@ -880,19 +878,25 @@ struct BridgeEndToEndTests {
         // Files keep coming, one every 5-25 ms, on a thread of their own, whatever is down.
         let root = lib.path.string
         let photos = (0..<300).map { Library.jpeg(date: String(format: "2021:03:%02d 10:%02d:%02d", $0 / 100 + 1, $0 / 60 % 60, $0 % 60)) }
-        let writing = Locked(true)
+        let written = Locked(0)
         let writer = Thread {
             for (i, bytes) in photos.enumerated() {
                 try? FileManager.default.createDirectory(atPath: "\(root)/d\(i / 50)", withIntermediateDirectories: true)
                 try? TemporaryDirectory.writeFile("\(root)/d\(i / 50)/\(i).jpg", bytes)
-                usleep(UInt32.random(in: 5_000...25_000))
+                written.withLock { $0 += 1 }
+                usleep(UInt32.random(in: 5_000...25_000))  // the pace of the files coming in is the test's input
             }
-            writing.withLock { $0 = false }
         }
         writer.start()
+        /// Waits while `n` more files come in (or the last ones): the random moments are counted
+        /// in files, so that changes always come between two kills, however slow the machine.
+        func whileFilesCome(_ n: Int) throws {
+            let target = min(written.withLock { $0 } + n, photos.count)
+            try eventually("\(n) more files written") { written.withLock { $0 } } until: { $0 >= target }
+        }
         var kills: [String] = []
-        while writing.withLock({ $0 }) {
-            usleep(UInt32.random(in: 200_000...700_000))
+        while written.withLock({ $0 }) < photos.count {
+            try whileFilesCome(Int.random(in: 13...47))  // about 200-700 ms
             switch Int.random(in: 0..<3) {
             case 0:
                 bridge.kill9()
@@ -904,7 +908,7 @@ struct BridgeEndToEndTests {
                 kills.append("photod")
             default:
                 server.kill9()
-                usleep(UInt32.random(in: 100_000...500_000))
+                try whileFilesCome(Int.random(in: 7...33))  // about 100-500 ms
                 try server.start()
                 kills.append("nats-server")
             }

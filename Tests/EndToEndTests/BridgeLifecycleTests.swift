@@ -15,11 +15,7 @@ struct BridgeLifecycleTests {
     /// SIGTERM, then the exit status, within `timeout`.
     static func terminate(_ bridge: BridgeProcess, timeout: Duration = .seconds(10)) throws -> Int32 {
         bridge.process.terminate()
-        let deadline = TestTime.deadline(timeout)
-        while bridge.process.isRunning {
-            if ContinuousClock.now >= deadline { throw HarnessError("photod-nats did not stop within \(timeout):\n\(bridge.log)") }
-            usleep(20_000)
-        }
+        try eventually("photod-nats to stop; its log:\n\(bridge.log)", timeout: timeout) { !bridge.process.isRunning }
         return bridge.process.terminationStatus
     }
 
@@ -47,9 +43,7 @@ struct BridgeLifecycleTests {
         // NATS away: the publisher and the request/reply server wait between retries.
         let nowhere = "nats://127.0.0.1:\(try NATSServerProcess.freePort())"
         let waiting = try BridgeProcess(socket: daemon.socket, nats: nowhere, name: "box-stop", state: state)
-        let deadline = TestTime.deadline(.seconds(10))
-        while !waiting.log.contains("cannot connect to NATS"), ContinuousClock.now < deadline { usleep(20_000) }
-        #expect(waiting.log.contains("cannot connect to NATS"), "\(waiting.log)")
+        try eventually("the bridge to say it cannot connect:\n\(waiting.log)", timeout: .seconds(10)) { waiting.log.contains("cannot connect to NATS") }
         #expect(try Self.terminate(waiting) == 0, "\(waiting.log)")
 
         // Serving requests only.

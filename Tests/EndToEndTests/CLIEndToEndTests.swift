@@ -52,21 +52,17 @@ final class WatchProcess: Sendable {
 
     /// Waits until `condition` holds, failing with what the watch printed.
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () -> Bool) throws {
-        let deadline = TestTime.deadline(timeout)
-        while !condition() {
-            if ContinuousClock.now >= deadline || !process.isRunning {
-                throw HarnessError("watch: timed out waiting for \(what) (running: \(process.isRunning)); stdout: \(stdout); stderr: \(stderr)")
-            }
-            usleep(10_000)
+        try eventually("watch to print \(what) (running: \(process.isRunning)); stdout: \(stdout); stderr: \(stderr)", timeout: timeout) {
+            let met = condition()
+            if !met, !process.isRunning { throw HarnessError("watch exited before \(what); stdout: \(stdout); stderr: \(stderr)") }
+            return met
         }
     }
 
     /// SIGTERM, then the exit status; nil if it died of a signal or ignored SIGTERM for 10 s.
     func terminate() -> Int32? {
         if process.isRunning { process.terminate() }
-        let deadline = TestTime.deadline(.seconds(10))
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
+        if (try? process.waitForExit(timeout: .seconds(10))) == nil {
             Glibc.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil

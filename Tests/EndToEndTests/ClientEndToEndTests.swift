@@ -45,16 +45,13 @@ final class EventCollector: Sendable {
     /// Waits (without blocking a thread) until `condition` holds for the events so far.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: ([ChangeEvent]) -> Bool) async throws -> [ChangeEvent] {
-        let deadline = TestTime.deadline(timeout)
-        while true {
+        try await eventually("\(what)\n\(diagnostics())", timeout: timeout) { () throws -> [ChangeEvent] in
             let (events, ended, error) = state.withLock { ($0.events, $0.ended, $0.error) }
-            if condition(events) { return events }
-            if ended || ContinuousClock.now >= deadline {
-                throw HarnessError("waited for \(what); the stream \(ended ? "ended (\(error ?? "no error"))" : "timed out") after \(events)\n"
-                                   + diagnostics())
+            if ended, !condition(events) {
+                throw HarnessError("waited for \(what); the stream ended (\(error ?? "no error")) after \(events)\n" + diagnostics())
             }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+            return events
+        } until: { condition($0) }
     }
 
     /// Waits for the change set with `token`; returns it.
@@ -290,11 +287,9 @@ struct ClientEndToEndTests {
         #expect(try c.call("assets.get", ["ids": [.string(ids[1])], "includeHidden": true])["assets"]?.arrayValue?.count == 1)
         try FileManager.default.removeItem(atPath: lib("p3.jpg").string)
         try daemon.waitForIdle()
-        let deadline = TestTime.deadline(.seconds(20))
-        while try c.call("assets.get", ["ids": [.string(ids[3])]])["missing"] != [.string(ids[3])] {
-            if ContinuousClock.now >= deadline { throw HarnessError("a deleted file's asset is still answered") }
-            usleep(50_000)
-        }
+        try eventually("the deleted file's asset missing", timeout: .seconds(20)) {
+            try c.call("assets.get", ["ids": [.string(ids[3])]])
+        } until: { $0["missing"] == [.string(ids[3])] }
         for params: JSONObject in [["ids": []], ["ids": ["nope"]], ["ids": .array((0...1000).map { _ in .string(unknown) })],
                                    ["ids": [.string(unknown)], "limit": 3]] {
             do throws(ClientError) {
@@ -311,15 +306,8 @@ struct ClientEndToEndTests {
 
 /// Waits until the daemon logged as many disconnections as connections.
 func waitForAllDisconnected(_ daemon: DaemonProcess, timeout: Duration = .seconds(10)) async throws {
-    let deadline = TestTime.deadline(timeout)
-    while true {
-        let log = daemon.log
-        let connected = log.components(separatedBy: "client connected").count
-        let disconnected = log.components(separatedBy: "client disconnected").count
-        if connected == disconnected { return }
-        if ContinuousClock.now >= deadline {
-            throw HarnessError("\(connected - 1) connections, \(disconnected - 1) disconnections logged")
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
+    func count(_ text: String) -> Int { daemon.log.components(separatedBy: text).count - 1 }
+    try await eventually("every connection's disconnection logged", timeout: timeout) {
+        (connected: count("client connected"), disconnected: count("client disconnected"))
+    } until: { $0.connected == $0.disconnected }
 }

@@ -328,8 +328,7 @@ struct CollectionsEndToEndTests {
         #expect(try names("b_" + a) == ["IMG_0002.JPG", "IMG_0003.JPG"])
         // Back (the same bytes): the first again, with its id.
         try lib.write("burst/IMG_0001.JPG", Self.burstPhoto(a, time: "2024:05:01 12:00:00"))
-        let back = TestTime.deadline(.seconds(30))
-        while try names("s_bursts") != ["IMG_0001.JPG", "IMG_0100.JPG"], ContinuousClock.now < back { usleep(50_000) }
+        try eventually("the first back as the burst's representative") { try names("s_bursts") } until: { $0 == ["IMG_0001.JPG", "IMG_0100.JPG"] }
         assets = try byName()
         #expect(assets["IMG_0001.JPG"]?["representsBurst"]?.boolValue == true && assets["IMG_0002.JPG"]?["representsBurst"]?.boolValue == false)
         // Hidden, the representative passes the role on; shown again, takes it back.
@@ -345,8 +344,7 @@ struct CollectionsEndToEndTests {
         #expect(kept?["assetCount"]?.intValue == 2)
         // Saved again without its BurstUUID, it leaves the burst and stands for none.
         try lib.write("burst/IMG_0001.JPG", Self.burstPhoto(nil, time: "2024:05:01 12:00:00"))
-        let left = TestTime.deadline(.seconds(30))
-        while try names("s_bursts") != ["IMG_0002.JPG", "IMG_0100.JPG"], ContinuousClock.now < left { usleep(50_000) }
+        try eventually("the first out of the burst") { try names("s_bursts") } until: { $0 == ["IMG_0002.JPG", "IMG_0100.JPG"] }
         assets = try byName()
         #expect(assets["IMG_0001.JPG"]?["burstIdentifier"] == .null && assets["IMG_0001.JPG"]?["representsBurst"]?.boolValue == false,
                 "\(String(describing: assets["IMG_0001.JPG"]))")

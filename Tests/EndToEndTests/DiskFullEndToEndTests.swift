@@ -26,10 +26,8 @@ struct DiskFullEndToEndTests {
         // The database may not grow any more: 200 new files cannot be committed.
         _ = try c.call("test.limitPages", ["pages": "current"])
         for i in 0..<200 { try lib.write("new/IMG_\(i).jpg", Library.jpeg(date: "2022:03:01 10:00:00", width: 100 + i)) }
-        let deadline = TestTime.deadline(.seconds(30))
-        while try c.call("library.status")["sortQueue"]?["waitingForSpace"]?.boolValue != true {
-            guard ContinuousClock.now < deadline else { throw HarnessError("no disk-full state: \(daemon.log)") }
-            usleep(50_000)
+        try eventually("the disk-full state; photod's log:\n\(daemon.log)") { try c.call("library.status") } until: {
+            $0["sortQueue"]?["waitingForSpace"]?.boolValue == true
         }
         #expect(daemon.log.contains("the disk is full"))
         #expect(try run("photoctl", ["--socket", daemon.socket.string, "status"]).stdout.contains("DISK FULL"))
@@ -46,11 +44,7 @@ struct DiskFullEndToEndTests {
 
         // Space again: the held files are committed, nothing was dropped.
         _ = try c.call("test.limitPages", ["pages": .null])
-        let caughtUp = TestTime.deadline(.seconds(60))
-        while try daemon.allAssets().count < 220 {
-            guard ContinuousClock.now < caughtUp else { throw HarnessError("did not catch up: \(try daemon.allAssets().count) assets") }
-            usleep(100_000)
-        }
+        try eventually("all 220 assets committed", timeout: .seconds(60)) { try daemon.allAssets().count } until: { $0 >= 220 }
         #expect(try c.call("library.status")["sortQueue"]?["waitingForSpace"]?.boolValue == false)
         #expect(daemon.log.contains("there is space again"))
         #expect(daemon.stop() == 0)

@@ -7,16 +7,6 @@ import Testing
 import Glibc
 #endif
 
-/// Waits (polling the daemon, at most `timeout`) until `condition` holds; returns whether it did.
-func eventually(_ timeout: Duration = .seconds(30), _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        usleep(20_000)
-    }
-    return try condition()
-}
-
 /// Peak resident memory of a process in KiB (`VmHWM`).
 func peakRSS(pid: Int32) -> Int? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
@@ -75,15 +65,15 @@ struct FileSystemFaultsEndToEndTests {
         // Permissions restored: the file through IN_ATTRIB, the directory through IN_ATTRIB on
         // its parent's watch (it is watched and scanned then), no restart, no rescan asked.
         #expect(chmod(lib("a/secret.jpg").string, 0o644) == 0)
-        #expect(try eventually { try daemon.call("library.status")["counts"]?["assets"]?.intValue == 3 })
+        try daemon.waitFor("the file readable again", timeout: .seconds(30)) { $0["counts"]?["assets"]?.intValue == 3 }
         #expect(try daemon.call("library.status")["counts"]?["errors"]?.intValue == 0)
         #expect(chmod(lib("locked").string, 0o755) == 0)
-        #expect(try eventually { try daemon.call("library.status")["counts"]?["assets"]?.intValue == 4 })
+        try daemon.waitFor("the directory readable again", timeout: .seconds(30)) { $0["counts"]?["assets"]?.intValue == 4 }
         status = try daemon.waitForIdle()
         #expect(status["unreadableDirectories"]?.arrayValue?.isEmpty == true, "\(status)")
         // The directory is watched now: a new file in it comes in live.
         try lib.write("locked/later.jpg", Library.jpeg(date: "2021:01:05 10:00:00"))
-        #expect(try eventually { try daemon.call("library.status")["counts"]?["assets"]?.intValue == 5 })
+        try daemon.waitFor("the new file in the directory", timeout: .seconds(30)) { $0["counts"]?["assets"]?.intValue == 5 }
     }
 
     @Test("Names that are not UTF-8, live: indexed, reachable through pathBytes, renamed and removed")
@@ -110,7 +100,7 @@ struct FileSystemFaultsEndToEndTests {
         #expect(move(lib("tmpdir/e"), lib("tmpdir").appending(bad.lastComponent)) == 0)
         #expect(move(lib("tmpdir"), dir) == 0)
 
-        #expect(try eventually { try daemon.allAssets().count == 2 })
+        try eventually("the moved-in directory's photo") { try daemon.allAssets().count } until: { $0 == 2 }
         try daemon.waitForIdle()
         let odd = try #require(try daemon.allAssets().first { $0["pathBytes"] != nil })
         #expect(odd["pathBytes"]?.stringValue == Base64Check.encode(file.bytes))
@@ -126,12 +116,12 @@ struct FileSystemFaultsEndToEndTests {
         // Renamed live to another invalid name: same id; removed: gone.
         let renamed = dir.appending([0x79, 0xFE, 0xFF, 0x2E, 0x6A, 0x70, 0x67])
         #expect(move(file, renamed) == 0)
-        #expect(try eventually {
+        try eventually("the rename to another invalid name") {
             try daemon.allAssets().contains { $0["pathBytes"]?.stringValue == Base64Check.encode(renamed.bytes) }
-        })
+        }
         #expect(try daemon.allAssets().first { $0["pathBytes"] != nil }?["id"] == odd["id"])
         #expect(renamed.withCString { unlink($0) } == 0)
-        #expect(try eventually { try daemon.allAssets().count == 1 })
+        try eventually("the removal") { try daemon.allAssets().count } until: { $0 == 1 }
     }
 
     @Test("Symbolic link loops made while photod runs: not followed, no hang")
@@ -149,7 +139,7 @@ struct FileSystemFaultsEndToEndTests {
         #expect(symlink("a-loop.jpg", lib("x/b.jpg").string) == 0)
         #expect(symlink(lib.path.string, lib("x/y/root").string) == 0)
         try lib.write("x/new.jpg", Library.jpeg(date: "2021:01:02 10:00:00"))  // a marker that must arrive
-        #expect(try eventually { try daemon.allAssets().count == 2 })
+        try eventually("the marker") { try daemon.allAssets().count } until: { $0 == 2 }
         let status = try daemon.waitForIdle()
         #expect(status["counts"]?["files"]?.intValue == 2)
         #expect(status["counts"]?["directories"]?.intValue == 3)

@@ -44,19 +44,14 @@ final class DaemonProcess {
     /// What the daemon logged so far.
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
-    /// A fresh connection, retrying while the socket is not up yet.
+    /// A fresh connection, once the socket answers (photod may still be starting).
     func connect(timeout: Duration = .seconds(30)) throws -> PhotoConnection {
-        let deadline = TestTime.deadline(timeout)
-        while true {
-            do {
-                return try PhotoConnection(socket: socket)
-            } catch {
-                if ContinuousClock.now >= deadline || !process.isRunning {
-                    throw HarnessError("photod did not come up: \(error)\n\(log)")
-                }
-                usleep(20_000)
-            }
-        }
+        let attempt = try eventually("photod's socket to answer; photod's log:\n\(log)", timeout: timeout) {
+            let attempt = Result { () throws(ClientError) in try PhotoConnection(socket: socket) }
+            if case .failure(let error) = attempt, !process.isRunning { throw HarnessError("photod exited (\(error)):\n\(log)") }
+            return attempt
+        } until: { if case .success = $0 { true } else { false } }
+        return try attempt.get()
     }
 
     func call(_ method: String, _ params: JSONObject = [:]) throws -> JSONValue {
@@ -66,14 +61,13 @@ final class DaemonProcess {
     /// Waits until `library.status` says idle; returns that status.
     @discardableResult
     func waitForIdle(timeout: Duration = .seconds(120)) throws -> JSONValue {
-        let deadline = TestTime.deadline(timeout)
         let c = try connect()
-        while true {
-            let status = try c.call("library.status")
-            if status["state"]?.stringValue == "idle" { return status }
-            if ContinuousClock.now >= deadline { throw HarnessError("photod not idle after \(timeout * TestTime.scale): \(status)") }
-            usleep(20_000)
-        }
+        return try eventually("photod idle", timeout: timeout) { try c.call("library.status") } until: { $0["state"]?.stringValue == "idle" }
+    }
+
+    /// Waits until photod's log has `text`.
+    func waitForLog(_ text: String, timeout: Duration = .seconds(30)) throws {
+        try eventually("'\(text)' in photod's log:\n\(log)", timeout: timeout) { log.contains(text) }
     }
 
     /// Every asset, paging through `assets.fetch`.
@@ -136,19 +130,17 @@ func withDaemon<T>(_ label: String, arguments: [String] = [], library: (Temporar
     }
 }
 
-/// How much longer than on a plain build the tests wait for the daemon and its clients:
-/// `PHOTOD_TEST_TIME_SCALE` (`scripts/sanitize` sets it, sanitized code runs several times
-/// slower), else 1. Only deadlines scale; nothing sleeps longer.
-enum TestTime {
-    static let scale = max(1, Int(ProcessInfo.processInfo.environment["PHOTOD_TEST_TIME_SCALE"] ?? "") ?? 1)
-
-    /// The deadline `timeout` from now, scaled.
-    static func deadline(_ timeout: Duration) -> ContinuousClock.Instant { ContinuousClock.now + timeout * scale }
-}
-
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ d: String) { description = d }
+}
+
+extension Process {
+    /// Waits until the process has exited (Foundation reaps it: its `waitpid` is not ours to
+    /// call); throws `WaitTimeout` after `timeout`, scaled.
+    func waitForExit(timeout: Duration = .seconds(10), fileID: String = #fileID, line: Int = #line) throws {
+        try eventually("\(executableURL?.lastPathComponent ?? "a process") to exit", timeout: timeout, fileID: fileID, line: line) { !isRunning }
+    }
 }
 
 /// Runs a built command-line tool and returns its exit status and output.
@@ -181,10 +173,8 @@ func runProcess(_ executable: URL, _ arguments: [String], environment: [String: 
     p.standardError = err
     try p.run()
     if let timeout {
-        let pid = p.processIdentifier, deadline = TestTime.deadline(timeout)
         Thread.detachNewThread {
-            while p.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-            if p.isRunning { Glibc.kill(pid, SIGKILL) }
+            if (try? p.waitForExit(timeout: timeout)) == nil { Glibc.kill(p.processIdentifier, SIGKILL) }
         }
     }
     // Read before waiting: a full pipe would block the child.

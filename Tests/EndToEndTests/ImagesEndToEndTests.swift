@@ -283,8 +283,7 @@ struct ImagesEndToEndTests {
         let library = PhotoLibrary(socket: daemon.socket)
         let started = try library.startCachingImages(for: [hevc], width: 200, height: 200)
         #expect(started.queued == 1 && started.skipped.isEmpty, "\(started)")
-        let deadline = TestTime.deadline(.seconds(30))
-        while try daemon.call("library.status")["images"]?["preRendered"]?.intValue != 1, ContinuousClock.now < deadline { usleep(20_000) }
+        try eventually("the video pre-rendered") { try daemon.call("library.status")["images"] } until: { $0?["preRendered"]?.intValue == 1 }
         try Self.request(c, id: 3, asset: hevc, size: [200, 200])
         let cached = try #require(try Self.answer(c, id: 3).response["result"])
         #expect(cached["width"]?.intValue == 200 && cached["height"]?.intValue == 113 || cached["height"]?.intValue == 112, "\(cached)")
@@ -293,13 +292,9 @@ struct ImagesEndToEndTests {
         // The file replaced by another clip: its old images go, the next poster is of the new one.
         try lib.write("phone/portrait.mp4", try Self.patternClip(try TemporaryDirectory("clip", in: work.path.string), "q.mp4",
                                                                   width: 640, height: 360))
-        let changed = TestTime.deadline(.seconds(30))
-        var after: JSONValue?
-        while ContinuousClock.now < changed {
-            let a = try daemon.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/portrait.mp4") == true }
-            if a?["orientation"]?.intValue == 1 { after = a; break }
-            usleep(50_000)
-        }
+        let after = try eventually("the replaced clip read") {
+            try daemon.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/portrait.mp4") == true }
+        } until: { $0?["orientation"]?.intValue == 1 }
         #expect(after?["id"]?.stringValue == id, "the replaced clip keeps its asset: \(String(describing: after))")
         try Self.request(c, id: 4, asset: id, size: [256, 256])
         let landscape = try #require(try Self.answer(c, id: 4).response["result"])
@@ -375,6 +370,7 @@ struct ImagesEndToEndTests {
 
         // The file changes (a new edit saved over it): a new image, the old file removed.
         try lib.write("p0.jpg", try Self.photo(width: 1600, height: 2400, orientation: 1))
+        try daemon.waitFor("the new edit read") { _ in try daemon.allAssets().first { $0["id"]?.stringValue == id }?["pixelWidth"]?.intValue == 1600 }
         try daemon.waitForIdle()
         let new = try library.requestImage(for: id, width: 512, height: 512)
         #expect(new.path != old.path)
@@ -383,15 +379,14 @@ struct ImagesEndToEndTests {
 
         // The asset leaves the library: its images go.
         try FileManager.default.removeItem(atPath: lib("p0.jpg").string)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while access(new.path.string, F_OK) == 0, ContinuousClock.now < deadline { usleep(50_000) }
-        #expect(access(new.path.string, F_OK) != 0)
+        try eventually("the removed asset's image gone", timeout: .seconds(20)) { access(new.path.string, F_OK) != 0 }
 
         // Renders of noise (~250 KB each) for the other eleven: the cache keeps under 1 MiB by evicting.
         var rng = SplitMix64(seed: 7)
         let noise = RenderedImage(size: PixelSize(width: 640, height: 480), channels: 3,
                                   pixels: (0..<640 * 480 * 3).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         for i in 1..<12 { try lib.write("p\(i).jpg", try noise.encodeJPEG(quality: 95).bytes) }
+        try daemon.waitFor("the eleven read again") { _ in try daemon.allAssets().filter { $0["pixelWidth"]?.intValue == 640 }.count == 11 }
         try daemon.waitForIdle()
         for i in 1..<12 { _ = try library.requestImage(for: try Self.asset(daemon, named: "p\(i).jpg"), width: 640, height: 640) }
         let images = try #require(try daemon.call("library.status")["images"])
@@ -418,10 +413,7 @@ struct ImagesEndToEndTests {
         let made = try library.requestImage(for: id, width: 128, height: 128)
         // The disk goes away (the root moved off): the index keeps the asset, unavailable.
         #expect(rename(base("lib").string, base("away").string) == 0)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try daemon.call("library.status")["roots"]?[0]?["state"]?.stringValue != "unavailable", ContinuousClock.now < deadline {
-            usleep(50_000)
-        }
+        try daemon.waitFor("the root unavailable", timeout: .seconds(20)) { $0["roots"]?[0]?["state"]?.stringValue == "unavailable" }
         let offline = try library.requestImage(for: id, width: 128, height: 128)
         #expect(offline.path == made.path)
         #expect(access(offline.path.string, R_OK) == 0)
@@ -445,10 +437,7 @@ struct ImagesEndToEndTests {
         let started = try library.startCachingImages(for: ids + ["a_aaaaaaaaaaaaaaaaaaaa"], width: 300, height: 300)
         #expect(started.queued == 6)
         #expect(started.skipped == ["a_aaaaaaaaaaaaaaaaaaaa"])
-        let deadline = ContinuousClock.now + .seconds(60)
-        while (try daemon.call("library.status")["images"]?["preRendered"]?.intValue ?? 0) < 6, ContinuousClock.now < deadline {
-            usleep(50_000)
-        }
+        try daemon.waitFor("six pre-rendered") { ($0["images"]?["preRendered"]?.intValue ?? 0) >= 6 }
         #expect(try library.startCachingImages(for: ids, width: 300, height: 300).cached == 6)
         for id in ids { _ = try library.requestImage(for: id, width: 300, height: 300) }
         #expect(try daemon.call("library.status")["images"]?["cacheHits"]?.intValue == 6)

@@ -186,7 +186,7 @@ struct LifecycleTests {
             close(fd)
             fd = -1
             // The close reaches the watcher: the file is read then.
-            #expect(try eventually { try daemon.call("library.status")["counts"]?["assets"]?.intValue == 21 })
+            try daemon.waitFor("the closed file read", timeout: .seconds(30)) { $0["counts"]?["assets"]?.intValue == 21 }
         }
     }
 
@@ -236,17 +236,11 @@ struct LifecycleTests {
             let c = try d.connect()
             // Kill at a different point each round, while the scan is committing.
             let target = 300 + round * 900
-            var sawIndexing = false
-            while true {
-                let s = try c.call("library.status")
-                if s["state"]?.stringValue == "idle" { break }
-                sawIndexing = true
-                let total = s["counts"]?["assets"]?.intValue ?? 0
-                if total >= target { break }
-                usleep(2_000)
+            let seen = try eventually("\(target) assets committed, or idle", timeout: .seconds(120)) { try c.call("library.status") } until: {
+                $0["state"]?.stringValue == "idle" || ($0["counts"]?["assets"]?.intValue ?? 0) >= target
             }
             d.kill9()
-            if sawIndexing { killedMidScan += 1 }
+            if seen["state"]?.stringValue != "idle" { killedMidScan += 1 }
         }
         #expect(killedMidScan >= 2, "the kills must land while indexing")
 

@@ -9,18 +9,13 @@ import Glibc
 #endif
 
 extension DaemonProcess {
-    /// Polls `library.status` until `condition` holds; returns that status. The watcher reports
-    /// within its coalescing window, so these waits are short; the timeout is for a loaded CI.
+    /// Waits until `condition` holds for `library.status`; returns that status. The watcher
+    /// reports within its coalescing window, so these waits are short; the timeout is for a
+    /// loaded CI.
     @discardableResult
     func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: (JSONValue) throws -> Bool) throws -> JSONValue {
-        let deadline = TestTime.deadline(timeout)
         let c = try connect()
-        while true {
-            let status = try c.call("library.status")
-            if try condition(status) { return status }
-            if ContinuousClock.now >= deadline { throw HarnessError("timed out waiting for \(what): \(status)\n\(log)") }
-            usleep(20_000)
-        }
+        return try eventually("\(what); photod's log:\n\(log)", timeout: timeout) { try c.call("library.status") } until: { try condition($0) }
     }
 
     /// Waits until the library holds `count` visible assets and photod is idle.

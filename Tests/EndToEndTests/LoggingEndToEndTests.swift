@@ -52,12 +52,9 @@ final class FakeJournald: Sendable {
         }
     }
 
+    /// Waits until `condition` holds for the records received so far.
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: ([[String: String]]) -> Bool) throws {
-        let deadline = TestTime.deadline(timeout)
-        while !condition(records) {
-            if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(records)") }
-            usleep(10_000)
-        }
+        try eventually(what, timeout: timeout) { records } until: { condition($0) }
     }
 }
 
@@ -102,11 +99,7 @@ struct LoggingEndToEndTests {
         // journald goes away: the next records reach stderr, after one warning saying so.
         journal.stop()
         try lib.write("2020/b.jpg", Library.jpeg(date: "2020:01:03 03:04:05"))
-        let deadline = TestTime.deadline(.seconds(30))
-        while !daemon.log.contains("debug: [pipeline]") {
-            if ContinuousClock.now >= deadline { throw HarnessError("no record on stderr after the journal went away:\n\(daemon.log)") }
-            usleep(20_000)
-        }
+        try daemon.waitForLog("debug: [pipeline]")
         #expect(daemon.log.contains("cannot send to the journal at '\(journal.path)'"))
         #expect(daemon.stop() == 0)
     }

@@ -170,6 +170,9 @@ struct ProtocolExamplesTests {
         #expect(follower.process.isRunning, "it never exits on its own")
         #expect(follower.tokens == Array(start + 1 ... afterKill), "each change set once, in order")
         #expect(follower.changeSets == (try daemon.call("changes.since", ["since": .int(Int64(start))])["changes"]?.arrayValue ?? []))
-        #expect(try String(contentsOfFile: work("token").string, encoding: .utf8) == String(afterKill))
+        // It prints a change set, then saves its token.
+        try eventually("the token file saying \(afterKill)") { try String(contentsOfFile: work("token").string, encoding: .utf8) } until: {
+            $0 == String(afterKill)
+        }
     }
 }

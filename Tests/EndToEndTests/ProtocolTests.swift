@@ -196,7 +196,13 @@ struct ProtocolLoadTests {
         let out = Pipe()
         waiter.standardOutput = out
         try waiter.run()
-        usleep(300_000)
+        // It found no socket and pauses before its next try: its wchan is the kernel's timed wait
+        // (hrtimer_nano...), or, where /proc/PID/wchan is hidden as "0", its state is S.
+        try eventually("photoctl status --wait in its pause between tries") { () -> String in
+            let wchan = (try? String(contentsOfFile: "/proc/\(waiter.processIdentifier)/wchan", encoding: .utf8)) ?? ""
+            let stat = (try? String(contentsOfFile: "/proc/\(waiter.processIdentifier)/stat", encoding: .utf8)) ?? ""
+            return "\(wchan) \(stat.split(separator: ")").last?.split(separator: " ").first ?? "?")"
+        } until: { $0.hasPrefix("0 ") ? $0.hasSuffix(" S") : $0.contains("_nano") }
         let daemon = try DaemonProcess(libraries: [lib.path], state: state)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         waiter.waitUntilExit()

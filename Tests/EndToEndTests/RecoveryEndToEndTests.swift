@@ -101,13 +101,9 @@ struct RecoveryEndToEndTests {
         close(fd)
 
         daemon = try DaemonProcess(libraries: [lib.path], state: state)
-        let deadline = TestTime.deadline(.seconds(120))
-        var status = try daemon.call("library.status")
-        while status["recovery"]?["state"]?.stringValue != "restored" {
-            #expect(status["recovery"]?["state"]?.stringValue != "failed", "\(status)")
-            if ContinuousClock.now >= deadline { throw HarnessError("no recovery after 120 s: \(status)\n\(daemon.log)") }
-            usleep(50_000)
-            status = try daemon.call("library.status")
+        let status = try daemon.waitFor("the recovery", timeout: .seconds(120)) { status in
+            if status["recovery"]?["state"]?.stringValue == "failed" { throw HarnessError("the recovery failed: \(status)") }
+            return status["recovery"]?["state"]?.stringValue == "restored"
         }
         try daemon.waitForIdle()
         let recovery = try #require(status["recovery"])

@@ -54,12 +54,14 @@ final class FakeNotifySocket: Sendable {
         }
     }
 
+    /// Waits until `condition` holds, failing with every datagram received.
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) throws {
-        let deadline = TestTime.deadline(timeout)
-        while !condition() {
-            if ContinuousClock.now >= deadline { throw HarnessError("no \(what) after \(timeout): \(messages.map(\.text))") }
-            usleep(10_000)
-        }
+        try eventually("\(what); received: \(messages.map(\.text))", timeout: timeout, condition)
+    }
+
+    /// When each `WATCHDOG=1` since `start` arrived.
+    func pings(since start: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
+        assignments.filter { $0.key == "WATCHDOG" && $0.time >= start }.map(\.time)
     }
 }
 
@@ -92,19 +94,21 @@ struct ServiceEndToEndTests {
         let statuses = notify.assignments.filter { $0.key == "STATUS" }.map(\.value)
         #expect(statuses.first.map { ["Starting the first scan", "Indexing", "Checking", "Watching"].contains(where: $0.hasPrefix) } == true, "\(statuses)")
 
-        // Pings about every 0.3 s while idle.
+        // Pings about every 0.3 s while idle: the third within 1.5 s.
         let idleFrom = ContinuousClock.now
-        usleep(1_500_000)
-        let idlePings = notify.assignments.filter { $0.key == "WATCHDOG" && $0.time >= idleFrom }
-        #expect(idlePings.count >= 3, "\(idlePings.count) pings in 1.5 s")
+        try notify.waitFor("three pings while idle") { notify.pings(since: idleFrom).count >= 3 }
+        let third = notify.pings(since: idleFrom)[2]
+        #expect(third - idleFrom <= .milliseconds(1500), "three pings took \(third - idleFrom)")
 
-        // Wedged for 2.5 s with work pending: no ping for most of it, then they resume.
+        // Wedged for 2.5 s with work pending: no ping for most of it, then they resume (by 4 s).
         let client = try daemon.connect()
         let wedgedFrom = ContinuousClock.now
         _ = try client.call("test.wedge", ["seconds": 2.5])
         try lib.write("late/new.jpg", Library.jpeg(date: "2021:01:01 00:00:00"))  // work that cannot proceed
-        usleep(4_000_000)
-        let pings = notify.assignments.filter { $0.key == "WATCHDOG" && $0.time >= wedgedFrom }.map(\.time)
+        try notify.waitFor("a ping after the wedge") { notify.pings(since: wedgedFrom).contains { $0 - wedgedFrom > .milliseconds(2600) } }
+        let pings = notify.pings(since: wedgedFrom)
+        let resumed = pings.first { $0 - wedgedFrom > .milliseconds(2600) }!
+        #expect(resumed - wedgedFrom < .seconds(4), "the first ping after the wedge came \(resumed - wedgedFrom) after it began")
         var longestGap: Duration = .zero
         var previous = wedgedFrom
         for t in pings {
@@ -112,7 +116,6 @@ struct ServiceEndToEndTests {
             previous = t
         }
         #expect(longestGap >= .milliseconds(1800), "longest gap between pings while wedged: \(longestGap)")
-        #expect(pings.contains { $0 - wedgedFrom > .milliseconds(2600) }, "pings resumed after the wedge")
         #expect(daemon.log.contains("watchdog pings withheld"))
 
         // SIGTERM: STOPPING=1, a farewell to connected clients, exit 0 in time.
@@ -165,21 +168,17 @@ struct ServiceEndToEndTests {
             }
         }
         // The tool listens; photod starts on the first connection and answers on that socket.
-        let deadline = TestTime.deadline(.seconds(30))
-        var hello: JSONValue?
-        while hello == nil, ContinuousClock.now < deadline {
-            hello = try? PhotoConnection(socket: socketPath, timeout: .seconds(10)).call("rpc.hello")
-            if hello == nil { usleep(50_000) }
-        }
+        let hello = try eventually("photod to answer on the passed socket") {
+            try? PhotoConnection(socket: socketPath, timeout: .seconds(10)).call("rpc.hello")
+        } until: { $0 != nil }
         #expect(hello?["protocolVersion"]?.intValue == 1)
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(text.contains("using the listening socket passed by the service manager"), "\(text)")
         #expect(!FileManager.default.fileExists(atPath: state("unused.sock").string))
         // systemd-socket-activate execs photod in its own process: the signal reaches photod.
         kill(p.processIdentifier, SIGTERM)
-        let stopBy = TestTime.deadline(.seconds(10))
-        while p.isRunning, ContinuousClock.now < stopBy { usleep(20_000) }
-        #expect(!p.isRunning, "photod did not stop on SIGTERM within 10 s")
+        let stopped = (try? p.waitForExit(timeout: .seconds(10))) != nil
+        #expect(stopped, "photod did not stop on SIGTERM within 10 s")
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
@@ -214,11 +213,8 @@ struct ServiceEndToEndTests {
                 return (comm.trimmingCharacters(in: .newlines), nice)
             }
         }
-        let deadline = TestTime.deadline(.seconds(5))
-        var seen = threads()
-        while !seen.contains(where: { $0.name.hasPrefix("photod-read") }), ContinuousClock.now < deadline {
-            usleep(20_000)
-            seen = threads()
+        let seen = try eventually("the scan's reader threads", timeout: .seconds(5)) { threads() } until: {
+            $0.contains { $0.name.hasPrefix("photod-read") }
         }
         let base = try #require(seen.first { $0.name == "photod" }?.nice, "\(seen)")
         let readers = seen.filter { $0.name.hasPrefix("photod-read") }

@@ -190,16 +190,12 @@ struct SocketAbuseTests {
 
         // A place freed is taken again.
         crowd.removeLast()
-        let deadline = ContinuousClock.now + .seconds(10)
-        var served = false
-        while !served, ContinuousClock.now < deadline {
+        let again = try eventually("the freed place taken again", timeout: .seconds(10)) { () throws -> (RawClient, JSONValue?) in
             let c = try RawClient(daemon.socket)
             try? c.send(#"{"jsonrpc":"2.0","id":"again","method":"rpc.hello"}"# + "\n")
-            served = (try? c.readLine())?["id"]?.stringValue == "again"
-            if !served { Thread.sleep(forTimeInterval: 0.05) }
-            if served { crowd.append(c) }
-        }
-        #expect(served)
+            return (c, try? c.readLine())
+        } until: { $0.1?["id"]?.stringValue == "again" }
+        crowd.append(again.0)
         crowd.removeAll()
 
         // Subscribing again on the same connection replaces the subscription: one change set

@@ -71,23 +71,13 @@ final class PythonSubscriber: Sendable {
 
     /// Waits until a change set with `token` (or later) arrived.
     func waitFor(token: Int, timeout: Duration = .seconds(30)) throws {
-        let deadline = TestTime.deadline(timeout)
-        while (tokens.last ?? -1) < token {
-            if ContinuousClock.now >= deadline || (!process.isRunning && ended.withLock({ $0 })) {
-                throw HarnessError("subscriber got tokens \(tokens), waited for \(token); stderr: \(stderr)")
+        try eventually("token \(token) at the subscriber; stderr: \(stderr)", timeout: timeout) { () throws -> [Int] in
+            let seen = tokens
+            if (seen.last ?? -1) < token, !process.isRunning, ended.withLock({ $0 }) {
+                throw HarnessError("the subscriber exited with tokens \(seen), waited for \(token); stderr: \(stderr)")
             }
-            usleep(10_000)
-        }
-    }
-
-    /// Waits for the script to exit; returns its status.
-    func waitForExit(timeout: Duration = .seconds(10)) -> Int32? {
-        let deadline = TestTime.deadline(timeout)
-        while process.isRunning {
-            if ContinuousClock.now >= deadline { return nil }
-            usleep(10_000)
-        }
-        return process.terminationStatus
+            return seen
+        } until: { ($0.last ?? -1) >= token }
     }
 
     func kill() {
@@ -108,6 +98,14 @@ func exampleEnvironment(_ extra: [String: String]) -> [String: String] {
 extension DaemonProcess {
     /// The newest change token.
     func currentToken() throws -> Int { try call("changes.currentToken")["token"]?.intValue ?? -1 }
+
+    /// Waits until the journal's oldest token is `token` or later (photod prunes it at start).
+    func waitForJournal(prunedTo token: Int) throws {
+        let c = try connect()
+        try eventually("the journal pruned to token \(token)") { try c.call("changes.currentToken") } until: {
+            ($0["oldestToken"]?.intValue ?? 0) >= token
+        }
+    }
 }
 
 @Suite("Change subscriptions, end to end", .serialized)
@@ -160,9 +158,14 @@ struct SubscriptionEndToEndTests {
         #expect(sets[4]["collections"]?["updated"]?.arrayValue?.contains(.string("s_favorites")) == true)
         #expect(sets.allSatisfy { $0["assets"]?["deleted"]?.arrayValue?.isEmpty == true })
 
-        // The subscriber dies; changes go on; restarted, it gets exactly what it missed.
+        // The subscriber dies (once it has saved the token of what it printed: killed between the
+        // two, it would print that change set again); changes go on; restarted, it gets exactly
+        // what it missed.
+        let seen = try #require(subscriber.tokens.last)
+        try eventually("the subscriber's saved token \(seen)") { try? String(contentsOfFile: tokenFile.string, encoding: .utf8) } until: {
+            $0 == String(seen)
+        }
         subscriber.kill()
-        let seen = subscriber.tokens.last!
         try lib.write("b/x.jpg", Library.jpeg(date: "2021:08:01 09:00:00", width: 400))
         try lib.write("b/y.jpg", Library.jpeg(date: "2021:08:02 09:00:00", width: 401))
         try daemon.waitForAssets(5)
@@ -204,16 +207,15 @@ struct SubscriptionEndToEndTests {
         #expect(daemon.stop() == 0)
         daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--journal-max-changes", "1"])
         try daemon.waitForIdle()
-        try daemon.waitFor("the journal pruned") { _ in
-            (try daemon.call("changes.currentToken"))["oldestToken"]?.intValue ?? 0 >= afterRestart
-        }
+        try daemon.waitForJournal(prunedTo: afterRestart)
         // The subscriber's token file, rewound to the first token.
         let handle = try #require(FileHandle(forWritingAtPath: tokenFile.string))
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: Data("\(start)".utf8))
         try handle.close()
         subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
-        #expect(subscriber.waitForExit() == 1)
+        try subscriber.process.waitForExit()
+        #expect(subscriber.process.terminationStatus == 1)
         #expect(subscriber.stderr.contains("older than the change journal keeps"))
         #expect(daemon.stop() == 0)
     }

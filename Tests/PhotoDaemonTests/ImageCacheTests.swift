@@ -30,8 +30,10 @@ struct ImageCacheTests {
         let first = ImageCache(root: dir.path, capacity: 1 << 20, logger: .silent)
         var paths: [PathBytes] = []
         for i in 0..<3 {
-            paths.append(try first.store(Self.image(1000), stem: Self.stem(i)).path)
-            usleep(20_000)  // distinct file times
+            let path = try first.store(Self.image(1000), stem: Self.stem(i)).path
+            // Distinct file times (the order of use across a restart), a second apart, in the past.
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: Double(i - 10))], ofItemAtPath: path.string)
+            paths.append(path)
         }
         #expect(ImageCache.parse("00aa-fit-8x8=8x6.jpg")?.size == PixelSize(width: 8, height: 6))
         #expect(ImageCache.parse("garbage.jpg") == nil)

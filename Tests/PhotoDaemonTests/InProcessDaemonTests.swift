@@ -7,9 +7,6 @@ import PhotoTesting
 import PhotoWire
 import Testing
 
-/// Deadlines stretch under the sanitizers (`PHOTOD_TEST_TIME_SCALE`).
-private let timeScale = max(1, Int(ProcessInfo.processInfo.environment["PHOTOD_TEST_TIME_SCALE"] ?? "") ?? 1)
-
 /// The daemon built and run inside the test's own process, as `photod` runs it but without a
 /// process of its own: its services start in order, answer on a socket, follow the library,
 /// and stop in reverse — and every thread they started has ended by then.
@@ -33,7 +30,7 @@ struct InProcessDaemonTests {
         #expect(!daemon.threads.runningThreads.isEmpty, "the services run threads of their own")
 
         // Every change set since the start, as a subscriber sees them: the index, then a new file.
-        let client = try PhotoConnection(socket: state("photod.sock"), timeout: .seconds(60 * timeScale))
+        let client = try PhotoConnection(socket: state("photod.sock"), timeout: .seconds(60) * TestTime.scale)
         defer { client.close() }
         _ = try client.call("changes.subscribe", ["since": .int(0)])
         var seen = Set<String>()
@@ -56,7 +53,7 @@ struct InProcessDaemonTests {
         stopped = true
         #expect(daemon.stop())
         #expect(!daemon.stop(), "a second stop does nothing")
-        #expect(daemon.threads.waitUntilEnded(timeout: .seconds(30 * timeScale)) == [],
+        #expect(daemon.threads.waitUntilEnded(timeout: .seconds(30) * TestTime.scale) == [],
                 "every thread the daemon started has ended")
         #expect(access(state("photod.sock").string, F_OK) != 0, "the socket file is removed")
         // The database was sealed at the stop: the next open skips its checks.

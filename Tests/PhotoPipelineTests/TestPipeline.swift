@@ -3,6 +3,7 @@ import PhotoModel
 @testable import PhotoPipeline
 import PhotoStore
 import PhotoSystem
+import PhotoTesting
 import PhotoWatch
 
 /// What the daemon wires around a database, for tests: its one writer (the sort queue, started),
@@ -27,22 +28,14 @@ final class TestPipeline {
         queue.start()
     }
 
-    /// Waits for a commit (from now on, or one already made when `since` is given) after which
-    /// `condition` holds, reading the index; fails after `timeout`.
+    /// Waits until `condition` holds, reading the index, now or after a commit; fails after
+    /// `timeout` (scaled).
     func awaitCommit(_ what: String, timeout: Duration = .seconds(30), _ condition: (IndexReader) throws -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if (try? db.read(condition)) == true { return }
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero, committed.wait(timeout: .now() + .milliseconds(Int(left / .milliseconds(1)))) == .success else {
-                throw PipelineTimeout(what: what)
-            }
+        try eventually(what, timeout: timeout) {
+            if (try? db.read(condition)) == true { return true }
+            // Nothing changes in the index but by a commit: await the next one (or look again).
+            return committed.wait(timeout: .now() + .milliseconds(100)) == .success && (try? db.read(condition)) == true
         }
-    }
-
-    struct PipelineTimeout: Error, CustomStringConvertible {
-        var what: String
-        var description: String { "timed out waiting for \(what)" }
     }
 
     deinit { queue.stop() }

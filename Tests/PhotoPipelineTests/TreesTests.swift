@@ -2,6 +2,7 @@ import Dispatch
 import PhotoModel
 @testable import PhotoPipeline
 import PhotoSystem
+import PhotoTesting
 import Testing
 
 /// The pure and the timed parts of `Trees`: which mounts a change of the table concerns, and
@@ -31,7 +32,7 @@ struct TreesTests {
     }
 
     @Test("A probe that does not answer in time is abandoned: its tree answers 'not answering' at once until the call returns, then is looked at again")
-    func hungProbe() {
+    func hungProbe() throws {
         let answered = Locked<[PathBytes]>([])
         let prober = Prober(deadline: .milliseconds(100), onAnswer: { tree in answered.withLock { $0.append(tree) } })
         #expect(prober.run("/lib") { 42 } == 42)
@@ -49,8 +50,7 @@ struct TreesTests {
         done.wait()
         #expect(owner.waitUntilEnded(timeout: .seconds(5)).isEmpty, "a probe that answers leaves no thread")
         release.signal()
-        let deadline = ContinuousClock.now + .seconds(5)
-        while answered.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { _ = done.wait(timeout: .now() + .milliseconds(5)) }
+        try eventually("the hung call to return", timeout: .seconds(5)) { !answered.withLock { $0.isEmpty } }
         #expect(answered.withLock { $0 } == ["/lib/net"], "the hung call returned: the tree may be looked at again")
         #expect(prober.notAnswering.isEmpty)
         #expect(prober.run("/lib/net") { 5 } == 5)

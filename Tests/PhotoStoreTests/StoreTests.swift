@@ -243,19 +243,12 @@ struct StoreTests {
         }
         // The first database's lock goes with its last reference, which a background step of it
         // (the fetch catalog's build after the write) may hold a moment longer on a loaded machine.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            do throws(StoreError) {
-                _ = try Database(path: dir("index.db").string)
-                Issue.record("opened a newer database")
-            } catch {
-                if error.code == .locked, ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.02)
-                    continue
-                }
-                #expect(error.code == .newerSchema)
-            }
-            break
+        let opened = try eventually("the first database's lock released", timeout: .seconds(10)) {
+            Result { () throws(StoreError) in try Database(path: dir("index.db").string) }
+        } until: { if case .failure(let error) = $0 { error.code != .locked } else { true } }
+        switch opened {
+        case .success: Issue.record("opened a newer database")
+        case .failure(let error): #expect(error.code == .newerSchema)
         }
     }
 

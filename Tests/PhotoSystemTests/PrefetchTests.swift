@@ -49,18 +49,19 @@ struct PrefetchTests {
         let path = try #require(try Self.coldFile(dir, size: size))
         let head = 0..<(span / Self.page), tail = ((size - span) / Self.page)..<(size / Self.page)
         var pages: [Bool] = []
+        func headAndTailResident(_ pages: [Bool]) -> Bool { !pages.isEmpty && head.allSatisfy { pages[$0] } && tail.allSatisfy { pages[$0] } }
         // WILLNEED is advice: a kernel busy with other I/O (a sanitizer run beside) may let one
         // go. Asked up to three times, each given 2 s to land.
-        for _ in 0..<3 {
+        for _ in 0..<3 where !headAndTailResident(pages) {
             #expect(FileDescriptor.prefetch(path, size: Int64(size), head: span, tail: span) == 0)
-            pages = try Self.resident(path, size: size)
-            for _ in 0..<200 where !(head.allSatisfy { pages[$0] } && tail.allSatisfy { pages[$0] }) {
-                try await Task.sleep(for: .milliseconds(10))
+            do {
+                pages = try await eventually("head and tail resident", timeout: .seconds(2)) { try Self.resident(path, size: size) }
+                    until: { headAndTailResident($0) }
+            } catch is WaitTimeout {
                 pages = try Self.resident(path, size: size)
             }
-            if head.allSatisfy({ pages[$0] }) && tail.allSatisfy({ pages[$0] }) { break }
         }
-        #expect(head.allSatisfy { pages[$0] } && tail.allSatisfy { pages[$0] }, "head and tail resident")
+        #expect(headAndTailResident(pages), "head and tail resident")
         // The kernel's readahead may round a request up, never to the middle of the file.
         #expect(!pages[(size / 2) / Self.page], "the middle was not read")
     }

@@ -17,21 +17,14 @@ final class Collector: Sendable {
     var batches: [[WatchChange]] { received.withLock { $0 } }
     var changes: [WatchChange] { batches.flatMap { $0 } }
 
-    /// Polls until `condition` holds on everything received so far, or the deadline passes.
-    @discardableResult
-    func wait(timeout: Duration = .seconds(10), _ condition: ([WatchChange]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(changes) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(changes)
+    /// Waits until `condition` holds on everything received so far.
+    func wait(_ what: String = "the watcher's changes", timeout: Duration = .seconds(10), _ condition: ([WatchChange]) -> Bool) async throws {
+        try await eventually(what, timeout: timeout) { changes } until: { condition($0) }
     }
 
     /// Waits until `change` was received.
-    @discardableResult
-    func wait(for change: WatchChange, timeout: Duration = .seconds(10)) async -> Bool {
-        await wait(timeout: timeout) { $0.contains(change) }
+    func wait(for change: WatchChange, timeout: Duration = .seconds(10)) async throws {
+        try await wait("\(change)", timeout: timeout) { $0.contains(change) }
     }
 }
 

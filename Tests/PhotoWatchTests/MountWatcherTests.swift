@@ -38,11 +38,7 @@ struct MountWatcherTests {
         try dir.makeDirectory("source")
         try dir.makeDirectory("target")
         let tables = Locked<[MountTable]>([])
-        let changed = DispatchSemaphore(value: 0)
-        let watcher = try MountWatcher(logger: .silent) { table in
-            tables.withLock { $0.append(table) }
-            changed.signal()
-        }
+        let watcher = try MountWatcher(logger: .silent) { table in tables.withLock { $0.append(table) } }
         watcher.start()
         defer { watcher.stop() }
         let target = dir("target")
@@ -50,18 +46,17 @@ struct MountWatcherTests {
 
         #expect(mountTool(["--bind", dir("source").string, target.string]))
         // Other processes may mount meanwhile: wait for a table that has this one.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !(tables.withLock { $0.last }?.entries.contains { $0.mountPoint == target } ?? false), ContinuousClock.now < deadline {
-            _ = changed.wait(timeout: .now() + .milliseconds(100))
+        func reported(mounted: Bool) throws {
+            try eventually("a table \(mounted ? "with" : "without") \(target)", timeout: .seconds(10)) {
+                tables.withLock { $0.last }.map { $0.entries.contains { $0.mountPoint == target } }
+            } until: { $0 == mounted }
         }
+        try reported(mounted: true)
         let mounted = try #require(tables.withLock { $0.last }?.entries.last { $0.mountPoint == target })
         #expect(mounted.root.string.hasSuffix("/source"), "the mount's root is the bind's source: \(mounted.root)")
 
         #expect(mountTool(["umount", target.string], tool: "umount"))
-        while tables.withLock({ $0.last })?.entries.contains(where: { $0.mountPoint == target }) ?? true, ContinuousClock.now < deadline {
-            _ = changed.wait(timeout: .now() + .milliseconds(100))
-        }
-        #expect(!(tables.withLock { $0.last }?.entries.contains { $0.mountPoint == target } ?? true))
+        try reported(mounted: false)
         #expect(!watcher.current.entries.contains { $0.mountPoint == target })
     }
 
