@@ -21,22 +21,13 @@ struct LiveBacklogTests {
         options.maxQueuedChanges = 5
         let live = try TestLive(db, roots: [lib.path], options: options)
         defer { live.stop() }
-        try waitUntil { !live.loop.isBusy }
+        try eventually("the initial scan") { !live.loop.isBusy }
 
         // 300 files at once: the watcher's batch alone is over the limit.
         for i in 0..<300 { try lib.write("f\(i).jpg", [UInt8(i & 0xFF)]) }
-        try waitUntil { !live.loop.isBusy && (try? db.read { try $0.counts() }.assets) == 300 }
+        try live.pipeline.awaitCommit("every file") { try $0.counts().assets == 300 }
+        try eventually("the loop idle") { !live.loop.isBusy }
         #expect(live.loop.status.backlogRescans >= 1)
         #expect(live.loop.status.pendingChanges == 0)
     }
-
-    func waitUntil(_ condition: () -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw HarnessTimeout() }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-    }
-
-    struct HarnessTimeout: Error {}
 }
