@@ -291,6 +291,10 @@ public final class Database: Sendable {
     /// writer methods (tests and maintenance tools that edit the tables directly).
     public func invalidateCatalog() { catalog.invalidate() }
 
+    /// For measuring the two fetch engines side by side (issue 29): `PHOTOD_FETCH_ENGINE=sql`
+    /// answers every fetch by SQL and never makes the catalog. Temporary.
+    private static let sqlOnly = getenv("PHOTOD_FETCH_ENGINE").map { String(cString: $0) } == "sql"
+
     /// Runs `body` on a reader connection from the pool.
     public func read<R: Sendable>(_ body: (IndexReader) throws -> R) throws -> R {
         let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
@@ -300,7 +304,7 @@ public final class Database: Sendable {
                 try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-4000;")
                 connection = c
             }
-            let result = try body(IndexReader(connection!, catalog: catalog))
+            let result = try body(IndexReader(connection!, catalog: Self.sqlOnly ? nil : catalog))
             // A statement left on a row would hold this connection's snapshot open: later reads
             // would see old data and the WAL could not be checkpointed past it. Debug builds
             // (the tests) check that every read resets what it stepped.
