@@ -6,8 +6,8 @@
 
 Each side is a photod binary and the database it indexed the library into (index it first:
 photod --library LIB --database DB, until idle). Per round, before then after: photod started
-on its database, idle, 12 s for the fetch catalog's build (it runs in the background after a
-start), then each request --runs times after one unmeasured call, timed from writing the
+on its database, idle, then 12 s (builds before issue 29 made their fetch catalog in the
+background after a start), then each request --runs times after one unmeasured call, timed from writing the
 request to reading the whole response line; the round's median per request. Prints one line
 per request with every round's median for each side. Python 3 standard library only.
 """

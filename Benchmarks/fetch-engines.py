@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Library fetches of every shape the docs allow, timed from outside photod (issue 29).
 
-  python3 Benchmarks/fetch-engines.py --library LIB --database DB [--engines catalog,sql] [--rounds 3] [--runs 7]
-  python3 Benchmarks/fetch-engines.py --library LIB --database DB --fresh   # also: right after a first index
+  python3 Benchmarks/fetch-engines.py --library LIB --database DB --engine NAME=PHOTOD[,VAR=VALUE] ... [--rounds 3] [--runs 7]
+  python3 Benchmarks/fetch-engines.py --library LIB --database DB --engine ... --fresh   # also: right after a first index
 
-DB is indexed from LIB first when it does not exist. Each engine is a photod started with an
-environment (`catalog`: as it is; `sql`: PHOTOD_FETCH_ENGINE=sql; `default`: as it is, for a
-build with one engine), the engines alternating within each round, the order rotated by round.
+DB is indexed from LIB first when it does not exist (by the first engine's photod). Each
+engine is a photod binary started with its environment (VAR=VALUE: PHOTOD_FETCH_ENGINE=sql made
+the build at fde918b answer by SQL alone) on a copy of DB of its own (DB.NAME, with the files
+beside it: made once), the engines alternating within each round, the order rotated by round.
 Per start: the page of scale-bench's row 4 sent as soon as rpc.hello is answered (the first
 predicate fetch after a start), idle, the fetch catalog awaited when there is one, then every
 shape: its first request (a query this process has not seen), then --runs requests of the same
@@ -141,20 +142,23 @@ def resolve(d, params, total_of):
     return p
 
 
+def start(d, engine, tag):
+    """Starts d's photod with the engine's environment."""
+    saved = {k: os.environ.get(k) for k in engine.env}
+    os.environ.update(engine.env)
+    try:
+        d.start(tag)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def measure_start(a, d, engine, size_label, res, run_id):
     """One start of photod with `engine`: every shape."""
-    env_before = os.environ.get("PHOTOD_FETCH_ENGINE")
-    if engine == "sql":
-        os.environ["PHOTOD_FETCH_ENGINE"] = "sql"
-    else:
-        os.environ.pop("PHOTOD_FETCH_ENGINE", None)
-    try:
-        d.start(engine)
-    finally:
-        if env_before is None:
-            os.environ.pop("PHOTOD_FETCH_ENGINE", None)
-        else:
-            os.environ["PHOTOD_FETCH_ENGINE"] = env_before
+    start(d, engine, engine.name)
     out = {}
     try:
         d.wait_answering()
@@ -163,7 +167,7 @@ def measure_start(a, d, engine, size_label, res, run_id):
         d.wait_idle(600, 0.5)
         # The catalog's files are mapped or made in the background: wait until a fetch uses them.
         deadline = time.monotonic() + 300
-        while engine == "catalog":
+        while True:
             st = d.call("library.status").get("fetchCatalog")
             if not st or (st.get("token") is not None and not st.get("building")):
                 break
@@ -203,7 +207,7 @@ def measure_start(a, d, engine, size_label, res, run_id):
         if d.p is not None:
             d.stop()
     for k, v in out.items():
-        rec = {"run_id": run_id, "size": size_label, "engine": engine, "shape": k,
+        rec = {"run_id": run_id, "size": size_label, "engine": engine.name, "shape": k,
                "loadavg": os.getloadavg()}
         rec.update(v if isinstance(v, dict) else {"value": v})
         res.append(rec)
@@ -213,19 +217,14 @@ def measure_start(a, d, engine, size_label, res, run_id):
 def fresh_index(a, engine, corpus, size_label, res, run_id):
     """A first index of a fresh database with `engine`, then at once 11 of row 4's pages."""
     rundir = tempfile.mkdtemp(prefix="fresh-", dir=a.workdir)
-    d = sb.Daemon(SimpleNamespace(photod=a.photod), corpus, os.path.join(rundir, "photod.db"), rundir)
-    if engine == "sql":
-        os.environ["PHOTOD_FETCH_ENGINE"] = "sql"
-    try:
-        d.start("fresh-" + engine)
-    finally:
-        os.environ.pop("PHOTOD_FETCH_ENGINE", None)
+    d = sb.Daemon(SimpleNamespace(photod=engine.photod), corpus, os.path.join(rundir, "photod.db"), rundir)
+    start(d, engine, "fresh-" + engine.name)
     try:
         d.wait_answering()
         wall, _ = d.wait_idle(3600, 0.5, progress=True)
         times = [d.timed("assets.fetch", ROW4)[0] * 1000 for _ in range(11)]
         d.sample()
-        rec = {"run_id": run_id, "size": size_label, "engine": engine, "shape": "fresh index",
+        rec = {"run_id": run_id, "size": size_label, "engine": engine.name, "shape": "fresh index",
                "index_wall_s": wall, "row4_median_ms": statistics.median(times), "row4_first_ms": times[0],
                "hwm_mb": d.hwm_kb / 1024, "anon_peak_mb": d.anon_kb / 1024, "loadavg": os.getloadavg()}
         time.sleep(a.settle)
@@ -244,8 +243,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--library", required=True)
     ap.add_argument("--database", required=True, help="indexed from --library first when missing")
-    ap.add_argument("--photod", default=os.path.join(sb.REPO, ".build/release/photod"))
-    ap.add_argument("--engines", default="catalog,sql")
+    ap.add_argument("--engine", action="append", required=True, metavar="NAME=PHOTOD[,VAR=VALUE...]")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--fresh", action="store_true", help="also a first index of a fresh database per engine")
@@ -255,7 +253,11 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     a.results = a.results or os.path.join(a.workdir, "results.jsonl")
-    engines = a.engines.split(",")
+    engines = []
+    for text in a.engine:
+        name, spec = text.split("=", 1)
+        photod, *env = spec.split(",")
+        engines.append(SimpleNamespace(name=name, photod=os.path.abspath(photod), env=dict(e.split("=", 1) for e in env)))
     n = sum(len(fs) for _, _, fs in os.walk(a.library))
     size_label = "%dk" % (n // 1000) if n < 1_000_000 else "%gM" % (n / 1e6)
     run_id = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -264,33 +266,43 @@ def main():
                            text=True).stdout
     res = []
     header = {"run_id": run_id, "header": True, "commit": commit, "modified": len(dirty.splitlines()), "size": size_label,
-              "files": n, "photod": a.photod, "loadavg_start": os.getloadavg(), "other_work_start": other_work(),
+              "files": n, "engines": [vars(e) for e in engines], "loadavg_start": os.getloadavg(),
+              "other_work_start": other_work(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     log("run %s at %s (%d modified), %s files, load %s" % (run_id, commit, header["modified"], n, header["loadavg_start"]))
     for w in header["other_work_start"]:
         log("  also running: " + w)
     rundir = os.path.dirname(os.path.abspath(a.database))
     os.makedirs(rundir, exist_ok=True)
-    d = sb.Daemon(SimpleNamespace(photod=a.photod), a.library, a.database, rundir)
-    d.moment = d.album = None
     if not os.path.exists(a.database):
         log("indexing %s into %s" % (a.library, a.database))
-        d.start("index")
+        d = sb.Daemon(SimpleNamespace(photod=engines[0].photod), a.library, a.database, rundir)
+        start(d, engines[0], "index")
         d.wait_answering()
         wall, _ = d.wait_idle(7200, 1.0, progress=True)
         log("  idle after %.1f s" % wall)
         d.stop()
-    results = {e: [] for e in engines}
+    daemons = {}
+    for e in engines:
+        copy = "%s.%s" % (a.database, e.name)
+        if not os.path.exists(copy):
+            shutil.copyfile(a.database, copy)
+            if os.path.isdir(a.database + ".catalog"):
+                shutil.copytree(a.database + ".catalog", copy + ".catalog")
+        d = sb.Daemon(SimpleNamespace(photod=e.photod), a.library, copy, rundir)
+        d.moment = d.album = None
+        daemons[e.name] = d
+    results = {e.name: [] for e in engines}
     for r in range(a.rounds):
         order = engines[r % len(engines):] + engines[:r % len(engines)]
         for e in order:
-            log("round %d: %s (load %.2f)" % (r + 1, e, os.getloadavg()[0]))
-            results[e].append(measure_start(a, d, e, size_label, res, run_id))
+            log("round %d: %s (load %.2f)" % (r + 1, e.name, os.getloadavg()[0]))
+            results[e.name].append(measure_start(a, daemons[e.name], e, size_label, res, run_id))
     fresh = {}
     if a.fresh:
         for e in engines:
-            log("fresh index: %s" % e)
-            fresh[e] = fresh_index(a, e, a.library, size_label, res, run_id)
+            log("fresh index: %s" % e.name)
+            fresh[e.name] = fresh_index(a, e, a.library, size_label, res, run_id)
     footer = {"run_id": run_id, "footer": True, "loadavg_end": os.getloadavg(), "other_work_end": other_work()}
     with open(a.results, "a") as f:
         for rec in [header] + res + [footer]:
@@ -303,20 +315,21 @@ def main():
     print("\n%s files, commit %s, run %s; load %s at the start, %s at the end; medians of %d rounds (ms)"
           % (n, commit, run_id, " ".join("%.2f" % x for x in header["loadavg_start"]),
              " ".join("%.2f" % x for x in footer["loadavg_end"]), a.rounds))
-    print("| shape | total | " + " | ".join("%s first | %s page" % (e, e) for e in engines) + " |")
+    names_ = [e.name for e in engines]
+    print("| shape | total | " + " | ".join("%s first | %s page" % (e, e) for e in names_) + " |")
     print("|---|---|" + "---|---|" * len(engines))
     names = ["first predicate fetch after a start"] + [s[0] for s in shapes()]
     for name in names:
-        total = next((o[name].get("total") for o in results[engines[0]] if name in o), None)
+        total = next((o[name].get("total") for o in results[names_[0]] if name in o), None)
         cells = []
-        for e in engines:
+        for e in names_:
             f, m = med(e, name, "first"), med(e, name, "median")
             cells.append("%.2f" % f if f is not None else "")
             cells.append("%.2f" % m if m is not None else "")
         print("| %s | %s | %s |" % (name, "" if total is None else "{:,}".format(total), " | ".join(cells)))
     for key in ("VmRSS", "RssAnon", "VmHWM"):
         print("| %s after the fetches, MB | | %s |" % (key, " | ".join(
-            "%.1f | " % statistics.median(o[key] for o in results[e]) for e in engines)))
+            "%.1f | " % statistics.median(o[key] for o in results[e]) for e in names_)))
     for e, rec in fresh.items():
         print("fresh index, %s: idle after %.1f s; row 4 first %.1f ms, median of 11 %.1f ms; VmHWM %.1f MB "
               "(RssAnon peak %.1f); after %.0f s: VmHWM %.1f, VmRSS %.1f" % (

@@ -20,15 +20,13 @@ from .build/release/photod (built first with `swift build -c release --product p
         every size, --index-rounds - 1 more fresh indexes of each, the sizes alternating: row 1's
         ratio is the median of the rounds' ratios (one index each swung by 0.73-0.97 on this VM;
         a round's two sizes run back to back).
-  3     the first library fetch has the fetch catalog made in the background: waited for, and
-        its build time (library.status fetchCatalog.lastBuildSeconds) reported; then 100 assets
-        marked favorite, then assets.fetch with five predicates and sorts (a page of 1,000 from
+  3     100 assets marked favorite, then assets.fetch with five predicates and sorts (a page of 1,000 from
         the start and one of 100 from the middle of each result): VmRSS after them.
   4     one connection, one request at a time, --runs times each after one unmeasured call:
         smartAlbums.fetch, momentLists.fetch, albums.fetch (100), and assets.fetch of 100 with a
         predicate and a sort; request written -> whole response line read (JSON decoding
         excluded). Median and p90 (nearest rank).
-  8     SIGTERM; (.db + .db-wal) bytes / counts.assets; the fetch catalog's files likewise.
+  8     SIGTERM; (.db + .db-wal) bytes / counts.assets.
   5, 7  --rounds restarts on the same database over the unchanged library: exec -> rpc.hello
         answered ("listening"); then at once the page of row 4 (the first predicate fetch after
         a start); exec -> state idle with lastScan; lastScan.readFiles must be 0.
@@ -115,7 +113,6 @@ ROWS = [
      lambda v: v >= 0.85),
     ("index_hwm_mb", "2. peak RSS during the index (VmHWM), MB", "{:.1f}", "≤ 40 MB", lambda v: v <= 40),
     ("index_anon_mb", "2. of it photod's own (RssAnon, sampled peak), MB", "{:.1f}", "", None),
-    ("catalog_build_s", "3. fetch catalog made after the index (background), s", "{:.2f}", "", None),
     ("fetch_rss_mb", "3. RSS after predicate fetches (VmRSS), MB", "{:.1f}", "≤ 40 MB", lambda v: v <= 40),
     ("fetch_anon_mb", "3. of it photod's own (RssAnon), MB", "{:.1f}", "", None),
     ("fetch_rss_growth", "3. RSS after fetches, largest − smallest, MB", "{:+.1f}", "≤ +5 MB", lambda v: v <= 5),
@@ -132,7 +129,6 @@ ROWS = [
     ("first_fetch_ms", "7. first predicate fetch after a start, ms", "{:.1f}", "≤ 50 ms", lambda v: v <= 50),
     ("cold_first_fetch_ms", "7. the same after a start with caches dropped, ms", "{:.1f}", "", None),
     ("db_bytes_per_asset", "8. database (.db + -wal) bytes per asset", "{:,.0f}", "≤ 500", lambda v: v <= 500),
-    ("catalog_bytes_per_asset", "8. fetch catalog files (a cache beside it) bytes per asset", "{:,.0f}", "", None),
     ("cold_index_rate", "9. caches dropped: photod initial index, files/s", "{:,.0f}", "", None),
     ("cold_read_rate", "9. caches dropped: xargs -P 16 cat, files/s", "{:,.0f}", "", None),
     ("cold_rate_ratio", "9. photod ÷ xargs -P 16 cat (cold)", "{:.2f}", "≥ 0.8", lambda v: v >= 0.8),
@@ -531,20 +527,6 @@ def measure_size(a, res, n, corpus, expected, smallest):
 
     with Step("%s: %d favorites, then predicate fetches" % (S, FAVORITES)) as step:
         page = d.call("assets.fetch", {"limit": 1000, "offset": assets // 2})["assets"]
-        # A predicate fetch has the fetch catalog made (in the background: SQL answers meanwhile;
-        # a capture-order page near the start stays in SQL); the rows below measure the catalog,
-        # so wait for it.
-        d.call("assets.fetch", {"predicate": FETCHES[0][0], "limit": 1})
-        t0 = time.monotonic()
-        while True:
-            c = d.call("library.status").get("fetchCatalog") or {}
-            if c.get("token") is not None and not c.get("building"):
-                break
-            if time.monotonic() - t0 > a.timeout:
-                raise BenchError("the fetch catalog was not made within %d s: %s" % (a.timeout, c))
-            time.sleep(0.1)
-        res.put(S, "catalog_build_s", c.get("lastBuildSeconds") or 0.0, "s", step,
-                waited_s=round(time.monotonic() - t0, 2), catalog=c)
         ids = [x["id"] for x in page[::max(1, len(page) // FAVORITES)]][:FAVORITES]
         r = d.call("assets.setFavorite", {"ids": ids, "favorite": True})
         if len(r.get("updated", [])) != len(ids):
@@ -584,9 +566,6 @@ def measure_size(a, res, n, corpus, expected, smallest):
         shutdown = d.stop()
         files = {sfx: os.path.getsize(d.db + sfx) if os.path.exists(d.db + sfx) else 0 for sfx in ("", "-wal", "-shm")}
         per_asset = (files[""] + files["-wal"]) / assets
-        cat_dir = d.db + ".catalog"
-        cat_bytes = sum(os.path.getsize(os.path.join(cat_dir, n)) for n in os.listdir(cat_dir)) if os.path.isdir(cat_dir) else 0
-        res.put(S, "catalog_bytes_per_asset", cat_bytes / assets, "bytes", step, catalog_bytes=cat_bytes)
         res.put(S, "db_bytes_per_asset", per_asset, "bytes", step, db_bytes=files[""], wal_bytes=files["-wal"],
                 shm_bytes=files["-shm"], assets=assets, shutdown_s=round(shutdown, 3))
         log("  .db %d bytes, -wal %d: %.0f bytes per asset (%d assets); stopped in %.2f s" % (

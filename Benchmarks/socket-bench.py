@@ -69,8 +69,8 @@ def fetches(c, writer, runs, total_assets):
     print("- repeat: the same request again (the daemon keeps recent results per change token)")
     print("- deep page: the same at an offset in the middle of the result")
     print("- new query: a predicate the daemon has not seen (one more condition that every asset passes)")
-    print("- after a write: the first request after a favorite was toggled (a new token: the catalog")
-    print("  re-reads the changed asset and the result is computed again)\n")
+    print("- after a write: the first request after a favorite was toggled (a write drops every kept")
+    print("  result: it is read again)\n")
     print("| case | predicate | sort | matches | repeat | deep page | new query | after a write |")
     print("|---|---|---|---|---|---|---|---|")
     ids = [a["id"] for a in c.call("assets.fetch", {"limit": 3})["assets"]]

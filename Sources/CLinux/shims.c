@@ -92,13 +92,13 @@ int photo_poll_priority(int watched, int wake, int timeout_ms) {
 void photo_stdout_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 
 /* glibc raises its mmap threshold to the size of each mapped block that is freed (up to
- * 32 MB), so after the first large temporary array (a sort order of a million assets, a decoded
- * image) the next ones come from the heap, and the heap keeps what they held after they are
+ * 32 MB), so after the first large temporary array (a whole fetch result of a million assets, a
+ * decoded image) the next ones come from the heap, and the heap keeps what they held after they are
  * freed: resident memory that only grows. A fixed threshold turns the adjustment off. (Fewer
  * arenas would save a few MB more, but cost the initial index 15-20 % in malloc contention.) */
 int photo_malloc_return_large_blocks(void) {
     /* 1 MiB: blocks below it (a request's arrays, a page of JSON) reuse heap pages instead of
-     * faulting fresh ones in at every request; the catalog's temporaries (4-16 MB) are above. */
+     * faulting fresh ones in at every request; a large fetch result's arrays (4-8 MB) are above. */
     int ok = mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
     ok &= mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
     return ok;
@@ -184,15 +184,6 @@ int photo_is_open_for_writing(int dirfd, const char *name) {
     }
     close(fd);
     return result;
-}
-
-int photo_memcontains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
-    return memmem(haystack, haystack_length, needle, needle_length) != NULL;
-}
-
-long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
-    const char *found = memmem(haystack, haystack_length, needle, needle_length);
-    return found == NULL ? -1 : (long)(found - (const char *)haystack);
 }
 
 int photo_set_thread_nice(int nice) {

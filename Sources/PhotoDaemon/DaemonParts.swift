@@ -17,9 +17,7 @@ extension Daemon {
         let database: Database
         let recovery: DatabaseRecovery?
         do {
-            var databaseOptions = Database.Options()
-            databaseOptions.catalogInBackground = true
-            (database, recovery) = try Database.openRecovering(path: options.database.string, options: databaseOptions,
+            (database, recovery) = try Database.openRecovering(path: options.database.string,
                                                                now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw StartupError(description: error.message)

@@ -173,16 +173,6 @@ struct Methods: Sendable {
         queue["waitingForSpace"] = .bool(q.waitingForSpace)
         o["sortQueue"] = .object(queue)
         o["watcher"] = watcherStatus(w)
-        let f = database.fetchCatalogStatus
-        var catalog = JSONObject()
-        catalog["token"] = f.token.map { .int($0) } ?? .null
-        catalog["assets"] = .int(Int64(f.assets))
-        catalog["changed"] = .int(Int64(f.changed))
-        catalog["building"] = .bool(f.building)
-        catalog["builds"] = .int(Int64(f.builds))
-        catalog["lastBuildSeconds"] = f.lastBuildSeconds.map { .double(($0 * 100).rounded() / 100) } ?? .null
-        catalog["lastError"] = f.lastError.map { .string($0) } ?? .null
-        o["fetchCatalog"] = .object(catalog)
         o["recovery"] = recoveryStatus()
         o["images"] = imageStatus()
         return .object(o)

@@ -18,7 +18,8 @@ public final class Database: Sendable {
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
     private let writerTaken = Locked(false)
-    private let catalog: AssetCatalog
+    /// Recent fetch results, shared by the readers; every write drops them.
+    private let results = Locked(FetchResults())
     /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
     /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
     /// stopped — `quick_check`, the counter recount — can be skipped.
@@ -33,15 +34,6 @@ public final class Database: Sendable {
         public var exclusive = true
         /// Reader connections in the pool.
         public var readers = 4
-        /// Make the fetch catalog's files on a thread of their own, answering fetches from SQL
-        /// meanwhile (the daemon); otherwise in the fetch that needs them (tests and tools).
-        public var catalogInBackground = false
-        /// Keep the fetch catalog in files beside the database (`<database>.catalog`); without,
-        /// it is made in memory.
-        public var catalogFiles = true
-        /// Changed assets the catalog lays over its files before it makes them again, at least
-        /// (small in tests, to make them often).
-        public var catalogOverlayMinimum = 4_096
         public init() {}
     }
 
@@ -115,39 +107,13 @@ public final class Database: Sendable {
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
-        // The identity the fetch catalog's files name: a recovered or replaced database has
-        // another, so files made from an earlier one are never used with it.
-        if try connection.scalar("SELECT value FROM meta WHERE key = ?1", .text(CatalogFiles.identityKey)).int64 == nil {
-            try connection.execute("INSERT INTO meta (key, value) VALUES ('\(CatalogFiles.identityKey)', \(Int64.random(in: 1 ... .max)))")
-        }
         writer = Locked(IndexWriter(connection))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
-        catalog = AssetCatalog(AssetCatalog.Settings(directory: options.catalogFiles ? path + ".catalog" : nil,
-                                                     background: options.catalogInBackground,
-                                                     overlayMinimum: options.catalogOverlayMinimum))
-        let catalog = catalog
-        catalog.runner.withLock {
-            // On a connection of its own: a build reads for seconds, and a pooled reader taken
-            // for that long would hold up every fetch sent to it.
-            $0 = { [path] in
-                do throws(StoreError) {
-                    let connection = try Connection(path: path, readOnly: true, create: false)
-                    try connection.execute("PRAGMA query_only=ON; PRAGMA cache_size=-2000;")
-                    let r = IndexReader(connection)
-                    let made = try r.consistent { () throws(StoreError) in try catalog.buildInBackground(r) }
-                    if let made { catalog.finish(made) }
-                } catch {
-                    catalog.failed(error)
-                }
-            }
-        }
+        // Earlier photods kept a fetch catalog in files beside the database (268 bytes an
+        // asset); nothing reads them now. They are ours alone, so removing them cannot fail
+        // but for a damaged file system, which the database itself would report.
+        if options.exclusive { try? Directory.removeWithFiles(PathBytes(path + ".catalog")) }
     }
-
-    /// The fetch catalog (for tests: its builds and errors).
-    var fetchCatalog: AssetCatalog { catalog }
-
-    /// What the fetch catalog holds now.
-    public var fetchCatalogStatus: FetchCatalogStatus { catalog.status }
 
     /// Process-wide SQLite settings, once, before the first connection.
     private static let configureSQLite: Void = {
@@ -207,8 +173,6 @@ public final class Database: Sendable {
     /// Checkpoints the WAL into the database file and truncates it (on a clean shutdown, so
     /// that the database file alone is complete). Waits for the writer.
     public func checkpoint() throws(StoreError) {
-        // A catalog build holds a read transaction for seconds: the checkpoint could not finish.
-        catalog.stopBuilding()
         try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
@@ -220,9 +184,6 @@ public final class Database: Sendable {
     /// runs, and on an error (a full disk) the database is left as it was.
     @discardableResult
     public func compact() throws(StoreError) -> (before: Int64, after: Int64) {
-        // A catalog build holds a read transaction for seconds; it waits, and builds again after.
-        catalog.pauseBuilding()
-        defer { catalog.resumeBuilding() }
         return try writer.withLock { w throws(StoreError) in
             func size() throws(StoreError) -> Int64 {
                 (try w.connection.scalar("PRAGMA page_count").int64 ?? 0) * (try w.connection.scalar("PRAGMA page_size").int64 ?? 0)
@@ -250,9 +211,14 @@ public final class Database: Sendable {
     /// Runs `body` on the writer connection (the one writer; callers are serialised). Not
     /// public: the daemon's one writer is its sort queue, which holds the writer through
     /// `takeWriter()`; inside PhotoStore, opening and recovery write before the queue exists,
-    /// and tests write through `@testable import`.
+    /// and tests write through `@testable import`. The readers' kept fetch results are dropped
+    /// as it begins and not made again until it ends.
     func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
-        try writer.withLock { w in try body(w) }
+        try writer.withLock { w in
+            results.withLock { $0.writeBegins() }
+            defer { results.withLock { $0.writeEnded() } }
+            return try body(w)
+        }
     }
 
     /// Hands out the right to write, once: the sort queue takes it when it is made, so that it
@@ -287,14 +253,6 @@ public final class Database: Sendable {
         case pages(Int64)
     }
 
-    /// Makes library fetches read everything again: for changes written outside the journaled
-    /// writer methods (tests and maintenance tools that edit the tables directly).
-    public func invalidateCatalog() { catalog.invalidate() }
-
-    /// For measuring the two fetch engines side by side (issue 29): `PHOTOD_FETCH_ENGINE=sql`
-    /// answers every fetch by SQL and never makes the catalog. Temporary.
-    private static let sqlOnly = getenv("PHOTOD_FETCH_ENGINE").map { String(cString: $0) } == "sql"
-
     /// Runs `body` on a reader connection from the pool.
     public func read<R: Sendable>(_ body: (IndexReader) throws -> R) throws -> R {
         let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
@@ -304,7 +262,7 @@ public final class Database: Sendable {
                 try c.execute("PRAGMA query_only=ON; PRAGMA cache_size=-4000;")
                 connection = c
             }
-            let result = try body(IndexReader(connection!, catalog: Self.sqlOnly ? nil : catalog))
+            let result = try body(IndexReader(connection!, results: results))
             // A statement left on a row would hold this connection's snapshot open: later reads
             // would see old data and the WAL could not be checkpointed past it. Debug builds
             // (the tests) check that every read resets what it stepped.

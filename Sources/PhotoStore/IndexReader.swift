@@ -1,20 +1,17 @@
 import PhotoModel
+import PhotoSystem
 
 /// Read-only queries on the index, on a pooled reader connection (never blocked by the writer).
 public struct IndexReader {
     let db: Connection
-    /// The in-memory catalog library fetches with a predicate or sort are answered from (nil
-    /// for readers outside a `Database`'s pool: they query SQLite).
-    let catalog: AssetCatalog?
+    /// The database's recent fetch results, shared by its readers (nil for readers outside a
+    /// `Database`'s pool: every fetch is read whole).
+    let results: Locked<FetchResults>?
 
-    init(_ db: Connection, catalog: AssetCatalog? = nil) {
+    init(_ db: Connection, results: Locked<FetchResults>? = nil) {
         self.db = db
-        self.catalog = catalog
+        self.results = results
     }
-
-    /// This reader without the catalog: library fetches compiled to SQL, as other scopes are
-    /// (the tests hold the two to the same answers).
-    public var withoutCatalog: IndexReader { IndexReader(db) }
 
     /// The underlying connection, for ad-hoc queries in tests and maintenance tools.
     public var connection: Connection { db }

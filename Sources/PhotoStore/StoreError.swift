@@ -24,8 +24,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notFound = Code(rawValue: "notFound")
         /// A write the data refuses (an album moved into itself, an empty title).
         public static let invalid = Code(rawValue: "invalid")
-        /// Work given up because the store is stopping (a catalog build at a clean stop).
-        public static let cancelled = Code(rawValue: "cancelled")
         public var description: String { rawValue }
     }
 

@@ -158,6 +158,23 @@ extension Directory {
         }
     }
 
+    /// Removes `path`, a directory of files only, with its files (what an older photod left
+    /// behind); nothing when it does not exist. A subdirectory in it fails the removal.
+    public static func removeWithFiles(_ path: PathBytes) throws(SystemError) {
+        let dir: Directory
+        do {
+            dir = try Directory(path: path)
+        } catch where error.errno == ENOENT {
+            return
+        }
+        for entry in try dir.entries() {
+            _ = try syscall("unlinkat", context: path.string) {
+                PathBytes.withCString(entry.name) { unlinkat(dir.descriptor.rawValue, $0, 0) }
+            }
+        }
+        _ = try syscall("rmdir", context: path.string) { path.withCString { rmdir($0) } }
+    }
+
     /// Checks that a directory others could have prepared (`/tmp/photod-$UID`) is safe to put a
     /// socket in: a real directory (not a symbolic link), owned by this user or root, and not
     /// writable by others unless sticky. Throws `EPERM` with the reason otherwise.

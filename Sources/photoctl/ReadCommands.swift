@@ -111,14 +111,6 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
             + "\(number(i["rendered"])) rendered, \(number(i["failed"])) failed")
     }
     out("  database    \(result["database"]?.stringValue ?? "?")")
-    if let c = result["fetchCatalog"], !c.isNull {
-        // What predicate and sort fetches are answered from (docs/PROTOCOL.md, library.status).
-        var line = c["token"].flatMap { $0.isNull ? nil : $0 }.map { "\(number(c["assets"])) assets at token \(number($0)), "
-            + "\(number(c["changed"])) changed since" } ?? "not made yet: predicate fetches are answered by SQL"
-        if c["building"]?.boolValue == true { line += "; being made again" }
-        if let error = c["lastError"]?.stringValue { line += "; last attempt failed: \(error)" }
-        out("  catalog     \(line)")
-    }
     out("  uptime      \(number(result["uptimeSeconds"])) s")
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import PhotoSystem
 import Testing
 
-/// Thread priorities of a scan's readers, the catalog build and pre-caching: relative to what the
+/// Thread priorities of a scan's readers and pre-caching: relative to what the
 /// thread inherited, never raised.
 @Suite struct ThreadPriorityTests {
     /// Runs `body` on a new thread and returns what it returns.

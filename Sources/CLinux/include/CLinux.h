@@ -100,13 +100,6 @@ void photo_set_thread_name(const char *name);
 /// action would end the process).
 int photo_is_open_for_writing(int dirfd, const char *name);
 
-/// Whether `needle` occurs in `haystack` (glibc's memmem, a GNU extension Swift's Glibc
-/// module does not show). An empty needle always occurs.
-int photo_memcontains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
-
-/// The offset of the first `needle` in `haystack`, or -1 (glibc's memmem).
-long photo_memfind(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
-
 /// Sets the calling thread's nice value (`setpriority(PRIO_PROCESS, gettid(), nice)`: on Linux
 /// a thread's own). Raising it needs no privilege; lowering it back does. Returns 0 or -1.
 int photo_set_thread_nice(int nice);
