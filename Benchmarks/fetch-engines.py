@@ -6,7 +6,7 @@
 
 DB is indexed from LIB first when it does not exist (by the first engine's photod). Each
 engine is a photod binary started with its environment (VAR=VALUE: PHOTOD_FETCH_ENGINE=sql made
-the build at fde918b answer by SQL alone) on a copy of DB of its own (DB.NAME, with the files
+the build at fde918b answer by SQL alone) on a copy of DB of its own (DB-NAME.db, with the files
 beside it: made once), the engines alternating within each round, the order rotated by round.
 Per start: the page of scale-bench's row 4 sent as soon as rpc.hello is answered (the first
 predicate fetch after a start), idle, the fetch catalog awaited when there is one, then every
@@ -45,6 +45,7 @@ def _load(name, file):
 
 
 sb = _load("scale_bench", "scale-bench.py")
+cf = _load("compare_fetches", "compare-fetches.py")
 ib = sb.ib
 log = ib.log
 
@@ -169,21 +170,15 @@ def measure_start(a, d, engine, size_label, res, run_id):
         deadline = time.monotonic() + 300
         while True:
             st = d.call("library.status").get("fetchCatalog")
-            if not st or (st.get("token") is not None and not st.get("building")):
+            # (None: a build with no catalog; the fde918b build with PHOTOD_FETCH_ENGINE=sql never makes it.)
+            if not st or engine.env.get("PHOTOD_FETCH_ENGINE") == "sql" or (st.get("token") is not None and not st.get("building")):
                 break
             if time.monotonic() > deadline:
                 raise ib.BenchError("the fetch catalog was not made within 300 s")
             time.sleep(0.2)
         if d.moment is None:
             d.moment = d.call("moments.fetch", {"limit": 1})["moments"][0]["id"]
-            best, off = None, 0
-            while off is not None:
-                page = d.call("albums.fetch", {"limit": 1000, "offset": off})
-                for al in page["albums"]:
-                    if best is None or al["assetCount"] > best["assetCount"]:
-                        best = al
-                off = page["nextOffset"]
-            d.album = best["id"]
+            d.album = cf.largest_album(d.client)
 
         def total_of(probe):
             m = "collections.assets" if "id" in probe else "assets.fetch"
@@ -284,9 +279,12 @@ def main():
         d.stop()
     daemons = {}
     for e in engines:
-        copy = "%s.%s" % (a.database, e.name)
+        stem, ext = os.path.splitext(a.database)
+        copy = "%s-%s%s" % (stem, e.name, ext)
         if not os.path.exists(copy):
-            shutil.copyfile(a.database, copy)
+            for suffix in ("", "-wal"):
+                if os.path.exists(a.database + suffix):
+                    shutil.copyfile(a.database + suffix, copy + suffix)
             if os.path.isdir(a.database + ".catalog"):
                 shutil.copytree(a.database + ".catalog", copy + ".catalog")
         d = sb.Daemon(SimpleNamespace(photod=e.photod), a.library, copy, rundir)

@@ -503,43 +503,62 @@ extension IndexReader {
     /// Recently Deleted are only in that smart album. Run it inside `consistent` for a page and
     /// total from one snapshot.
     ///
-    /// Most fetches are answered from the whole result: every selected pk in order, read by one
-    /// statement (so a total is not a second pass) and kept (`FetchResults`), so that the next
-    /// pages and a repeat cost a page. The rest page directly (`pagesDirectly`).
+    /// What is kept of the query's result (`FetchResults`) decides the work: its pks — the page
+    /// is read by pk; nothing, and the first page is asked — the page (LIMIT) and a count, the
+    /// total kept; its total, or a later page asked first — the whole result, every selected pk
+    /// in order by one statement, kept. So a new query's first page costs what SQL's first page
+    /// costs, the pages after it a page. Some fetches always page directly (`pagesDirectly`).
     public func assets(_ query: AssetQuery, in scope: AssetScope = .library, limit: Int, offset: Int,
                        now: Int64) throws(StoreError) -> (assets: [Asset], total: Int)? {
         let generation = results?.withLock { $0.generation }
         return try consistent { () throws(StoreError) -> (assets: [Asset], total: Int)? in
             guard let plan = try plan(query, in: scope, now: now) else { return nil }
             if Self.pagesDirectly(query, in: scope, offset: offset) {
-                let n = plan.nextParameter
-                let s = try statement(plan.pageSQL, plan)
-                s.bind(max(0, min(limit, Int(Int32.max))), at: Int32(n))
-                s.bind(max(0, offset), at: Int32(n + 1))
-                let rows = try AssetColumns.decodeAll(s)
-                return (try attachResources(rows), try total(plan, query, scope))
+                return (try page(plan, limit: limit, offset: offset), try total(plan, query, scope))
             }
             let key = FetchResults.Key(scope: scope, query: query)
-            var stamp: FetchResults.Stamp?
-            if let generation { stamp = FetchResults.Stamp(generation: generation, token: try journalBounds().current) }
-            if let stamp, let kept = results?.withLock({ $0.result(key, at: stamp) }) {
-                return (try assets(kept, limit: limit, offset: offset), kept.count)
+            let stamp = try self.stamp(generation)
+            let held = stamp.flatMap { stamp in results?.withLock { $0.held(key, at: stamp) } }
+            switch held {
+            case .pks(let pks)?:
+                return (try assets(pks, limit: limit, offset: offset), pks.count)
+            case nil where offset == 0:
+                let total = try total(plan, query, scope)
+                keep(.total(total), as: key, at: stamp)
+                return (try page(plan, limit: limit, offset: offset), total)
+            case .total?, nil:
+                let s = try statement(plan.pksSQL, plan)
+                defer { s.reset() }
+                var pks = PKList()
+                while try s.step() { pks.append(s.int64(0)) }
+                if let wide = pks.wide { return (try assets(wide, limit: limit, offset: offset), wide.count) }
+                keep(.pks(pks.compact), as: key, at: stamp)
+                return (try assets(pks.compact, limit: limit, offset: offset), pks.compact.count)
             }
-            let s = try statement(plan.pksSQL, plan)
-            defer { s.reset() }
-            var pks = PKList()
-            while try s.step() { pks.append(s.int64(0)) }
-            if let wide = pks.wide { return (try assets(wide, limit: limit, offset: offset), wide.count) }
-            keep(pks.compact, as: key, at: stamp, scope: scope)
-            return (try assets(pks.compact, limit: limit, offset: offset), pks.compact.count)
         }
     }
 
-    /// Keeps a whole result unless its scope moves with the clock.
-    private func keep(_ pks: [UInt32], as key: FetchResults.Key, at stamp: FetchResults.Stamp?, scope: AssetScope) {
-        if case .smartAlbum(let album) = scope, album.kind == .recentlyAdded { return }
+    /// A page by LIMIT and OFFSET on the plan's order.
+    private func page(_ plan: AssetQueryPlan, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
+        let n = plan.nextParameter
+        let s = try statement(plan.pageSQL, plan)
+        s.bind(max(0, min(limit, Int(Int32.max))), at: Int32(n))
+        s.bind(max(0, offset), at: Int32(n + 1))
+        return try attachResources(try AssetColumns.decodeAll(s))
+    }
+
+    /// Where this read is, for kept results: the generation seen before the read began and the
+    /// change token in it (nil for a reader that keeps none).
+    private func stamp(_ generation: Int?) throws(StoreError) -> FetchResults.Stamp? {
+        guard let generation else { return nil }
+        return FetchResults.Stamp(generation: generation, token: try journalBounds().current)
+    }
+
+    /// Keeps what was read of a result, unless its scope moves with the clock (Recently Added).
+    private func keep(_ held: FetchResults.Held, as key: FetchResults.Key, at stamp: FetchResults.Stamp?) {
+        if case .smartAlbum(let album) = key.scope, album.kind == .recentlyAdded { return }
         guard let stamp else { return }
-        results?.withLock { $0.keep(key, at: stamp, pks: pks) }
+        results?.withLock { $0.keep(key, at: stamp, held) }
     }
 
     /// The assets at `offset..<offset + limit` of a whole result, read in this transaction, in
@@ -600,10 +619,7 @@ extension IndexReader {
                 pks.append(s.int64(0))
                 ids.append(id)
             }
-            if let generation, pks.wide == nil {
-                let stamp = FetchResults.Stamp(generation: generation, token: try journalBounds().current)
-                keep(pks.compact, as: FetchResults.Key(scope: scope, query: query), at: stamp, scope: scope)
-            }
+            if pks.wide == nil { keep(.pks(pks.compact), as: FetchResults.Key(scope: scope, query: query), at: try stamp(generation)) }
             return ids
         }
     }

@@ -18,8 +18,8 @@ public final class Database: Sendable {
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
     private let writerTaken = Locked(false)
-    /// Recent fetch results, shared by the readers; every write drops them.
-    private let results = Locked(FetchResults())
+    /// Recent fetch results, shared by the readers (see `FetchResults`).
+    private let results: Locked<FetchResults>
     /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
     /// and matching, see ``DatabaseSeal``): the checks against damage done while it was
     /// stopped — `quick_check`, the counter recount — can be skipped.
@@ -107,12 +107,23 @@ public final class Database: Sendable {
         } catch let error where error.code == .corrupt {
             throw StoreError(code: .corrupt, message: "database '\(path)' is not a valid photod database: \(error.message)")
         }
+        // The fetch results kept at the last clean stop, if the file is still as it was then
+        // (taken: read and removed, whatever it holds). Earlier photods kept a fetch catalog in
+        // files beside the database (268 bytes an asset): nothing reads them now. Both are ours
+        // alone, so removing them cannot fail but for a damaged file system, which the database
+        // itself would report.
+        var kept: FetchResults?
+        if options.exclusive {
+            let resultsPath = Self.fetchResultsPath(forDatabase: path)
+            if openedSealed, let bytes = try? FileDescriptor.readAll(resultsPath, limit: 64 << 20) {
+                kept = FetchResults.decoded(bytes, token: try IndexReader(connection).journalBounds().current)
+            }
+            try? AtomicFile.remove(resultsPath)
+            try? Directory.removeWithFiles(PathBytes(path + ".catalog"))
+        }
+        results = Locked(kept ?? FetchResults())
         writer = Locked(IndexWriter(connection))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
-        // Earlier photods kept a fetch catalog in files beside the database (268 bytes an
-        // asset); nothing reads them now. They are ours alone, so removing them cannot fail
-        // but for a damaged file system, which the database itself would report.
-        if options.exclusive { try? Directory.removeWithFiles(PathBytes(path + ".catalog")) }
     }
 
     /// Process-wide SQLite settings, once, before the first connection.
@@ -196,13 +207,20 @@ public final class Database: Sendable {
     }
 
     /// Seals the database at a clean stop, after `checkpoint()`: the next open that finds it
-    /// unchanged skips the integrity check and the recount (``DatabaseSeal``). False, and no
-    /// seal, when the WAL still holds frames. Waits for the writer; call it when nothing
-    /// writes any more.
+    /// unchanged skips the integrity check and the recount (``DatabaseSeal``), and takes the
+    /// fetch results kept now (`<database>.results`, a cache: not written is not a failure).
+    /// False, and no seal, when the WAL still holds frames. Waits for the writer; call it when
+    /// nothing writes any more.
     @discardableResult
     public func seal() throws(StoreError) -> Bool {
         do {
-            return try writer.withLock { _ throws(SystemError) in try DatabaseSeal.write(forDatabase: path) }
+            return try writer.withLock { w throws(SystemError) in
+                if let token = try? IndexReader(w.connection).journalBounds().current {
+                    let bytes = results.withLock { $0.encoded(token: token) }
+                    try? AtomicFile.write(bytes, to: Self.fetchResultsPath(forDatabase: path))
+                }
+                return try DatabaseSeal.write(forDatabase: path)
+            }
         } catch {
             throw StoreError(code: .cannotOpen, message: "cannot seal the database: \(error)")
         }
@@ -211,15 +229,21 @@ public final class Database: Sendable {
     /// Runs `body` on the writer connection (the one writer; callers are serialised). Not
     /// public: the daemon's one writer is its sort queue, which holds the writer through
     /// `takeWriter()`; inside PhotoStore, opening and recovery write before the queue exists,
-    /// and tests write through `@testable import`. The readers' kept fetch results are dropped
-    /// as it begins and not made again until it ends.
+    /// and tests write through `@testable import`.
     func write<R: Sendable>(_ body: (IndexWriter) throws -> R) throws -> R {
-        try writer.withLock { w in
-            results.withLock { $0.writeBegins() }
-            defer { results.withLock { $0.writeEnded() } }
-            return try body(w)
-        }
+        try writer.withLock { w in try body(w) }
     }
+
+    /// Drops the kept fetch results, and any being read now: for writes that bypass the
+    /// journal (tests that edit the tables directly). Every write through `IndexWriter`'s
+    /// methods is journaled, which is what keeps the results true.
+    func invalidateFetchResults() { results.withLock { $0.invalidate() } }
+
+    /// How many fetch results are kept now (for tests).
+    var keptFetchResults: Int { results.withLock { $0.count } }
+
+    /// `<database>.results`: the fetch results kept at a clean stop.
+    static func fetchResultsPath(forDatabase database: String) -> PathBytes { PathBytes(database + ".results") }
 
     /// Hands out the right to write, once: the sort queue takes it when it is made, so that it
     /// is the one writer (a second taker is a bug, and traps).

@@ -42,6 +42,14 @@ public enum AtomicFile {
         try syncDirectory(path.parent)
     }
 
+    /// Removes `path` (nothing when it is not there).
+    public static func remove(_ path: PathBytes) throws(SystemError) {
+        do {
+            _ = try path.withCString { p throws(SystemError) in try syscall("unlink", context: path.string) { unlink(p) } }
+        } catch where error.errno == ENOENT {
+        }
+    }
+
     /// `fsync` on a directory: makes the renames and links in it durable.
     public static func syncDirectory(_ directory: PathBytes) throws(SystemError) {
         let dir = directory.bytes.isEmpty ? PathBytes(".") : directory

@@ -6,7 +6,8 @@ import PhotoTesting
 import Testing
 
 /// Kept fetch results (`FetchResults`): what a page, a repeat and `assetIDs` take from them
-/// equals a fresh read after every kind of write, and they stay within their bounds.
+/// equals a fresh read after every kind of write, they stay within their bounds, and they
+/// outlive a clean stop only.
 @Suite("Kept fetch results: equal to a fresh read after every kind of write")
 struct FetchResultsTests {
     static let predicates = [
@@ -49,7 +50,7 @@ struct FetchResultsTests {
         }
     }
 
-    @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges, raw SQL), 12 seeds × 40 steps")
+    @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges, raw SQL and an invalidation), 12 seeds × 40 steps")
     func followsWrites() throws {
         for seed in UInt64(1)...12 {
             let dir = try TemporaryDirectory("fetch-results")
@@ -137,6 +138,7 @@ struct FetchResultsTests {
                     _ = try db.write { w in
                         try w.connection.execute("UPDATE assets SET pixel_width = coalesce(pixel_width, 0) + 1 WHERE pk % 3 = \(step % 3)")
                     }
+                    db.invalidateFetchResults()
                 default:
                     _ = try db.write { w in try w.purge(deletedBefore: now - 2_000, now: now) }
                 }
@@ -148,22 +150,26 @@ struct FetchResultsTests {
     /// A key of its own per number, for the pure tests.
     func query(_ n: Int) -> FetchResults.Key { FetchResults.Key(scope: .moment(day: n), query: AssetQuery()) }
 
-    @Test("Kept results are bounded by their number and by the pks they hold; the newest is kept when it fits")
+    @Test("Kept results are bounded by their number and by the pks they hold; a larger result is not kept")
     func bounds() throws {
         var results = FetchResults()
         let stamp = FetchResults.Stamp(generation: 0, token: 7)
-        for i in 0..<(FetchResults.maxResults + 2) { results.keep(query(i), at: stamp, pks: [UInt32(i)]) }
-        #expect(results.result(query(0), at: stamp) == nil && results.result(query(1), at: stamp) == nil)
-        #expect(results.result(query(FetchResults.maxResults + 1), at: stamp) == [UInt32(FetchResults.maxResults + 1)])
+        for i in 0..<(FetchResults.maxResults + 2) { results.keep(query(i), at: stamp, .pks([UInt32(i)])) }
+        #expect(results.held(query(0), at: stamp) == nil && results.held(query(1), at: stamp) == nil)
+        #expect(results.held(query(FetchResults.maxResults + 1), at: stamp) == .pks([UInt32(FetchResults.maxResults + 1)]))
         let big = [UInt32](repeating: 1, count: FetchResults.maxPKs - 5)
-        results.keep(query(100), at: stamp, pks: big)
-        #expect(results.result(query(100), at: stamp)?.count == big.count)
-        #expect(results.result(query(FetchResults.maxResults + 1), at: stamp) == [UInt32(FetchResults.maxResults + 1)],
-                "a few small ones still fit beside it")
-        results.keep(query(101), at: stamp, pks: [UInt32](repeating: 2, count: 10))
-        #expect(results.result(query(100), at: stamp) == nil, "the oldest go first: the big one with them")
-        results.keep(query(102), at: stamp, pks: [UInt32](repeating: 3, count: FetchResults.maxPKs + 1))
-        #expect(results.result(query(102), at: stamp) == nil, "larger than the bound: answered, not kept")
+        results.keep(query(100), at: stamp, .pks(big))
+        #expect(results.held(query(100), at: stamp)?.count == big.count)
+        #expect(results.held(query(FetchResults.maxResults + 1), at: stamp) != nil, "a few small ones still fit beside it")
+        results.keep(query(101), at: stamp, .pks([UInt32](repeating: 2, count: 10)))
+        #expect(results.held(query(100), at: stamp) == nil, "the oldest go first: the big one with them")
+        results.keep(query(102), at: stamp, .pks([UInt32](repeating: 3, count: FetchResults.maxPKs + 1)))
+        #expect(results.held(query(102), at: stamp) == nil, "larger than the bound: answered, not kept")
+        results.keep(query(103), at: stamp, .total(5_000_000))
+        #expect(results.held(query(103), at: stamp) == .total(5_000_000), "a total takes no room")
+        results.keep(query(103), at: stamp, .pks([1, 2]))
+        results.keep(query(103), at: stamp, .total(2))
+        #expect(results.held(query(103), at: stamp) == .pks([1, 2]), "the pks replace a total, not the other way")
         var list = PKList()
         for pk in [1, 2, Int64(UInt32.max)] { list.append(pk) }
         #expect(list.compact == [1, 2, UInt32.max] && list.wide == nil)
@@ -171,27 +177,94 @@ struct FetchResultsTests {
         #expect(list.compact.isEmpty && list.wide == [1, 2, Int64(UInt32.max), Int64(UInt32.max) + 1])
     }
 
-    @Test("A write drops every result; none is made or taken while it runs, nor by a read that began before it")
-    func generations() throws {
+    @Test("A result is taken only at its token; an invalidation drops every result and any being read across it")
+    func stamps() {
         var results = FetchResults()
-        let before = FetchResults.Stamp(generation: results.generation, token: 7)
-        results.keep(query(1), at: before, pks: [1])
-        #expect(results.result(query(1), at: before) == [1])
-        results.writeBegins()
-        #expect(results.result(query(1), at: before) == nil, "dropped")
-        let during = FetchResults.Stamp(generation: results.generation, token: 7)
-        results.keep(query(2), at: during, pks: [2])
-        #expect(results.result(query(2), at: during) == nil, "not made while a write runs")
-        results.writeEnded()
-        results.keep(query(3), at: before, pks: [3])
-        #expect(results.result(query(3), at: before) == nil, "a read that saw the generation before the write")
-        let after = FetchResults.Stamp(generation: results.generation, token: 8)
-        results.keep(query(4), at: after, pks: [4])
-        #expect(results.result(query(4), at: after) == [4])
-        #expect(results.result(query(4), at: FetchResults.Stamp(generation: after.generation, token: 7)) == nil,
-                "a snapshot at another token")
-        results.keep(query(5), at: FetchResults.Stamp(generation: after.generation, token: 7), pks: [5])
-        #expect(results.result(query(4), at: after) == [4], "an older snapshot's result does not push a newer one out")
+        let at7 = FetchResults.Stamp(generation: results.generation, token: 7)
+        results.keep(query(1), at: at7, .pks([1]))
+        #expect(results.held(query(1), at: at7) == .pks([1]))
+        #expect(results.held(query(1), at: FetchResults.Stamp(generation: at7.generation, token: 8)) == nil, "another token")
+        let at8 = FetchResults.Stamp(generation: results.generation, token: 8)
+        results.keep(query(2), at: at8, .pks([2]))
+        #expect(results.held(query(1), at: at7) == nil, "a newer token's result drops the older ones")
+        results.keep(query(3), at: at7, .pks([3]))
+        #expect(results.held(query(2), at: at8) == .pks([2]) && results.held(query(3), at: at7) == nil,
+                "an older snapshot's result does not push a newer one out")
+        results.invalidate()
+        #expect(results.held(query(2), at: at8) == nil, "dropped")
+        results.keep(query(4), at: at8, .pks([4]))
+        #expect(results.held(query(4), at: FetchResults.Stamp(generation: results.generation, token: 8)) == nil,
+                "a read that began before the invalidation")
+    }
+
+    @Test("Results survive a clean stop as bytes: read back at their token only, and not when damaged")
+    func encoding() throws {
+        var results = FetchResults()
+        let stamp = FetchResults.Stamp(generation: 0, token: 42)
+        let predicates = [#"path BEGINSWITH "/lib/raw\xFF\xFE/" AND make == "a \"b\"\n""#, #"keywords IN {"sea", "x"}"#,
+                          "NOT (pixelWidth > 3 OR latitude == null)"]
+        let keys: [FetchResults.Key] = [
+            FetchResults.Key(scope: .library, query: AssetQuery(predicate: try AssetPredicate.parse(predicates[0]),
+                                                                sort: try AssetSort.parse("-make,path"), includeHidden: true)),
+            FetchResults.Key(scope: .folderAlbum(id: "f_a:b"), query: AssetQuery(predicate: try AssetPredicate.parse(predicates[1]))),
+            FetchResults.Key(scope: .smartAlbum(SmartAlbums.album(.recentlyDeleted)),
+                             query: AssetQuery(predicate: try AssetPredicate.parse(predicates[2]), includeAllBurstAssets: true)),
+            FetchResults.Key(scope: .moment(day: -3), query: AssetQuery()),
+            FetchResults.Key(scope: .userAlbum(id: "u_x"), query: AssetQuery(sort: try AssetSort.parse("pixelWidth"))),
+            FetchResults.Key(scope: .burst(identifier: "B-1"), query: AssetQuery()),
+        ]
+        for (i, key) in keys.enumerated() { results.keep(key, at: stamp, i % 2 == 0 ? .pks([UInt32(i), 9, UInt32.max]) : .total(i)) }
+        let bytes = results.encoded(token: 42)
+        let back = try #require(FetchResults.decoded(bytes, token: 42))
+        for (i, key) in keys.enumerated() {
+            #expect(back.held(key, at: stamp) == (i % 2 == 0 ? .pks([UInt32(i), 9, UInt32.max]) : .total(i)), "\(key)")
+        }
+        #expect(FetchResults.decoded(bytes, token: 43) == nil, "another token")
+        #expect(FetchResults.decoded(Array(bytes.dropLast()), token: 42) == nil, "cut short")
+        #expect(FetchResults.decoded(bytes + [0], token: 42) == nil, "more than it says")
+        #expect(results.encoded(token: 41).count < 64, "only the results at the token asked")
+    }
+
+    @Test("A clean stop keeps the results for the next start; a start after anything else reads afresh")
+    func acrossAStart() throws {
+        let dir = try TemporaryDirectory("fetch-results-start")
+        defer { dir.remove() }
+        let query = AssetQuery(predicate: try AssetPredicate.parse("pixelWidth >= 3"), sort: try AssetSort.parse("-pixelWidth"))
+        func fetch(_ db: Database) throws -> [AssetID]? {
+            try db.read { try $0.assets(query, limit: 2, offset: 1, now: 0) }?.assets.map(\.id)
+        }
+        let expected: [AssetID]?
+        do {
+            let db = try Database(path: dir("c.db").string)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            _ = try db.write { w in
+                try w.apply(Make.batch((0..<8).map { Make.outcome("/lib/a/\($0).jpg", inode: UInt64($0 + 1), .media(Make.media(width: $0))) }),
+                            now: 1_000)
+            }
+            expected = try fetch(db)
+            #expect(db.keptFetchResults == 1)
+            try db.checkpoint()
+            #expect(try db.seal())
+        }
+        do {
+            let db = try Database(path: dir("c.db").string)
+            #expect(db.openedSealed && db.keptFetchResults == 1, "taken from the stop")
+            #expect(try fetch(db) == expected)
+            #expect(throws: SystemError.self) { try FileDescriptor.readAll(PathBytes(dir("c.db.results").string)) }
+            try db.checkpoint()
+            #expect(try db.seal())
+        }
+        // Changed while photod was stopped: the seal does not match, the results are not taken.
+        do {
+            var o = Database.Options()
+            o.exclusive = false
+            let tool = try Database(path: dir("c.db").string, options: o)
+            _ = try tool.write { try $0.connection.execute("UPDATE assets SET pixel_width = 100 - pixel_width") }
+            try tool.checkpoint()
+        }
+        let db = try Database(path: dir("c.db").string)
+        #expect(!db.openedSealed && db.keptFetchResults == 0)
+        #expect(try fetch(db) == (try db.read { try IndexReader($0.db).assets(query, limit: 2, offset: 1, now: 0) }?.assets.map(\.id)))
     }
 
     @Test("An earlier photod's fetch catalog files beside the database are removed when it opens")
