@@ -34,6 +34,9 @@ let package = Package(
         .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"),
                                                  .linkedLibrary("swscale"), .linkedLibrary("avutil"), .linkedLibrary("m")]),
 
+        // libgeonames (libgeonames-dev): the GeoNames cities, for naming where a photo was taken.
+        .systemLibrary(name: "CGeoNames", providers: [.apt(["libgeonames-dev"])]),
+
         // nats.c (libnats-dev): photod-nats's NATS and JetStream calls, in C steps of its own.
         .target(name: "CNATS", linkerSettings: [.linkedLibrary("nats")]),
 
@@ -48,6 +51,7 @@ let package = Package(
         .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
+        .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),
 
         // Orchestration.
         .target(name: "PhotoPipeline", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch"],
@@ -56,7 +60,8 @@ let package = Package(
         // Products.
         .target(name: "PhotoClient", dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem"], swiftSettings: strict),
         .target(name: "PhotoDaemon",
-                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline", "PhotoImaging"],
+                dependencies: ["PhotoModel", "PhotoWire", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch", "PhotoPipeline", "PhotoImaging",
+                               "PhotoPlaces"],
                 swiftSettings: strict),
         .executableTarget(name: "photod", dependencies: ["PhotoDaemon"], swiftSettings: strict),
         // The NATS bridge: a client of photod's socket, publishing to JetStream.
@@ -76,6 +81,7 @@ let package = Package(
         .testTarget(name: "PhotoImagingTests", dependencies: ["PhotoImaging", "PhotoMetadata", "PhotoTesting", "CTurboJPEG"],
                     swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoPlacesTests", dependencies: ["PhotoPlaces", "PhotoModel", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWatchTests", dependencies: ["PhotoWatch", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoClientTests", dependencies: ["PhotoClient", "PhotoWire", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoDaemonTests", dependencies: ["PhotoDaemon", "PhotoClient", "PhotoImaging", "PhotoSystem", "PhotoTesting", "PhotoBridge"], swiftSettings: strict),

@@ -67,8 +67,15 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         public var id: String
         /// The day, `YYYY-MM-DD`.
         public var localDate: String
-        /// A human title for the day.
+        /// A human title for the day: where its photos were taken (`placeTitle`) when any has a
+        /// place, else its date (`dateTitle`).
         public var title: String
+        /// "Lisbon", "Lisbon & Sintra", "Portugal" (the wire's `title`); nil without places.
+        public var placeTitle: String?
+        /// "Saturday, 4 May 2019".
+        public var dateTitle: String
+        /// Its assets' cities, most assets first.
+        public var locationNames: [String]
         /// The first capture time.
         public var startDate: LocalDateTime
         /// The last capture time.
@@ -91,7 +98,12 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
             let f = try Fields(json, at: path)
             id = try f.string("id")
             localDate = try f.string("localDate")
-            title = try f.string("title")
+            // A photod before places sent the date as `title` and no `dateTitle`.
+            let dated = try f.optionalString("dateTitle")
+            placeTitle = dated == nil ? nil : try f.optionalString("title")
+            if let dated { dateTitle = dated } else { dateTitle = try f.string("title") }
+            title = placeTitle ?? dateTitle
+            locationNames = try f.optionalStrings("locationNames")
             startDate = try f.localDateTime("startDate")
             endDate = try f.localDateTime("endDate")
             assetCount = try f.count("assetCount")

@@ -140,6 +140,12 @@ struct Fields {
         try Fields(try required(key, "an object"), at: at(key))
     }
 
+    /// A nested object member that may be absent or null.
+    func optionalFields(_ key: String) throws(MalformedReply) -> Fields? {
+        guard let value = optional(key), value != .null else { return nil }
+        return try Fields(value, at: at(key))
+    }
+
     /// A path: `key` (UTF-8 text) or, when present, `keyBytes` (base64 of the raw bytes).
     func path(_ key: String) throws(MalformedReply) -> PathBytes {
         if let encoded = try optionalString(key + "Bytes") {

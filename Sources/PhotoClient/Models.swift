@@ -72,8 +72,11 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     public var subtypes: Set<Subtype>
     /// The capture time on the camera's clock.
     public var localDateTime: LocalDateTime
-    /// The capture clock's offset from UTC, when the file says so.
+    /// The capture clock's offset from UTC: the file's, else its place's time zone's at that
+    /// time (`utcOffsetSource`).
     public var utcOffset: UTCOffset?
+    /// `"metadata"` or `"place"`; nil without an offset.
+    public var utcOffsetSource: String?
     /// Where the capture time came from (`"exifOriginal"`, `"fileName"`, `"fileModified"`, …).
     public var dateSource: String
     /// Width in pixels after orientation, when known.
@@ -84,6 +87,9 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     public var orientation: Int
     /// Where it was taken, when the file says so.
     public var location: Location?
+    /// Where it was taken, in words: the file's location fields, else the GeoNames place of its
+    /// coordinates; nil when neither names one.
+    public var place: Place?
     /// The camera maker.
     public var make: String?
     /// The camera model.
@@ -125,6 +131,20 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
     /// Every file of the asset, the primary first.
     public var resources: [Resource]
 
+    /// A place's names (`place` in PROTOCOL.md).
+    public struct Place: Sendable, Hashable {
+        public var city: String?
+        public var subLocation: String?
+        public var region: String?
+        public var country: String?
+        /// ISO 3166-1 alpha-2.
+        public var countryCode: String?
+        /// The place a photo beyond every city's reach is near.
+        public var near: String?
+        /// `"file"` or `"geonames"`.
+        public var source: String
+    }
+
     /// A place on Earth (WGS 84).
     public struct Location: Sendable, Hashable {
         /// Degrees north.
@@ -145,6 +165,7 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         subtypes = Set(try f.strings("subtypes").map(Subtype.init(rawValue:)))
         localDateTime = try f.localDateTime("localDateTime")
         utcOffset = try f.optionalOffset("utcOffset")
+        utcOffsetSource = try f.optionalString("utcOffsetSource")
         dateSource = try f.optionalString("dateSource") ?? ""
         pixelWidth = try f.optionalInt("pixelWidth").map { Int($0) }
         pixelHeight = try f.optionalInt("pixelHeight").map { Int($0) }
@@ -152,6 +173,12 @@ public struct PhotoAsset: Sendable, Hashable, Identifiable {
         let latitude = try f.optionalDouble("latitude"), longitude = try f.optionalDouble("longitude")
         let altitude = try f.optionalDouble("altitude")
         location = latitude.flatMap { lat in longitude.map { Location(latitude: lat, longitude: $0, altitude: altitude) } }
+        if let p = try f.optionalFields("place") {
+            place = Place(city: try p.optionalString("city"), subLocation: try p.optionalString("subLocation"),
+                          region: try p.optionalString("region"), country: try p.optionalString("country"),
+                          countryCode: try p.optionalString("countryCode"), near: try p.optionalString("near"),
+                          source: try p.string("source"))
+        }
         make = try f.optionalString("make")
         model = try f.optionalString("model")
         lensModel = try f.optionalString("lensModel")

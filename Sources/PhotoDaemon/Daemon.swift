@@ -103,6 +103,8 @@ public final class Daemon: Sendable {
         let fanOut = CommitFanOut(feed: feed, images: images, backup: backup)
         sortQueue.onCommit { change, _ in fanOut.committed(change) }
         // After a damaged database: user state comes back from the backup once the scan is done.
+        // A library indexed before places gets them from the coordinates it holds.
+        let placing = PlacingPass(database: database, sortQueue: sortQueue, logger: pipelineLog)
         let restorer = RecoveryRestorer(database: database, live: liveLoop, sortQueue: sortQueue, backup: backup,
                                         logger: logger.facility("store"))
 
@@ -125,7 +127,7 @@ public final class Daemon: Sendable {
         let group = ServiceGroup([
             .init("database", DatabaseCloser(database, logger: logger.facility("store"))), .init("backup", backup),
             .init("sort queue", sortQueue), .init("watcher", watcher), .init("mount watcher", mountWatcher),
-            .init("live loop", liveLoop), .init("recovery", restorer), .init("images", images),
+            .init("live loop", liveLoop), .init("placing", placing), .init("recovery", restorer), .init("images", images),
             .init("socket server", server),  // last: a client that got an answer may send a stop at once
         ], logger: logger.facility("service"))
         return RunningDaemon(group: group, server: server, feed: feed, listener: listener,

@@ -2,6 +2,7 @@
 import Foundation
 import PhotoModel
 import PhotoPipeline
+import PhotoPlaces
 import PhotoStore
 import PhotoSystem
 import PhotoWatch
@@ -17,7 +18,9 @@ extension Daemon {
         let database: Database
         let recovery: DatabaseRecovery?
         do {
-            (database, recovery) = try Database.openRecovering(path: options.database.string,
+            var storeOptions = Database.Options()
+            storeOptions.places = OfflinePlaces()
+            (database, recovery) = try Database.openRecovering(path: options.database.string, options: storeOptions,
                                                                now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw StartupError(description: error.message)

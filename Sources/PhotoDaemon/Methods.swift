@@ -95,7 +95,9 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: [])
         let s = indexer.status
         let (unavailableRoots, unavailableMounts) = (trees.unavailableRoots, trees.unavailableMounts)
-        let (counts, byRoot) = try query { r in try r.consistent { () throws(StoreError) in (try r.counts(), try r.assetCountsByRoot()) } }
+        let (counts, byRoot, placing) = try query { r in
+            try r.consistent { () throws(StoreError) in (try r.counts(), try r.assetCountsByRoot(), try r.placingProgress()) }
+        }
         var o = JSONObject()
         let w = live.status
         // Idle means: no scan running, no watcher change waiting, nothing in the sort queue.
@@ -135,6 +137,8 @@ struct Methods: Sendable {
         }
         o["roots"] = .array(roots)
         o["metadataReads"] = .int(Int64(reads.value))
+        // A library indexed before places: how many of its assets with coordinates are placed.
+        if let placing { o["placing"] = .object(["done": .int(Int64(placing.done)), "total": .int(Int64(placing.total))]) }
         o["counts"] = WireMapping.counts(counts)
         if let current = s.current {
             var c = JSONObject()

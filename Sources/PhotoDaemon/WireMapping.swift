@@ -22,7 +22,8 @@ enum WireMapping {
         o["format"] = .string(a.format)
         o["subtypes"] = .array(a.subtypes.map(\.rawValue).sorted().map { .string($0) })
         o["localDateTime"] = .string(a.captureDate.local.description)
-        o["utcOffset"] = a.captureDate.offset.map { .string($0.description) } ?? .null
+        o["utcOffset"] = (a.captureDate.offset ?? a.zoneOffset).map { .string($0.description) } ?? .null
+        o["utcOffsetSource"] = a.captureDate.offset != nil ? .string("metadata") : a.zoneOffset != nil ? .string("place") : .null
         o["dateSource"] = .string(a.captureDate.source.rawValue)
         o["pixelWidth"] = a.pixelWidth.map { .int(Int64($0)) } ?? .null
         o["pixelHeight"] = a.pixelHeight.map { .int(Int64($0)) } ?? .null
@@ -30,6 +31,7 @@ enum WireMapping {
         o["latitude"] = a.latitude.map { .double($0) } ?? .null
         o["longitude"] = a.longitude.map { .double($0) } ?? .null
         o["altitude"] = a.altitude.map { .double($0) } ?? .null
+        o["place"] = a.place.map(place) ?? .null
         o["make"] = a.make.map { .string($0) } ?? .null
         o["model"] = a.model.map { .string($0) } ?? .null
         o["lensModel"] = a.lensModel.map { .string($0) } ?? .null
@@ -57,6 +59,21 @@ enum WireMapping {
         return .object(o)
     }
 
+    /// Where an asset was taken (`Place`): the names, `near` only for a gazetteer place beyond
+    /// the city's reach, and where they came from. The time zone is the asset's `utcOffset`'s
+    /// business, not the record's.
+    static func place(_ p: Place) -> JSONValue {
+        var o = JSONObject()
+        o["city"] = p.city.map { .string($0) } ?? .null
+        o["subLocation"] = p.subLocation.map { .string($0) } ?? .null
+        o["region"] = p.region.map { .string($0) } ?? .null
+        o["country"] = p.country.map { .string($0) } ?? .null
+        o["countryCode"] = p.countryCode.map { .string($0) } ?? .null
+        if let near = p.near { o["near"] = .string(near) }
+        o["source"] = .string(p.source.rawValue)
+        return .object(o)
+    }
+
     /// `keyAssetIDs`: the asset ids that stand for a collection (`KeyAssets`).
     static func keys(_ ids: [AssetID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
 
@@ -64,7 +81,9 @@ enum WireMapping {
         var o = JSONObject()
         o["id"] = .string(m.id)
         o["localDate"] = .string(m.localDate)
-        o["title"] = .string(m.title)
+        o["title"] = m.title.map { .string($0) } ?? .null
+        o["dateTitle"] = .string(m.dateTitle)
+        o["locationNames"] = .array(m.locationNames.map { .string($0) })
         o["startDate"] = .string(m.start.description)
         o["endDate"] = .string(m.end.description)
         o["assetCount"] = .int(Int64(m.assetCount))
@@ -89,6 +108,7 @@ enum WireMapping {
         o["photoCount"] = .int(Int64(l.photoCount))
         o["videoCount"] = .int(Int64(l.videoCount))
         o["momentCount"] = .int(Int64(l.momentIDs.count))
+        o["locationNames"] = .array(l.locationNames.map { .string($0) })
         o["momentIDs"] = .array(l.momentIDs.map { .string($0) })
         o["keyAssetIDs"] = keys(l.keyAssetIDs)
         return .object(o)

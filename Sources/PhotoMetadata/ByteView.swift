@@ -145,3 +145,17 @@ func cleanText(_ bytes: some Collection<UInt8>) -> String? {
     guard s < a.count else { return nil }
     return String(decoding: a[s...], as: UTF8.self)
 }
+
+/// Text in a legacy field that may be UTF-8 or Latin-1 (IPTC-IIM before its character set
+/// dataset was common; Windows tools wrote their code page).
+enum TextDecoding {
+    /// The text, trimmed: UTF-8 when declared or when the bytes are valid UTF-8, else each byte
+    /// as its Latin-1 character. Nil when nothing is left.
+    static func text(_ bytes: [UInt8], utf8 declared: Bool) -> String? {
+        let trimmed = bytes.prefix { $0 != 0 }
+        if declared || String(validating: trimmed, as: UTF8.self) != nil { return cleanText(trimmed) }
+        var s = ""
+        s.unicodeScalars.append(contentsOf: trimmed.map { Unicode.Scalar($0) })
+        return cleanText(Array(s.utf8))
+    }
+}

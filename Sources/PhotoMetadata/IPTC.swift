@@ -7,18 +7,24 @@ import PhotoModel
 /// capture date from it: 2:55 DateCreated (`CCYYMMDD`) and 2:60 TimeCreated (`HHMMSS±HHMM`).
 /// Bounded: every length is checked against what holds it, and the walks stop after
 /// `Limits.maxItems` blocks or datasets.
+/// What photod takes from an IPTC-IIM record.
+struct IPTCFields: Sendable, Hashable {
+    var date: Timestamp?
+    var place: Place?
+}
+
 enum IPTC {
     static let photoshopSignature = Array("Photoshop 3.0\0".utf8)
     static let resourceSignature = Array("8BIM".utf8)
     /// The image resource holding the IPTC-NAA record.
     static let iptcResource = 0x0404
 
-    /// The capture date in an APP13 payload (the bytes after the segment's length), or nil
-    /// when it is not a Photoshop block or holds no DateCreated.
-    static func captureDate(app13 payload: ByteView) -> Timestamp? {
+    /// What an APP13 payload (the bytes after the segment's length) says, or nil when it is not
+    /// a Photoshop block or holds no IPTC record.
+    static func fields(app13 payload: ByteView) -> IPTCFields? {
         guard payload.matches(photoshopSignature), let record = iptcRecord(payload.slice(from: photoshopSignature.count))
         else { return nil }
-        return captureDate(datasets: record)
+        return fields(datasets: record)
     }
 
     /// The data of resource 0x0404 in a list of image resource blocks.
@@ -43,11 +49,16 @@ enum IPTC {
         return nil
     }
 
-    /// DateCreated (2:55) with TimeCreated (2:60) when present (midnight without one; the
-    /// offset when the time gives one), or nil without a valid DateCreated.
-    static func captureDate(datasets v: ByteView) -> Timestamp? {
+    /// The datasets photod reads: DateCreated (2:55) with TimeCreated (2:60) when present
+    /// (midnight without one; the offset when the time gives one), and the location: City
+    /// (2:90), Sub-location (2:92), Province/State (2:95), Country code (2:100), Country name
+    /// (2:101), in UTF-8 when the record says so (1:90 `ESC % G`) or is valid UTF-8, else
+    /// Latin-1, as older writers stored them.
+    static func fields(datasets v: ByteView) -> IPTCFields {
         var date: [UInt8]?
         var time: [UInt8]?
+        var location: [UInt8: [UInt8]] = [:]
+        var utf8Declared = false
         var i = 0
         var items = 0
         while items < Limits.maxItems, v.has(i, 5), v[i] == 0x1C {
@@ -58,18 +69,29 @@ enum IPTC {
             if size & 0x8000 != 0 {
                 // An extended dataset: the low bits count the bytes of the real length.
                 let n = size & 0x7FFF
-                guard n <= 4, v.has(dataAt, n) else { return nil }
+                guard n <= 4, v.has(dataAt, n) else { break }
                 size = 0
                 for k in 0..<n { size = size << 8 | Int(v[dataAt + k]) }
                 dataAt += n
             }
             guard v.has(dataAt, size) else { break }
-            if record == 2, number == 55, date == nil { date = v.array(dataAt, min(size, 32)) }
-            if record == 2, number == 60, time == nil { time = v.array(dataAt, min(size, 32)) }
+            switch (record, number) {
+            case (1, 90): utf8Declared = v.array(dataAt, min(size, 8)) == [0x1B, 0x25, 0x47]
+            case (2, 55) where date == nil: date = v.array(dataAt, min(size, 32))
+            case (2, 60) where time == nil: time = v.array(dataAt, min(size, 32))
+            case (2, 90), (2, 92), (2, 95), (2, 100), (2, 101):
+                if location[number] == nil { location[number] = v.array(dataAt, min(size, 256)) }
+            default: break
+            }
             i = dataAt + size
         }
-        guard let date else { return nil }
-        return timestamp(date: date, time: time)
+        var fields = IPTCFields()
+        if let date { fields.date = timestamp(date: date, time: time) }
+        func text(_ number: UInt8) -> String? { location[number].flatMap { TextDecoding.text($0, utf8: utf8Declared) } }
+        let place = Place(city: text(90), subLocation: text(92), region: text(95),
+                          country: text(101), countryCode: text(100).flatMap(CountryCodes.alpha2), source: .file)
+        if !place.isEmpty { fields.place = place }
+        return fields
     }
 
     /// `CCYYMMDD` and `HHMMSS±HHMM` (the offset optional, as some writers leave it out; the

@@ -1,7 +1,7 @@
 /// JPEG (and MPO): walks the marker segments up to the first scan, taking the frame size from
 /// the first SOFn, EXIF from the first APP1 `Exif` segment wherever it sits among the APPn
 /// segments (libexif's own loader gives up at APP6 and others), XMP from APP1, the IPTC-IIM
-/// capture date from a Photoshop APP13 segment, and the MPF APP2 segment that marks a
+/// capture date and location from a Photoshop APP13 segment, and the MPF APP2 segment that marks a
 /// multi-picture file. Stray bytes between segments are skipped to the next marker, as libjpeg
 /// does. Scan data is never read, with one exception: a frame header whose height is 0 defers
 /// it to a DNL segment after the first scan (ITU T.81 B.2.5), which is looked for there.
@@ -15,6 +15,13 @@ enum JPEG {
         var items = 0
         var sawFrame = false
         var heightFromDNL = false
+        var iptc: IPTCFields?
+        defer {
+            if let iptc {
+                if meta.dates.iptc == nil { meta.dates.iptc = iptc.date }
+                if meta.iptcPlace == nil { meta.iptcPlace = iptc.place }
+            }
+        }
         while items < Limits.maxItems {
             items += 1
             guard pos + 4 <= end, let h = try input.view(at: pos, count: 4) else {
@@ -67,10 +74,10 @@ enum JPEG {
             case 0xE2 where meta.format == .jpeg:
                 let prefix = try input.view(at: payloadAt, upTo: 4)
                 if prefix.matches("MPF\0") { meta.format = .mpo }
-            case 0xED where meta.dates.iptc == nil:
+            case 0xED where iptc == nil:
                 let prefix = try input.view(at: payloadAt, upTo: IPTC.photoshopSignature.count)
                 if prefix.matches(IPTC.photoshopSignature) {
-                    meta.dates.iptc = IPTC.captureDate(app13: try input.view(at: payloadAt, upTo: payloadLength))
+                    iptc = IPTC.fields(app13: try input.view(at: payloadAt, upTo: payloadLength))
                 }
             case _ where JPEGMarkers.isFrameHeader(marker) && !sawFrame:
                 // SOFn: precision (1), height (2), width (2).

@@ -109,6 +109,10 @@ public struct MediaMetadata: Sendable, Hashable {
     public var rating: Int?
     /// XMP `dc:subject` keywords, when present.
     public var keywords: [String]
+    /// Where the file says it was taken: XMP's location fields, else IPTC-IIM's (`Place.Source.file`).
+    public var place: Place?
+    /// The IPTC-IIM record's location, before XMP's is weighed against it.
+    var iptcPlace: Place?
     /// EXIF UserComment (the screenshot rule of the next issue uses it).
     public var userComment: String?
     /// EXIF Software.

@@ -64,6 +64,8 @@ public struct MetadataReader: Sendable {
         case .raf: try RAF.parse(&input, &meta, exif: &exif, xmp: &xmp)
         }
         if let exif { apply(exif, to: &meta) }
+        // XMP's location before IPTC-IIM's: tools that write both keep XMP current (MWG).
+        meta.place = xmp?.place ?? meta.iptcPlace
         if let xmp {
             meta.dates.xmp = xmp.date
             meta.rating = xmp.rating

@@ -8,12 +8,15 @@ public struct SidecarMetadata: Sendable, Hashable {
     public var rating: Int?
     /// `dc:subject` keywords.
     public var keywords: [String]
+    /// Its location fields (`Place.Source.file`).
+    public var place: Place?
 
     /// A sidecar's fields.
-    public init(date: Timestamp? = nil, rating: Int? = nil, keywords: [String] = []) {
+    public init(date: Timestamp? = nil, rating: Int? = nil, keywords: [String] = [], place: Place? = nil) {
         self.date = date
         self.rating = rating
         self.keywords = keywords
+        self.place = place
     }
 }
 
@@ -31,6 +34,6 @@ extension MetadataReader {
                 || XMP.find(Array("rdf:RDF".utf8), in: ByteView(bytes), from: 0) != nil
         else { throw MetadataError(.notMedia, "not an XMP sidecar (no x:xmpmeta or rdf:RDF element)", detectedKind: "text") }
         let f = XMP.scan(ByteView(bytes))
-        return SidecarMetadata(date: f.date, rating: f.rating, keywords: f.keywords)
+        return SidecarMetadata(date: f.date, rating: f.rating, keywords: f.keywords, place: f.place)
     }
 }

@@ -16,6 +16,9 @@ struct XMPFields: Sendable, Hashable {
     /// A gain map: Ultra HDR's and Adobe's `hdrgm` namespace, Apple's HDRGainMap one, or a
     /// container item of semantic `GainMap`.
     var hasGainMap = false
+    /// The location: `Iptc4xmpExt:LocationCreated`, else the first `LocationShown`, else the
+    /// flat properties (`photoshop:City`/`State`/`Country`, `Iptc4xmpCore:Location`/`CountryCode`).
+    var place: Place?
     /// A depth map: Google's `GDepth` properties (the map itself in the extended packet), or a
     /// Dynamic Depth container item of semantic `Depth`.
     var hasDepthMap = false
@@ -63,6 +66,7 @@ enum XMP {
         if let v = value(of: orientationName, in: p), let o = cleanText(v).flatMap({ Int($0) }), (1...8).contains(o) {
             f.orientation = o
         }
+        f.place = location(in: p)
         f.hasGainMap = gainMapMarkers.contains { find($0, in: p, from: 0) != nil }
         f.hasDepthMap = depthMapMarkers.contains { find($0, in: p, from: 0) != nil }
         if let open = find(subjectOpen, in: p, from: 0) {
@@ -77,6 +81,39 @@ enum XMP {
             }
         }
         return f
+    }
+
+    static let locationStructs = ["Iptc4xmpExt:LocationCreated", "Iptc4xmpExt:LocationShown"].map { Array($0.utf8) }
+    static let structNames = (city: Array("Iptc4xmpExt:City".utf8), sub: Array("Iptc4xmpExt:Sublocation".utf8),
+                              region: Array("Iptc4xmpExt:ProvinceState".utf8), country: Array("Iptc4xmpExt:CountryName".utf8),
+                              code: Array("Iptc4xmpExt:CountryCode".utf8))
+    static let flatNames = (city: Array("photoshop:City".utf8), sub: Array("Iptc4xmpCore:Location".utf8),
+                            region: Array("photoshop:State".utf8), country: Array("photoshop:Country".utf8),
+                            code: Array("Iptc4xmpCore:CountryCode".utf8))
+
+    /// The packet's location (see `XMPFields.place`): a structure's fields are looked for
+    /// between its opening and closing tags (or in its `rdf:li`'s attributes), so that
+    /// LocationShown's city is not taken for LocationCreated's.
+    static func location(in p: ByteView) -> Place? {
+        for name in locationStructs {
+            guard let open = find([UInt8(ascii: "<")] + name, in: p, from: 0) else { continue }
+            let close = find(Array("</".utf8) + name, in: p, from: open) ?? min(p.count, open + 4096)
+            let inner = p.slice(open, close - open)
+            let names = structNames
+            let place = Place(city: text(names.city, inner), subLocation: text(names.sub, inner),
+                              region: text(names.region, inner), country: text(names.country, inner),
+                              countryCode: text(names.code, inner).flatMap(CountryCodes.alpha2), source: .file)
+            if !place.isEmpty { return place }
+        }
+        let names = flatNames
+        let place = Place(city: text(names.city, p), subLocation: text(names.sub, p), region: text(names.region, p),
+                          country: text(names.country, p), countryCode: text(names.code, p).flatMap(CountryCodes.alpha2),
+                          source: .file)
+        return place.isEmpty ? nil : place
+    }
+
+    private static func text(_ name: [UInt8], _ p: ByteView) -> String? {
+        value(of: name, in: p).flatMap(cleanText)
     }
 
     /// The value of a property as an attribute or a simple element, entity-decoded.

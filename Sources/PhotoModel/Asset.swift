@@ -23,11 +23,20 @@ public struct Asset: Sendable, Hashable {
     /// then path, of the visible members (a hidden one only when all are hidden; never one in
     /// Recently Deleted). Kept by the writer.
     public var representsBurst: Bool
+    /// Where it was taken: its file's location fields (`media.filePlace`), else the place the
+    /// gazetteer names for its coordinates (`Gazetteer`'s rule); nil when neither names one.
+    public var place: Place?
+    /// The offset its place's time zone had at the capture time, when its metadata gives none
+    /// (`PlaceLookup.zoneOffset`): `captureDate.offset` stays what the file says.
+    public var zoneOffset: UTCOffset?
 
     public init(id: AssetID, path: PathBytes, media: MediaFields, subtypes: Set<AssetSubtype> = [],
                 isFavorite: Bool = false, isHidden: Bool = false, fileSize: Int64, addedAt: Int64,
-                resources: [Resource] = [], representsBurst: Bool = false) {
+                resources: [Resource] = [], representsBurst: Bool = false, place: Place? = nil,
+                zoneOffset: UTCOffset? = nil) {
         self.representsBurst = representsBurst
+        self.place = place
+        self.zoneOffset = zoneOffset
         self.id = id
         self.path = path
         self.media = media

@@ -165,7 +165,7 @@ public enum AssetComposer {
     /// An asset's fields from its primary file's and its sidecar's. A sidecar's date is an XMP
     /// capture date: it counts unless the file itself has a DateTimeOriginal or
     /// DateTimeDigitized, which come first (it beats the file's embedded XMP, IPTC and DateTime
-    /// dates). Its rating and keywords, when it has them, override the embedded ones.
+    /// dates). Its rating, keywords and location, when it has them, override the embedded ones.
     public static func assetFields(primary: MediaFields, sidecar: SidecarFields?) -> MediaFields {
         var fields = primary
         guard let sidecar else { return fields }
@@ -174,6 +174,7 @@ public enum AssetComposer {
         }
         if let rating = sidecar.rating { fields.rating = rating }
         if !sidecar.keywords.isEmpty { fields.keywords = sidecar.keywords }
+        if let place = sidecar.place { fields.filePlace = place }
         return fields
     }
 

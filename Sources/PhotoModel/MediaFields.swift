@@ -56,6 +56,9 @@ public struct MediaFields: Sendable, Hashable {
     public var userComment: String?
     /// Apple's ContentIdentifier (pairs a Live Photo's image and video).
     public var contentIdentifier: String?
+    /// Where the file's metadata says it was taken (IPTC-IIM or XMP location fields; a sidecar's
+    /// for an asset that has one). The asset's `place` is this, else the gazetteer's.
+    public var filePlace: Place?
 
     /// A file's fields; what a reader does not find stays empty.
     public init(mediaType: MediaType, format: String, isRaw: Bool = false, captureDate: CaptureDate,
@@ -64,7 +67,7 @@ public struct MediaFields: Sendable, Hashable {
                 lensModel: String? = nil, duration: Double? = nil, frameRate: Double? = nil, videoCodec: String? = nil,
                 audioCodec: String? = nil, bitRate: Int64? = nil, captureFrameRate: Double? = nil,
                 traits: MediaTraits = [], burstIdentifier: String? = nil, rating: Int? = nil, keywords: [String] = [],
-                userComment: String? = nil, contentIdentifier: String? = nil) {
+                userComment: String? = nil, contentIdentifier: String? = nil, filePlace: Place? = nil) {
         self.mediaType = mediaType
         self.format = format
         self.isRaw = isRaw
@@ -90,6 +93,7 @@ public struct MediaFields: Sendable, Hashable {
         self.keywords = keywords
         self.userComment = userComment
         self.contentIdentifier = contentIdentifier
+        self.filePlace = filePlace
     }
 
     /// The capture instant in Unix milliseconds, when the capture time came from real metadata
@@ -107,10 +111,13 @@ public struct SidecarFields: Sendable, Hashable {
     public var date: Timestamp?
     public var rating: Int?
     public var keywords: [String]
+    /// Its location fields: they come before the file's own.
+    public var place: Place?
 
-    public init(date: Timestamp?, rating: Int?, keywords: [String]) {
+    public init(date: Timestamp?, rating: Int?, keywords: [String], place: Place? = nil) {
         self.date = date
         self.rating = rating
         self.keywords = keywords
+        self.place = place
     }
 }

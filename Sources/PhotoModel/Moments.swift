@@ -103,10 +103,18 @@ public struct Moment: Sendable, Hashable {
     /// with it without loading the day: persist it with the moment.
     public var locationMember: MomentMemberKey?
     /// `Saturday, 4 May 2019` (English; derived from `day` when asked).
-    public var title: String { MomentGrouping.title(day: day) }
+    public var dateTitle: String { MomentGrouping.title(day: day) }
+    /// Where its assets were taken (`PlaceTitles.title`): "Lisbon", "Lisbon & Sintra",
+    /// "Portugal"; nil when none has a place. Kept by the writer with the moment.
+    public var title: String?
+    /// The distinct cities of its assets with how many are in each, most first
+    /// (`PlaceTitles.locationNames`).
+    public var locationCounts: [PlaceCount] = []
+    /// Its cities, most assets first.
+    public var locationNames: [String] { locationCounts.map(\.name) }
 
-    /// A moment as a store holds it: the derived fields (`id`, `localDate`, `title`) come
-    /// from `day`, so only these need columns.
+    /// A moment as a store holds it: the derived fields (`id`, `localDate`, `dateTitle`) come
+    /// from `day`, so only these need columns (and `title` and `locationNames`, set after).
     public init(day: Int, start: LocalDateTime, end: LocalDateTime, assetCount: Int, photoCount: Int,
                 videoCount: Int, latitude: Double? = nil, longitude: Double? = nil,
                 locationMember: MomentMemberKey? = nil) {
@@ -150,6 +158,16 @@ public struct Moment: Sendable, Hashable {
                 longitude = member.longitude
             }
         }
+    }
+}
+
+/// A city and how many assets of a group are there.
+public struct PlaceCount: Sendable, Hashable {
+    public var name: String
+    public var count: Int
+    public init(name: String, count: Int) {
+        self.name = name
+        self.count = count
     }
 }
 
@@ -474,11 +492,22 @@ public struct MomentList: Sendable, Hashable {
     /// Its newest visible assets, newest first (`KeyAssets`): set by the store, which keeps
     /// each moment's newest (`IndexReader.withKeyAssets`).
     public var keyAssetIDs: [AssetID] = []
+    /// Assets by city over its moments.
+    var placeTally: [String: Int] = [:]
+    /// Its most frequent cities (three at most), most assets first.
+    public var locationNames: [String] {
+        placeTally.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(3).map(\.key)
+    }
 
     /// A list begun with its newest moment (`build` adds the older ones in turn).
     init(id: String, kind: Kind, title: String, year: Int, month: Int?, first m: Moment, id momentID: String) {
         self.init(id: id, kind: kind, title: title, year: year, month: month, momentIDs: [momentID],
                   assetCount: m.assetCount, photoCount: m.photoCount, videoCount: m.videoCount, start: m.start, end: m.end)
+        tally(m)
+    }
+
+    mutating func tally(_ m: Moment) {
+        for c in m.locationCounts { placeTally[c.name, default: 0] += c.count }
     }
 
     /// Adds an older moment than those in the list.
@@ -488,6 +517,7 @@ public struct MomentList: Sendable, Hashable {
         photoCount += m.photoCount
         videoCount += m.videoCount
         start = m.start
+        tally(m)
     }
 
     /// A list as a store holds it.
@@ -609,6 +639,7 @@ public enum MomentLists {
             list.assetCount += m.assetCount
             list.photoCount += m.photoCount
             list.videoCount += m.videoCount
+            list.tally(m)
         }
         return list
     }

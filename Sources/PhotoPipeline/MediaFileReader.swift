@@ -119,7 +119,7 @@ public struct MediaFileReader: FileReading {
             do {
                 let x = try reader.readSidecar(&source)
                 return outcome(c, identity: identity, fingerprint: fingerprint,
-                               .sidecar(SidecarFields(date: x.date, rating: x.rating, keywords: x.keywords)))
+                               .sidecar(SidecarFields(date: x.date, rating: x.rating, keywords: x.keywords, place: x.place)))
             } catch {
                 return outcome(c, identity: identity, fingerprint: fingerprint,
                                .error(code: error.code.rawValue, message: "XMP sidecar: \(error.message)"))
@@ -194,7 +194,7 @@ public struct MediaFileReader: FileReading {
                             altitude: meta.altitude, make: meta.make, model: meta.model, lensModel: meta.lensModel,
                             duration: meta.duration, traits: meta.traits, burstIdentifier: meta.burstIdentifier,
                             rating: meta.rating, keywords: meta.keywords,
-                            userComment: meta.userComment, contentIdentifier: meta.contentIdentifier)
+                            userComment: meta.userComment, contentIdentifier: meta.contentIdentifier, filePlace: meta.place)
     }
 }
 

@@ -61,16 +61,16 @@ extension IndexReader {
     static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
 
     /// Moments, newest first. Without `locations`, their dates and counts only (latitude,
-    /// longitude and location member nil): what the moment lists read, at a fifth of the cost
+    /// longitude, location member and place title nil): what the moment lists read, at a fifth of the cost
     /// per moment (no asset id to check, no path to copy).
     public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0,
                         locations: Bool = true) throws(StoreError) -> [Moment] {
         let s = locations ? try db.statement("""
             SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
-                   location_local, location_path, location_asset
+                   location_local, location_path, location_asset, title, location_names
             FROM moments WHERE day BETWEEN :firstDay AND :lastDay ORDER BY day DESC LIMIT :limit OFFSET :offset
             """) : try db.statement("""
-            SELECT day, start_local, end_local, asset_count, photo_count, video_count
+            SELECT day, start_local, end_local, asset_count, photo_count, video_count, location_names
             FROM moments WHERE day BETWEEN :firstDay AND :lastDay ORDER BY day DESC LIMIT :limit OFFSET :offset
             """)
         s.bind(":firstDay", to: filter.firstDay ?? Int.min)
@@ -93,9 +93,16 @@ extension IndexReader {
                let id = s.optionalString(10).flatMap(AssetID.init(rawValue:)) {
                 location = MomentMemberKey(local: l, path: PathBytes(s.bytes(9)), id: id)
             }
-            result.append(Moment(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
-                                 videoCount: s.int(5), latitude: locations ? s.optionalDouble(6) : nil,
-                                 longitude: locations ? s.optionalDouble(7) : nil, locationMember: location))
+            var moment = Moment(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
+                                videoCount: s.int(5), latitude: locations ? s.optionalDouble(6) : nil,
+                                longitude: locations ? s.optionalDouble(7) : nil, locationMember: location)
+            if locations {
+                moment.title = s.optionalString(11)
+                moment.locationCounts = MomentPlaces.decode(s.optionalString(12))
+            } else {
+                moment.locationCounts = MomentPlaces.decode(s.optionalString(6))
+            }
+            result.append(moment)
         }
         return result
     }

@@ -34,6 +34,9 @@ public final class Database: Sendable {
         public var exclusive = true
         /// Reader connections in the pool.
         public var readers = 4
+        /// Names assets' places from their coordinates and gives zone offsets (the daemon's
+        /// gazetteer); nil: an asset's place is only its file's own.
+        public var places: (any PlaceLookup)?
         public init() {}
     }
 
@@ -122,7 +125,7 @@ public final class Database: Sendable {
             try? Directory.removeWithFiles(PathBytes(path + ".catalog"))
         }
         results = Locked(kept ?? FetchResults())
-        writer = Locked(IndexWriter(connection))
+        writer = Locked(IndexWriter(connection, places: options.places))
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
     }
 

@@ -63,12 +63,30 @@ public struct IPTCFixture: Sendable, Hashable {
     /// Writes a resource block before the IPTC one (a thumbnail resource, 0x040C), with a
     /// Pascal name of odd length, to exercise the padding rules.
     public var leadingResource: Bool
+    /// Location datasets by number (2:90 City, 2:92 Sub-location, 2:95 Province/State, 2:100
+    /// Country code, 2:101 Country name), as raw bytes (Latin-1 or UTF-8).
+    public var location: [UInt8: [UInt8]]
+    /// Writes record 1's CodedCharacterSet (1:90) as UTF-8 (`ESC % G`).
+    public var declaresUTF8: Bool
 
     /// A record with these datasets (none given: only the record version and a keyword).
-    public init(dateCreated: String? = nil, timeCreated: String? = nil, leadingResource: Bool = true) {
+    public init(dateCreated: String? = nil, timeCreated: String? = nil, leadingResource: Bool = true,
+                location: [UInt8: [UInt8]] = [:], declaresUTF8: Bool = false) {
         self.dateCreated = dateCreated
         self.timeCreated = timeCreated
         self.leadingResource = leadingResource
+        self.location = location
+        self.declaresUTF8 = declaresUTF8
+    }
+
+    /// A record with location datasets given as UTF-8 text.
+    public init(city: String? = nil, subLocation: String? = nil, region: String? = nil, countryCode: String? = nil,
+                country: String? = nil, declaresUTF8: Bool = true) {
+        var location: [UInt8: [UInt8]] = [:]
+        for (number, text) in [(UInt8(90), city), (92, subLocation), (95, region), (100, countryCode), (101, country)] {
+            if let text { location[number] = Array(text.utf8) }
+        }
+        self.init(location: location, declaresUTF8: declaresUTF8)
     }
 
     /// The datasets of record 2 (with the record version 2:00 first).
@@ -76,10 +94,12 @@ public struct IPTCFixture: Sendable, Hashable {
         func dataset(_ number: UInt8, _ value: [UInt8]) -> [UInt8] {
             [0x1C, 2, number, UInt8(value.count >> 8), UInt8(value.count & 0xFF)] + value
         }
-        var out = dataset(0, [0, 4])
+        var out: [UInt8] = declaresUTF8 ? [0x1C, 1, 90, 0, 3, 0x1B, 0x25, 0x47] : []
+        out += dataset(0, [0, 4])
         out += dataset(25, Array("keyword".utf8))
         if let dateCreated { out += dataset(55, Array(dateCreated.utf8)) }
         if let timeCreated { out += dataset(60, Array(timeCreated.utf8)) }
+        for number in location.keys.sorted() { out += dataset(number, location[number]!) }
         return out
     }
 

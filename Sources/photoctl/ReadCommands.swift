@@ -225,7 +225,10 @@ func moments(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let token = try page(connection, "moments.fetch", key: "moments", limit: limit, extra: extra) { m in
         if json { return out(m.jsonString) }
         out([pad(m["id"]?.stringValue ?? "", 12), lpad(number(m["assetCount"]), 6), lpad(number(m["photoCount"]), 6),
-             lpad(number(m["videoCount"]), 6), " " + (m["title"]?.stringValue ?? "")].joined(separator: " "))
+             lpad(number(m["videoCount"]), 6),
+             // The day, and where (a photod before places sent the day as `title`).
+             " " + [m["dateTitle"]?.stringValue ?? m["title"]?.stringValue, m["dateTitle"] == nil ? nil : m["title"]?.stringValue]
+                .compactMap { $0 }.joined(separator: " · ")].joined(separator: " "))
     }
     if json { printToken(token) }
 }

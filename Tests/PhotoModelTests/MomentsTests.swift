@@ -56,7 +56,7 @@ struct MomentsTests {
         let day = try #require(MomentGrouping.day(ofLocalDate: date))
         #expect(MomentGrouping.title(day: day) == title)
         let m = try #require(MomentGrouping.moment(day: day, members: [F.member(1, date + "T12:00:00")]))
-        #expect(m.title == title)
+        #expect(m.dateTitle == title)
         #expect(m.localDate == date)
     }
 

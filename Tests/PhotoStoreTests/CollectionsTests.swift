@@ -134,7 +134,7 @@ struct CollectionsTests {
         #expect(moments[1].assetCount == 2)
         #expect(moments[1].start.description == "2019-05-04T00:10:00")
         #expect(moments[1].end.description == "2019-05-04T23:30:00")
-        #expect(moments[1].title == "Saturday, 4 May 2019")
+        #expect(moments[1].dateTitle == "Saturday, 4 May 2019")
         #expect(moments[0].videoCount == 1)
         #expect(moments[0].latitude == nil)
         #expect(Set(s1.collectionsInserted).isSuperset(of: ["m_20190504", "m_20190505"]))

@@ -69,7 +69,16 @@ struct StoreTests {
     }
 
     /// What migration 010 added, taken away again (a database of version 9).
-    static let withoutKeyAssets = """
+    /// What migration 011 added, taken away again.
+    static let withoutPlaces = """
+        DROP INDEX assets_place; ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset;
+        DROP TABLE places; ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place;
+        ALTER TABLE assets DROP COLUMN file_place; DELETE FROM meta WHERE key LIKE 'places.%';
+        ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
+
+        """
+
+    static let withoutKeyAssets = withoutPlaces + """
         DROP TABLE collection_keys;
         DROP INDEX assets_favorites_directory; DROP INDEX assets_favorites;
         CREATE INDEX assets_favorites ON assets(pk) WHERE is_favorite != 0;

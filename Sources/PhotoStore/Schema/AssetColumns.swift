@@ -11,7 +11,8 @@ enum AssetColumns {
     /// The columns `decode` reads, in order (the table is aliased `a`): the asset's own, then
     /// the media fields (`MediaColumns`).
     static let select = """
-        a.pk, a.id, a.subtypes, a.file_size, a.path, a.added_at, a.is_favorite, a.is_hidden, a.represents_burst, \(MediaColumns.list.names(prefix: "a"))
+        a.pk, a.id, a.subtypes, a.file_size, a.path, a.added_at, a.is_favorite, a.is_hidden, a.represents_burst, \
+        (SELECT p.key FROM places p WHERE p.id = a.place_id), a.zone_offset, \(MediaColumns.list.names(prefix: "a"))
         """
 
     /// Bit positions of `AssetSubtype` in the `subtypes` column (stable: stored on disk).
@@ -53,10 +54,16 @@ enum AssetColumns {
     /// Decodes a row selected with `select`; returns the row's pk with the asset.
     static func decode(_ s: Statement) -> (pk: Int64, asset: Asset)? {
         var media = MediaColumns.blank
-        guard let id = AssetID(rawValue: s.string(1)), MediaColumns.list.read(into: &media, from: s, at: 9) else { return nil }
+        guard let id = AssetID(rawValue: s.string(1)), MediaColumns.list.read(into: &media, from: s, at: 11) else { return nil }
+        var place: Place?
+        if let key = s.optionalString(9) {
+            guard let p = Place(encoded: key) else { return nil }
+            place = p
+        }
         let asset = Asset(id: id, path: PathBytes(s.bytes(4)), media: media, subtypes: subtypes(s.int64(2)),
                           isFavorite: s.int(6) != 0, isHidden: s.int(7) != 0, fileSize: s.int64(3), addedAt: s.int64(5),
-                          representsBurst: s.int(8) != 0)
+                          representsBurst: s.int(8) != 0, place: place,
+                          zoneOffset: s.optionalInt(10).flatMap { UTCOffset(seconds: $0) })
         return (s.int64(0), asset)
     }
 }

@@ -129,6 +129,13 @@ enum MediaColumns {
                read: { $0.userComment = $1.optionalString($2); return true }),
         Column("content_identifier", "contentIdentifier", bind: { $0.contentIdentifier.bind(to: $1, at: $2) },
                read: { $0.contentIdentifier = $1.optionalString($2); return true }),
+        Column("file_place", "filePlace", bind: { $0.filePlace?.encoded.bind(to: $1, at: $2) },
+               read: { r, s, i in
+                   guard let text = s.optionalString(i) else { r.filePlace = nil; return true }
+                   guard let place = Place(encoded: text) else { return false }
+                   r.filePlace = place
+                   return true
+               }),
     ])
 
     /// How `date_source` stores a source: one letter (migration 008; the names were 12 bytes
@@ -174,14 +181,15 @@ enum MediaColumns {
                                    captureDate: CaptureDate(local: LocalDateTime(year: 1970, month: 1, day: 1)!,
                                                             offset: nil, source: .fileModified))
 
-    /// What a sidecar's row holds in the media columns (its date, rating and keywords), from
+    /// What a sidecar's row holds in the media columns (its date, rating, keywords and place), from
     /// a row selected with `list.names()` starting at result column `first`.
     static func sidecar(from s: Statement, at first: Int32) -> SidecarFields {
         let local = s.optionalString(first + offset("local_datetime")).flatMap(LocalDateTime.init(iso:))
         let zone = s.optionalInt(first + offset("utc_offset")).flatMap { UTCOffset(seconds: $0) }
         return SidecarFields(date: local.map { Timestamp(local: $0, offset: zone) },
                              rating: s.optionalInt(first + offset("rating")),
-                             keywords: Keywords.decode(s.optionalString(first + offset("keywords"))))
+                             keywords: Keywords.decode(s.optionalString(first + offset("keywords"))),
+                             place: s.optionalString(first + offset("file_place")).flatMap(Place.init(encoded:)))
     }
 
     /// The place of a column in `list`.

@@ -427,6 +427,44 @@ public enum Schema {
             CREATE INDEX assets_favorites_directory ON assets(directory_id, local_datetime) WHERE is_favorite != 0;
             DELETE FROM meta WHERE key = 'keyAssets';
             """),
+        Migration(name: "011_places", sql: """
+            -- Where each asset was taken (`Place`). A file's own location fields (IPTC-IIM,
+            -- XMP), encoded as one string (`Place.encoded`), are a media column like the others
+            -- (NULL for most files: one byte). The asset's place — that, else the gazetteer's
+            -- for its coordinates — is a row of `places`, shared by every asset there (`key` is
+            -- the encoded place), so an asset spends a few bytes on it and the places list reads
+            -- one small table. Rows are never updated or deleted while assets may name them,
+            -- so readers may cache them by id. `zone_offset`: the offset of the place's time
+            -- zone at the capture time, for an asset whose metadata gives none (seconds east of
+            -- UTC; the media columns keep what the file says). Existing assets with coordinates
+            -- are placed by a background pass (meta `places.end`, `places.cursor`).
+            ALTER TABLE files ADD COLUMN file_place TEXT;
+            ALTER TABLE tombstones ADD COLUMN file_place TEXT;
+            ALTER TABLE assets ADD COLUMN file_place TEXT;
+            CREATE TABLE places (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE,
+                source TEXT NOT NULL CHECK (source IN ('file', 'geonames')),
+                city TEXT,
+                sub_location TEXT,
+                region TEXT,
+                country TEXT,
+                country_code TEXT,
+                near TEXT,
+                time_zone TEXT
+            ) STRICT;
+            ALTER TABLE assets ADD COLUMN place_id INTEGER;
+            ALTER TABLE assets ADD COLUMN zone_offset INTEGER;
+            CREATE INDEX assets_place ON assets(place_id) WHERE place_id IS NOT NULL;
+            -- A moment's title by place and its cities (`PlaceTitles`), kept by the writer for
+            -- the days a job touches; location names separated by U+001F.
+            ALTER TABLE moments ADD COLUMN title TEXT;
+            ALTER TABLE moments ADD COLUMN location_names TEXT;
+            -- The assets indexed before places that have something to place them by: the pass
+            -- walks their pks up to this one (`IndexWriter.placeAssets`).
+            INSERT INTO meta (key, value) SELECT 'places.end', max(pk) FROM assets
+                WHERE latitude IS NOT NULL AND deleted_at IS NULL HAVING count(*) > 0;
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -8,6 +8,9 @@ struct AssetRecord {
     var root: Int64
     var path: PathBytes
     var fileSize: Int64
+    /// Its row in `places` (`PlaceRows`), and the offset its place's zone gives.
+    var placeID: Int64?
+    var zoneOffset: UTCOffset?
 }
 
 /// The columns of `assets` besides the media fields and the user state, declared once.
@@ -19,6 +22,8 @@ enum AssetRecordColumns {
         Column("day", "day", bind: { $0.media.captureDate.local.dayNumber.bind(to: $1, at: $2) }),
         Column("file_size", "fileSize", bind: { $0.fileSize.bind(to: $1, at: $2) }),
         Column("path", "path", bind: { $0.path.bind(to: $1, at: $2) }),
+        Column("place_id", "placeID", bind: { $0.placeID.bind(to: $1, at: $2) }),
+        Column("zone_offset", "zoneOffset", bind: { $0.zoneOffset?.seconds.bind(to: $1, at: $2) }),
     ])
 
     static func bind(_ r: AssetRecord, to s: Statement) {
@@ -33,6 +38,7 @@ enum AssetRecordColumns {
 final class AssetRows {
     let db: Connection
     private let directories: Directories
+    private let places: PlaceRows
     /// Noise for new asset ids: seeded once from the system, then no system call per asset;
     /// one value per job (its ids count up from it).
     private var random = IDNoise()
@@ -40,9 +46,10 @@ final class AssetRows {
     private var insertStatement: Statement?
     private var updateStatement: Statement?
 
-    init(_ db: Connection, directories: Directories) {
+    init(_ db: Connection, directories: Directories, places: PlaceRows) {
         self.db = db
         self.directories = directories
+        self.places = places
     }
 
     // MARK: Composition
@@ -173,8 +180,9 @@ final class AssetRows {
     func write(_ c: AssetComposer.Composition, path: PathBytes, directory: Int64,
                _ job: WriteJob) throws(StoreError) -> Int64 {
         let root = try directories.rootID(ofDirectory: directory)
+        let placed = places.place(of: c.media)
         let record = AssetRecord(media: c.media, subtypes: c.subtypes, directory: directory, root: root, path: path,
-                                 fileSize: c.fileSize)
+                                 fileSize: c.fileSize, placeID: try places.id(of: placed.place), zoneOffset: placed.zoneOffset)
         let s: Statement
         var newID: AssetID?
         if let existing = c.existing {

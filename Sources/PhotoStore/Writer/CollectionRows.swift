@@ -7,11 +7,13 @@ import PhotoModel
 final class CollectionRows {
     let db: Connection
     private let directories: Directories
+    private let places: PlaceRows
     let keys: KeyAssetRows
 
-    init(_ db: Connection, directories: Directories) {
+    init(_ db: Connection, directories: Directories, places: PlaceRows) {
         self.db = db
         self.directories = directories
+        self.places = places
         keys = KeyAssetRows(db)
     }
 
@@ -118,11 +120,19 @@ final class CollectionRows {
                 try delete.run()
             }
         }
+        // Titles by place follow from the assets of each day the job touched (a member's place
+        // may change with nothing else: a sidecar naming a city).
+        var retitled = Set<String>()
+        for day in days {
+            let stillThere: Bool
+            if let merged = moments[day] { stillThere = merged != nil } else { stillThere = existing[day] != nil }
+            if stillThere, try places.retitle(day: day) { retitled.insert(MomentGrouping.id(day: day)) }
+        }
         // Key assets follow from the rows just written, for every day the job touched: a moment
         // whose key assets changed with nothing else (a member marked favorite, a burst's new
         // representative) is updated.
-        var updated = Set(diff.updated + diff.contentChanged)
         let inserted = Set(diff.inserted)
+        var updated = Set(diff.updated + diff.contentChanged).union(retitled.subtracting(inserted))
         for day in days {
             let moment: Moment?
             if let merged = moments[day] { moment = merged } else { moment = existing[day] }

@@ -44,7 +44,7 @@ enum FileColumns {
 
     /// Binds a record to a statement made of `place`, `identity`, `outcome` and (unless the
     /// row's media fields are deferred to its asset) the media columns: a sidecar's date,
-    /// rating and keywords go in the media columns of the same names.
+    /// rating, keywords and place go in the media columns of the same names.
     static func bind(_ r: FileRecord, to s: Statement, media: Bool = true) {
         place.bind(r, to: s)
         identity.bind(r, to: s)
@@ -62,6 +62,7 @@ enum FileColumns {
             }
             s.bind(":rating", to: x.rating)
             s.bind(":keywords", to: Keywords.encode(x.keywords))
+            s.bind(":filePlace", to: x.place?.encoded)
         case .ignored, .error, .vanished:
             s.bind(":isRaw", to: false)
         }

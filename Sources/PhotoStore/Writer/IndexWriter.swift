@@ -12,13 +12,15 @@ public final class IndexWriter {
     let files: FileRows
     let collections: CollectionRows
     let journal: JournalRows
+    let places: PlaceRows
 
-    init(_ db: Connection) {
+    init(_ db: Connection, places lookup: (any PlaceLookup)?) {
         self.db = db
         directories = Directories(db)
-        assets = AssetRows(db, directories: directories)
+        places = PlaceRows(db, lookup: lookup)
+        assets = AssetRows(db, directories: directories, places: places)
         files = FileRows(db, directories: directories, assets: assets)
-        collections = CollectionRows(db, directories: directories)
+        collections = CollectionRows(db, directories: directories, places: places)
         journal = JournalRows(db)
     }
 
@@ -64,6 +66,7 @@ public final class IndexWriter {
         } catch {
             directories.forget()
             collections.keys.forget()
+            places.forget()
             throw error
         }
     }

@@ -100,6 +100,7 @@ class Asset(Record):
     subtypes: _Field[List[str]] = _Field()
     local_date_time: _Field[str] = _Field()
     utc_offset: _Field[Optional[str]] = _Field()
+    utc_offset_source: _Field[Optional[str]] = _Field()
     date_source: _Field[str] = _Field()
     pixel_width: _Field[Optional[int]] = _Field()
     pixel_height: _Field[Optional[int]] = _Field()
@@ -107,6 +108,9 @@ class Asset(Record):
     latitude: _Field[Optional[float]] = _Field()
     longitude: _Field[Optional[float]] = _Field()
     altitude: _Field[Optional[float]] = _Field()
+    #: Where it was taken, in words: ``{"city", "subLocation", "region", "country",
+    #: "countryCode", "source"}`` (and ``"near"``), or None.
+    place: _Field[Optional[Dict[str, Optional[str]]]] = _Field()
     make: _Field[Optional[str]] = _Field()
     model: _Field[Optional[str]] = _Field()
     lens_model: _Field[Optional[str]] = _Field()
@@ -180,8 +184,12 @@ class _Collection(Record):
 
 
 class Moment(_Collection):
-    """One calendar day on the capture clock (``m_YYYYMMDD``)."""
+    """One calendar day on the capture clock (``m_YYYYMMDD``). ``title`` is where its photos
+    were taken ("Lisbon & Sintra"; None when none has a place), ``date_title`` the day
+    ("Saturday, 4 May 2019"), ``location_names`` its cities, most photos first."""
     local_date: _Field[str] = _Field()
+    date_title: _Field[Optional[str]] = _Field()
+    location_names: _Field[Optional[List[str]]] = _Field()
     photo_count: _Field[int] = _Field()
     video_count: _Field[int] = _Field()
     latitude: _Field[Optional[float]] = _Field()

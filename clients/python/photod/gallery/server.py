@@ -67,7 +67,9 @@ class Page:
 
 
 def moment_header(m: Moment) -> Dict[str, Any]:
-    return {"id": m.id, "title": m.title, "localDate": m.local_date, "count": m.asset_count,
+    # `title` is the place ("Lisbon & Sintra") from a photod with places, the date before them.
+    place = m.title if m.date_title else None
+    return {"id": m.id, "title": m.date_title or m.title, "place": place, "localDate": m.local_date, "count": m.asset_count,
             "photos": m.photo_count, "videos": m.video_count, "latitude": m.latitude, "longitude": m.longitude}
 
 
@@ -215,7 +217,8 @@ class Gallery:
         if collection_id.startswith("m_"):
             for m in self.load_moments():
                 if m.id == collection_id:
-                    return {"id": m.id, "title": m.title, "count": m.asset_count, "kind": "moment"}
+                    return {"id": m.id, "title": " · ".join(t for t in (m.date_title or m.title, m.title if m.date_title else None) if t),
+                            "count": m.asset_count, "kind": "moment"}
         else:
             data = self.albums()
             for kind in ("smart", "folders", "user"):

@@ -184,7 +184,8 @@ function momentHeader(m) {
   const parts = [];
   if (m.photos) parts.push(plural(m.photos, "photo"));
   if (m.videos) parts.push(plural(m.videos, "video"));
-  if (m.latitude !== null && m.latitude !== undefined) parts.push(place(m.latitude, m.longitude));
+  if (m.place) parts.push(m.place);
+  else if (m.latitude !== null && m.latitude !== undefined) parts.push(place(m.latitude, m.longitude));
   return [document.createTextNode(captureDate(m.localDate).day), el("span", { class: "sub", text: parts.join(" · ") })];
 }
 

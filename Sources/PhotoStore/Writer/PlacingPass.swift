@@ -1,0 +1,86 @@
+import PhotoModel
+
+/// How far the pass that places assets indexed before places has come.
+public struct PlacingProgress: Sendable, Hashable {
+    /// Assets looked at so far, and in all (assets with coordinates then).
+    public var done: Int
+    public var total: Int
+    /// Whether nothing is left to look at.
+    public var finished: Bool { done >= total }
+
+    public init(done: Int, total: Int) {
+        self.done = done
+        self.total = total
+    }
+}
+
+extension IndexReader {
+    /// What the placing pass has left (nil: nothing, or no pass was ever needed).
+    public func placingProgress() throws(StoreError) -> PlacingProgress? {
+        guard let end = try metaInteger("places.end") else { return nil }
+        let cursor = try metaInteger("places.cursor") ?? 0
+        let s = try db.statement("""
+            SELECT count(*) FILTER (WHERE pk <= :cursor), count(*) FROM assets
+            WHERE pk <= :end AND latitude IS NOT NULL AND deleted_at IS NULL
+            """)
+        defer { s.reset() }
+        s.bind(":cursor", to: cursor)
+        s.bind(":end", to: end)
+        _ = try s.step()
+        return PlacingProgress(done: s.int(0), total: s.int(1))
+    }
+}
+
+extension IndexWriter {
+    /// Places the next `limit` assets of the pass over a library indexed before places (meta
+    /// `places.end`, left by migration 011): each asset with coordinates gets the gazetteer's
+    /// place and zone offset, in one job whose change set lists those that changed as
+    /// `updated`. Returns the change set and whether assets are left; the pass is over (its meta
+    /// gone) when none are. Assets written since have their places already: the writer places
+    /// every asset it writes.
+    public func placeAssets(limit: Int, now: Int64) throws(StoreError) -> (changes: ChangeSet, more: Bool) {
+        var more = false
+        let changes = try commit(now: now) { job throws(StoreError) in
+            let meta = IndexReader(db)
+            guard let end = try meta.metaInteger("places.end") else { return ChangeSet() }
+            let cursor = try meta.metaInteger("places.cursor") ?? 0
+            let s = try db.statement("""
+                SELECT a.pk, a.place_id, a.zone_offset, \(MediaColumns.list.names(prefix: "a")) FROM assets a
+                WHERE a.pk > :cursor AND a.pk <= :end AND a.latitude IS NOT NULL AND a.deleted_at IS NULL
+                ORDER BY a.pk LIMIT :limit
+                """)
+            s.bind(":cursor", to: cursor)
+            s.bind(":end", to: end)
+            s.bind(":limit", to: limit)
+            var rows: [(pk: Int64, placeID: Int64?, zoneOffset: Int?, media: MediaFields)] = []
+            while try s.step() {
+                var media = MediaColumns.blank
+                guard MediaColumns.list.read(into: &media, from: s, at: 3) else {
+                    s.reset()
+                    throw StoreError.undecodable(table: "assets", key: String(s.int64(0)))
+                }
+                rows.append((s.int64(0), s.isNull(1) ? nil : s.int64(1), s.optionalInt(2), media))
+            }
+            s.reset()
+            let update = try db.statement("UPDATE assets SET place_id = :placeID, zone_offset = :zoneOffset WHERE pk = :pk")
+            for row in rows {
+                let placed = places.place(of: row.media)
+                let id = try places.id(of: placed.place)
+                guard id != row.placeID || placed.zoneOffset?.seconds != row.zoneOffset else { continue }
+                try job.recordBefore(row.pk)
+                update.bind(":placeID", to: id)
+                update.bind(":zoneOffset", to: placed.zoneOffset?.seconds)
+                update.bind(":pk", to: row.pk)
+                try update.run()
+            }
+            if let last = rows.last?.pk, rows.count == limit {
+                try setMetaInteger("places.cursor", last)
+                more = true
+            } else {
+                try db.execute("DELETE FROM meta WHERE key IN ('places.end', 'places.cursor')")
+            }
+            return ChangeSet()
+        }
+        return (changes, more)
+    }
+}

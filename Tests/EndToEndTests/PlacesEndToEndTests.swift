@@ -1,0 +1,81 @@
+import Foundation
+import PhotoModel
+import PhotoTesting
+import PhotoWire
+import Testing
+
+/// Places through the real binaries: GeoNames names from coordinates, a file's own location
+/// fields before them, a sidecar's before those, zone offsets, and a sidecar added while
+/// running.
+@Suite("Places, end to end", .serialized)
+struct PlacesEndToEndTests {
+    static func tagged(_ iptc: IPTCFixture, gps: GPSFixture) -> [UInt8] {
+        let exif = ExifFixture(make: "Canon", model: "EOS 5D", orientation: 1, dateTimeOriginal: "2021:07:01 12:00:00",
+                               offsetTimeOriginal: "+01:00", gps: gps)
+        return JPEGFixture(width: 64, height: 48, exif: exif, leadingSegments: [.init(marker: 0xED, payload: iptc.app13Payload())]).bytes()
+    }
+
+    @Test("GeoNames places from coordinates, IPTC's before them, a sidecar's before both; the zone's offset for a photo without one; a sidecar added live")
+    func places() throws {
+        let lib = try TemporaryDirectory("places-lib")
+        defer { lib.remove() }
+        // Lisbon's Baixa, summer, no offset in the file: the zone gives +01:00.
+        try lib.write("trip/baixa.jpg", Library.jpeg(date: "2021:07:01 12:00:00", gps: GPSFixture(latitude: 38.711, longitude: -9.1366)))
+        // The same spot in winter, with its own offset: kept.
+        try lib.write("trip/winter.jpg", Library.jpeg(date: "2021:01:10 12:00:00", offset: "+00:00",
+                                                      gps: GPSFixture(latitude: 38.711, longitude: -9.1366)))
+        // The Eiffel Tower: Paris, not the suburb whose centre is nearer.
+        try lib.write("trip/eiffel.jpg", Library.jpeg(date: "2021:07:02 12:00:00", offset: "+02:00",
+                                                      gps: GPSFixture(latitude: 48.8584, longitude: 2.2945)))
+        // Mid-Atlantic: no place.
+        try lib.write("trip/sea.jpg", Library.jpeg(date: "2021:07:03 12:00:00", offset: "+00:00", gps: GPSFixture(latitude: 30, longitude: -40)))
+        // IPTC location fields (alpha-3 code) beside coordinates in Lisbon.
+        try lib.write("trip/pena.jpg", Self.tagged(IPTCFixture(city: "Sintra", subLocation: "Palácio da Pena", region: "Lisboa",
+                                                               countryCode: "PRT", country: "Portugal"),
+                                                   gps: GPSFixture(latitude: 38.711, longitude: -9.1366)))
+        try lib.write("trip/nogps.jpg", Library.jpeg(date: "2021:07:04 12:00:00"))
+
+        let state = try TemporaryDirectory("places")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForAssets(6)
+        func asset(_ name: String) throws -> JSONValue? {
+            try daemon.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/" + name) == true }
+        }
+        let baixa = try #require(try asset("baixa.jpg"))
+        #expect(baixa["place"]?["city"]?.stringValue == "Lisbon")
+        #expect(baixa["place"]?["countryCode"]?.stringValue == "PT")
+        #expect(baixa["place"]?["source"]?.stringValue == "geonames")
+        #expect(baixa["utcOffset"]?.stringValue == "+01:00" && baixa["utcOffsetSource"]?.stringValue == "place")
+        #expect(baixa["localDateTime"]?.stringValue == "2021-07-01T12:00:00")
+        let winter = try #require(try asset("winter.jpg"))
+        #expect(winter["utcOffset"]?.stringValue == "+00:00" && winter["utcOffsetSource"]?.stringValue == "metadata")
+        #expect(try asset("eiffel.jpg")?["place"]?["city"]?.stringValue == "Paris")
+        #expect(try asset("sea.jpg")?["place"] == .null)
+        #expect(try asset("nogps.jpg")?["place"] == .null)
+        #expect(try asset("nogps.jpg")?["utcOffsetSource"] == .null)
+        let pena = try #require(try asset("pena.jpg"))
+        #expect(pena["place"] == .object(["city": "Sintra", "subLocation": "Palácio da Pena", "region": "Lisboa", "country": "Portugal",
+                                          "countryCode": "PT", "source": "file"]))
+
+        // A sidecar naming the place, written while photod runs: the asset's place follows.
+        let id = try #require(baixa["id"]?.stringValue)
+        let xmp = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description rdf:about="" xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" photoshop:City="Cascais"
+              photoshop:Country="Portugal"/></rdf:RDF></x:xmpmeta>
+            """
+        try lib.write("trip/baixa.jpg.xmp", Array(xmp.utf8))
+        let moved = try eventually("the sidecar's place on the asset", timeout: .seconds(60)) { try asset("baixa.jpg") } until: {
+            $0?["place"]?["city"]?.stringValue == "Cascais"
+        }
+        #expect(moved?["id"]?.stringValue == id)
+        #expect(moved?["place"]?["source"]?.stringValue == "file")
+        // With the sidecar gone, the coordinates' place is back.
+        try FileManager.default.removeItem(atPath: lib("trip/baixa.jpg.xmp").string)
+        _ = try eventually("the coordinates' place again", timeout: .seconds(60)) { try asset("baixa.jpg") } until: {
+            $0?["place"]?["city"]?.stringValue == "Lisbon"
+        }
+        #expect(daemon.stop() == 0)
+    }
+}

@@ -1,0 +1,144 @@
+import PhotoModel
+import PhotoPlaces
+import PhotoTesting
+import Testing
+
+/// The naming rule on a small table of places, the k-d tree against a brute-force search, and
+/// reverse lookups of known coordinates in the GeoNames data libgeonames carries.
+@Suite struct GazetteerTests {
+    static func entry(_ name: String, _ lat: Double, _ lon: Double, population: Int = 50_000, cc: String = "XX") -> GazetteerEntry {
+        GazetteerEntry(name: name, region: "R-\(name)", country: "C-\(cc)", countryCode: cc, timeZone: "Etc/UTC",
+                       latitude: lat, longitude: lon, population: population)
+    }
+
+    /// Distances from a town of 50,000 (reach 9.8 km) due north of it.
+    @Test(arguments: [
+        (5.0, "city"), (9.5, "city"), (12.0, "near"), (29.0, "near"), (31.0, "region"), (99.0, "region"), (101.0, "none"),
+    ])
+    func namingRule(kilometres: Double, expected: String) {
+        let g = Gazetteer([Self.entry("Town", 0, 0)])
+        let lat = kilometres / (Gazetteer.earthRadius * .pi / 180)
+        let place = g.place(latitude: lat, longitude: 0)
+        switch expected {
+        case "city": #expect(place?.city == "Town" && place?.near == nil && place?.country == "C-XX")
+        case "near": #expect(place?.city == nil && place?.near == "Town" && place?.region == "R-Town")
+        case "region": #expect(place?.city == nil && place?.near == nil && place?.region == "R-Town" && place?.countryCode == "XX")
+        default: #expect(place == nil)
+        }
+        #expect(place.map { $0.source == .geonames && $0.timeZone == "Etc/UTC" } ?? true)
+    }
+
+    @Test func reachGrowsWithPopulation() {
+        #expect(abs(Gazetteer.reach(population: 15_000) - 8.98) < 0.01)
+        #expect(Gazetteer.reach(population: 1_000_000) == 16)
+        #expect(Gazetteer.reach(population: 37_000_000) > 50)
+    }
+
+    @Test func acrossTheAntimeridian() {
+        let g = Gazetteer([Self.entry("East", -16.8, 179.95), Self.entry("Far", -16.8, 170)])
+        // 0.1° of longitude west of the line is ~3 km from East, across it.
+        let place = g.place(latitude: -16.8, longitude: -179.98)
+        #expect(place?.city == "East")
+        let d = Gazetteer.distance((-16.8, -179.98), (-16.8, 179.95))
+        #expect(d > 6 && d < 9)
+    }
+
+    @Test func atThePoles() {
+        let g = Gazetteer([Self.entry("Station", 89.9, 10), Self.entry("South", -78, 166)])
+        // Every longitude meets at the pole: 11 km from the station whatever the longitude says.
+        #expect(g.place(latitude: 90, longitude: -170)?.near == "Station")
+        #expect(g.place(latitude: 90, longitude: 10)?.near == "Station")
+        #expect(g.place(latitude: -90, longitude: 0) == nil)
+    }
+
+    @Test func offTheGlobeIsNoPlace() {
+        let g = Gazetteer([Self.entry("Town", 0, 0)])
+        #expect(g.place(latitude: .nan, longitude: 0) == nil)
+        #expect(g.place(latitude: 91, longitude: 0) == nil)
+        #expect(Gazetteer([]).place(latitude: 0, longitude: 0) == nil)
+    }
+
+    @Test func treeAgreesWithBruteForce() {
+        var rng = SplitMix64(seed: 29)
+        let entries = (0..<3000).map { i in
+            Self.entry("P\(i)", rng.uniform(-90, 90), rng.uniform(-180, 180))
+        }
+        let g = Gazetteer(entries)
+        for _ in 0..<2000 {
+            let lat = rng.uniform(-90, 90), lon = rng.uniform(-180, 180)
+            let best = entries.min { Gazetteer.distance((lat, lon), ($0.latitude, $0.longitude)) < Gazetteer.distance((lat, lon), ($1.latitude, $1.longitude)) }!
+            let found = g.nearest(latitude: lat, longitude: lon)!
+            #expect(abs(found.kilometres - Gazetteer.distance((lat, lon), (best.latitude, best.longitude))) < 1e-6)
+        }
+    }
+
+    @Test func deepestAgreesWithBruteForce() {
+        var rng = SplitMix64(seed: 30)
+        let entries = (0..<3000).map { i in
+            Self.entry("P\(i)", rng.uniform(40, 50), rng.uniform(0, 10), population: Int(rng.uniform(15_000, 3_000_000)))
+        }
+        let g = Gazetteer(entries)
+        for _ in 0..<2000 {
+            let lat = rng.uniform(39, 51), lon = rng.uniform(-1, 11)
+            let scored = entries.map { e in (e, Gazetteer.distance((lat, lon), (e.latitude, e.longitude)) / Gazetteer.reach(population: e.population)) }
+            let inside = scored.filter { $0.1 < 1 }.min { $0.1 < $1.1 }?.0
+            let place = g.place(latitude: lat, longitude: lon)
+            #expect(place?.city == inside?.name, "\(lat), \(lon)")
+        }
+    }
+
+    // MARK: GeoNames, as libgeonames carries it
+
+    static let geonames = Gazetteer.geonames()
+
+    /// Known coordinates: capitals, a border town each side of the Rhine, a Lisbon suburb, a
+    /// photo off the coast and one mid-ocean, the antimeridian in Fiji, the poles.
+    @Test(arguments: [
+        (38.7110, -9.1366, "Lisbon", "PT"),          // Baixa
+        (48.8584, 2.2945, "Paris", "FR"),            // the Eiffel Tower
+        (35.6586, 139.7454, "Tokyo", "JP"),          // Tokyo Tower
+        (-35.3081, 149.1245, "Canberra", "AU"),      // Parliament House
+        (48.5839, 7.7455, "Strasbourg", "FR"),       // Strasbourg cathedral
+        (48.5727, 7.8150, "Kehl", "DE"),             // Kehl, across the Rhine
+        (38.7979, -9.3880, "Sintra", "PT"),          // Sintra's old town
+        (-18.1416, 178.4419, "Suva", "FJ"),          // Suva, 1.5° from the antimeridian
+    ])
+    func knownPlaces(lat: Double, lon: Double, city: String, countryCode: String) throws {
+        try #require(Self.geonames.entries.count > 20_000, "libgeonames carries the cities of 15,000 people or more")
+        let place = Self.geonames.place(latitude: lat, longitude: lon)
+        #expect(place?.city == city, "\(lat), \(lon): \(String(describing: place))")
+        #expect(place?.countryCode == countryCode)
+        #expect(place?.timeZone != nil)
+    }
+
+    @Test func farFromEverything() {
+        #expect(Self.geonames.place(latitude: 30, longitude: -40) == nil)    // the mid-Atlantic
+        #expect(Self.geonames.place(latitude: 90, longitude: 0) == nil)      // the North Pole
+        #expect(Self.geonames.place(latitude: -90, longitude: 0) == nil)     // the South Pole
+        // Taveuni's coast on the antimeridian: Fiji, a town across the line or no city.
+        let taveuni = Self.geonames.place(latitude: -16.80, longitude: -179.98)
+        #expect(taveuni == nil || taveuni?.countryCode == "FJ")
+    }
+
+    @Test func offTheCoastIsNearTheCity() {
+        // 20 km west of Cascais, at sea.
+        let place = Self.geonames.place(latitude: 38.69, longitude: -9.65)
+        #expect(place?.city == nil)
+        #expect(place?.near != nil && place?.countryCode == "PT")
+    }
+
+    @Test func mostOfEuropeIsNamed() {
+        // Random points over western and central Europe, land and sea: most are near a town.
+        var rng = SplitMix64(seed: 1)
+        var named = 0
+        for _ in 0..<1000 where Self.geonames.place(latitude: rng.uniform(35, 60), longitude: rng.uniform(-10, 30)) != nil {
+            named += 1
+        }
+        #expect(named > 500)
+    }
+}
+
+extension SplitMix64 {
+    /// A uniform value in lo..<hi.
+    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { Double.random(in: lo..<hi, using: &self) }
+}

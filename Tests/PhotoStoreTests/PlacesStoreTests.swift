@@ -1,0 +1,168 @@
+import PhotoModel
+@testable import PhotoStore
+import PhotoTesting
+import Testing
+
+/// A gazetteer of two places for the store's tests: "Sydney" south of latitude -30, "Lisbon"
+/// north of 30, nothing between; zones at a fixed offset.
+struct TablePlaces: PlaceLookup {
+    func place(latitude: Double, longitude: Double) -> Place? {
+        if latitude < -30 { return Place(city: "Sydney", region: "New South Wales", country: "Australia", countryCode: "AU",
+                                         source: .geonames, timeZone: "Australia/Sydney") }
+        if latitude > 30 { return Place(city: "Lisbon", region: "Lisbon", country: "Portugal", countryCode: "PT",
+                                        source: .geonames, timeZone: "Europe/Lisbon") }
+        return nil
+    }
+
+    func offset(timeZone: String, at local: LocalDateTime) -> UTCOffset? {
+        timeZone == "Australia/Sydney" ? UTCOffset(seconds: 36000) : UTCOffset(seconds: local.month >= 4 && local.month <= 10 ? 3600 : 0)
+    }
+}
+
+@Suite("Places in the store")
+struct PlacesStoreTests {
+    let dir: TemporaryDirectory
+    init() throws { dir = try TemporaryDirectory("places") }
+
+    func open(lookup: (any PlaceLookup)? = TablePlaces()) throws -> Database {
+        var options = Database.Options()
+        options.places = lookup
+        return try Database(path: dir("index.db").string, options: options)
+    }
+
+    func asset(_ db: Database, _ path: String) throws -> Asset? {
+        try db.read { try $0.assets(limit: 1000, offset: 0) }.first { $0.path == PathBytes(path) }
+    }
+
+    @Test("An asset's place: the gazetteer's for its coordinates, its file's own before it; zone offsets only without one")
+    func writerPlaces() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var own = Make.media(date: "2021-07-01T12:00:00", latitude: 38.7, longitude: -9.1)
+        own.filePlace = Place(city: "Belém", country: "Portugal", countryCode: "PT", source: .file)
+        let noOffset = Make.media(date: "2021-07-01T12:00:00", offset: nil, latitude: 38.7, longitude: -9.1)
+        let nameDated = Make.media(date: "2021-07-01T12:00:00", offset: nil, source: .fileName, latitude: 38.7, longitude: -9.1)
+        let batch = Make.batch([
+            Make.outcome("/lib/sydney.jpg", inode: 1, .media(Make.media())),
+            Make.outcome("/lib/own.jpg", inode: 2, .media(own)),
+            Make.outcome("/lib/nooffset.jpg", inode: 3, .media(noOffset)),
+            Make.outcome("/lib/named.jpg", inode: 4, .media(nameDated)),
+            Make.outcome("/lib/sea.jpg", inode: 5, .media(Make.media(latitude: 0, longitude: 0))),
+            Make.outcome("/lib/nogps.jpg", inode: 6, .media(Make.media(latitude: nil, longitude: nil))),
+        ])
+        _ = try db.write { try $0.apply(batch, now: 1) }
+        let sydney = try #require(try asset(db, "/lib/sydney.jpg"))
+        #expect(sydney.place?.city == "Sydney" && sydney.place?.source == .geonames && sydney.place?.countryCode == "AU")
+        #expect(sydney.zoneOffset == nil, "its metadata gives an offset")
+        let withOwn = try #require(try asset(db, "/lib/own.jpg"))
+        #expect(withOwn.place?.city == "Belém" && withOwn.place?.source == .file)
+        #expect(withOwn.place?.timeZone == "Europe/Lisbon", "a file's place takes the zone of its coordinates")
+        let bare = try #require(try asset(db, "/lib/nooffset.jpg"))
+        #expect(bare.captureDate.offset == nil && bare.zoneOffset?.seconds == 3600)
+        #expect(bare.captureDate.local.description == "2021-07-01T12:00:00", "the wall clock stays")
+        #expect(try asset(db, "/lib/named.jpg")?.zoneOffset == nil, "a name's date is no capture clock")
+        #expect(try asset(db, "/lib/sea.jpg")?.place == nil)
+        #expect(try asset(db, "/lib/nogps.jpg")?.place == nil)
+        // Assets at one place share its row.
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM places").int64 } == 3)
+    }
+
+    @Test("Without a gazetteer an asset's place is its file's alone")
+    func noLookup() throws {
+        defer { dir.remove() }
+        let db = try open(lookup: nil)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var own = Make.media()
+        own.filePlace = Place(city: "Manly", source: .file)
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/a.jpg", inode: 1, .media(Make.media())),
+                                                    Make.outcome("/lib/b.jpg", inode: 2, .media(own))]), now: 1) }
+        #expect(try asset(db, "/lib/a.jpg")?.place == nil)
+        #expect(try asset(db, "/lib/b.jpg")?.place?.city == "Manly")
+    }
+
+    @Test("A sidecar's place comes before the file's; removing the sidecar gives the file's back")
+    func sidecarPlace() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/IMG_1.jpg", inode: 1, .media(Make.media()))]), now: 1) }
+        let sidecar = SidecarFields(date: nil, rating: nil, keywords: [], place: Place(city: "Bondi", source: .file))
+        let changes = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/IMG_1.xmp", inode: 2, .sidecar(sidecar))]), now: 2) }
+        let id = try #require(try asset(db, "/lib/IMG_1.jpg")?.id)
+        #expect(changes.updated.contains(id))
+        #expect(try asset(db, "/lib/IMG_1.jpg")?.place?.city == "Bondi")
+        var removal = WriteBatch()
+        removal.removedFiles = [(PathBytes("/lib"), Array("IMG_1.xmp".utf8))]
+        _ = try db.write { try $0.apply(removal, now: 3) }
+        #expect(try asset(db, "/lib/IMG_1.jpg")?.place?.city == "Sydney")
+    }
+
+    @Test("Migration 011: assets indexed before places are placed by the pass, a chunk a job, each change set listing them")
+    func migrationPass() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open(lookup: nil)
+            _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+            let outcomes = (1...7).map { i in
+                Make.outcome("/lib/\(i).jpg", inode: UInt64(i),
+                             .media(Make.media(date: "2021-01-0\(i)T10:00:00", latitude: i == 4 ? nil : (i % 2 == 0 ? 38.7 : -33.9),
+                                               longitude: 10)))
+            }
+            _ = try db.write { try $0.apply(Make.batch(outcomes), now: 1) }
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutPlaces + "PRAGMA user_version = 10;") }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.placingProgress() } == PlacingProgress(done: 0, total: 6))
+        var rounds = 0
+        var updated = 0
+        while true {
+            let (changes, more) = try db.write { try $0.placeAssets(limit: 4, now: 10) }
+            updated += changes.updated.count
+            rounds += 1
+            if !more { break }
+        }
+        #expect(rounds == 2 && updated == 6)
+        #expect(try db.read { try $0.placingProgress() } == nil)
+        let all = try db.read { try $0.assets(limit: 100, offset: 0) }
+        #expect(all.filter { $0.place?.city == "Sydney" }.count == 4)
+        #expect(all.filter { $0.place?.city == "Lisbon" }.count == 2)
+        #expect(all.first { $0.latitude == nil }?.place == nil)
+    }
+
+    @Test("A moment is titled by its assets' places and names its cities; a place that changes updates it in the same change set")
+    func momentTitles() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/IMG_1.jpg", inode: 1, .media(Make.media(date: "2021-07-01T10:00:00"))),
+                Make.outcome("/lib/IMG_2.jpg", inode: 2, .media(Make.media(date: "2021-07-01T11:00:00"))),
+                Make.outcome("/lib/IMG_3.jpg", inode: 3, .media(Make.media(date: "2021-07-01T12:00:00", latitude: 38.7, longitude: -9.1))),
+                Make.outcome("/lib/IMG_4.jpg", inode: 4, .media(Make.media(date: "2021-07-02T12:00:00", latitude: nil, longitude: nil))),
+            ]), now: 1)
+        }
+        func moment(_ id: String) throws -> Moment? { try db.read { try $0.moments() }.first { $0.id == id } }
+        #expect(try moment("m_20210701")?.title == "Sydney & Lisbon")
+        #expect(try moment("m_20210701")?.locationNames == ["Sydney", "Lisbon"])
+        #expect(try moment("m_20210702")?.title == nil)
+        #expect(try moment("m_20210702")?.locationNames == [])
+        // A sidecar naming another city for one photo: the moment's cities change with it.
+        let sidecar = SidecarFields(date: nil, rating: nil, keywords: [], place: Place(city: "Bondi", source: .file))
+        let changes = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/IMG_1.xmp", inode: 5, .sidecar(sidecar))]), now: 2) }
+        #expect(changes.collectionsUpdated.contains("m_20210701"))
+        #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Lisbon", "Sydney"])
+        // Three cities in two countries: the countries, most photos first.
+        #expect(try moment("m_20210701")?.title == "Australia & Portugal")
+        // Hidden photos do not name their day.
+        let lisbonID = try #require(try asset(db, "/lib/IMG_3.jpg")?.id)
+        _ = try db.write { try $0.set(.hidden, true, ids: [lisbonID], now: 3) }
+        #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Sydney"])
+    }
+
+    @Test func freshDatabaseHasNoPass() throws {
+        defer { dir.remove() }
+        #expect(try open().read { try $0.placingProgress() } == nil)
+    }
+}
