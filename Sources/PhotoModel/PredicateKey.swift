@@ -3,7 +3,8 @@
 /// has the table.
 public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case mediaType, subtypes, localDateTime, localDate, pixelWidth, pixelHeight, isFavorite, isHidden, make, model,
-         path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec
+         path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec,
+         city, region, country, countryCode
 
     /// What a key's values are.
     public enum ValueType: Sendable, Hashable {
@@ -42,7 +43,7 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case .pixelWidth, .pixelHeight, .bitRate: return .integer
         case .latitude, .longitude, .duration, .frameRate: return .real
         case .isFavorite, .isHidden: return .boolean
-        case .make, .model, .videoCodec, .audioCodec: return .text
+        case .make, .model, .videoCodec, .audioCodec, .city, .region, .country, .countryCode: return .text
         case .path: return .path
         case .keywords: return .keywords
         }
@@ -52,7 +53,7 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
     public var isNullable: Bool {
         switch self {
         case .pixelWidth, .pixelHeight, .make, .model, .latitude, .longitude, .duration, .frameRate, .bitRate, .videoCodec,
-             .audioCodec: return true
+             .audioCodec, .city, .region, .country, .countryCode: return true
         default: return false
         }
     }

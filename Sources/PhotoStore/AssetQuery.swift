@@ -134,6 +134,11 @@ public enum PredicateSQL {
         case .bitRate: return "a.bit_rate"
         case .videoCodec: return "a.video_codec"
         case .audioCodec: return "a.audio_codec"
+        // The asset's place (NULL without one, or without that name), one lookup by rowid.
+        case .city: return "(SELECT p.city FROM places p WHERE p.id = a.place_id)"
+        case .region: return "(SELECT p.region FROM places p WHERE p.id = a.place_id)"
+        case .country: return "(SELECT p.country FROM places p WHERE p.id = a.place_id)"
+        case .countryCode: return "(SELECT p.country_code FROM places p WHERE p.id = a.place_id)"
         }
     }
 

@@ -131,8 +131,15 @@ enum Reference {
                 guard case .integer(let i) = v else { preconditionFailure() }
                 return i
             }
-        case .make, .model, .videoCodec, .audioCodec:
-            let lhs = c.key == .make ? a.make : c.key == .model ? a.model : c.key == .videoCodec ? a.videoCodec : a.audioCodec
+        case .make, .model, .videoCodec, .audioCodec, .city, .region, .country, .countryCode:
+            // The fixture's database has no gazetteer and its files name no place: every place key is missing.
+            let lhs: String? = switch c.key {
+            case .make: a.make
+            case .model: a.model
+            case .videoCodec: a.videoCodec
+            case .audioCodec: a.audioCodec
+            default: nil
+            }
             func text(_ v: PredicateValue) -> String {
                 guard case .text(let s) = v else { preconditionFailure() }
                 return s
@@ -518,6 +525,7 @@ struct PredicateGenerator {
         case .isFavorite, .isHidden: return .boolean(chance(2))
         case .make, .model: return .text(pick(Self.texts))
         case .videoCodec, .audioCodec: return .text(pick(["h264", "HEVC", "hev", "aac", "Opus", "pcm", "", "%"]))
+        case .city, .region, .country, .countryCode: return .text(pick(["Lisbon", "PT", "", "%"]))
         case .keywords: return .text(pick(Self.keywords))
         case .path:
             var p = a.path

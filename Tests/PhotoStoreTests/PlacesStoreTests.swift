@@ -161,6 +161,37 @@ struct PlacesStoreTests {
         #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Sydney"])
     }
 
+    @Test("Predicates on the place: city, region, country, countryCode with ==, !=, IN, CONTAINS, BEGINSWITH and null", arguments: [
+        ("city == \"sydney\"", ["a", "b"]),
+        ("city != \"Sydney\"", ["c", "d", "e"]),
+        ("city == null", ["d", "e"]),
+        ("city IN {\"Lisbon\", \"Porto\"}", ["c"]),
+        ("city CONTAINS \"sbo\"", ["c"]),
+        ("region BEGINSWITH \"new\"", ["a", "b"]),
+        ("country == \"Portugal\" OR countryCode == \"AU\"", ["a", "b", "c"]),
+        ("countryCode IN {\"PT\"}", ["c"]),
+        ("countryCode != null AND NOT city == \"Lisbon\"", ["a", "b"]),
+    ])
+    func placePredicates(predicate: String, expected: [String]) throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/a.jpg", inode: 1, .media(Make.media(date: "2021-07-01T10:00:00"))),
+                Make.outcome("/lib/b.jpg", inode: 2, .media(Make.media(date: "2021-07-01T11:00:00"))),
+                Make.outcome("/lib/c.jpg", inode: 3, .media(Make.media(date: "2021-07-01T12:00:00", latitude: 38.7, longitude: -9.1))),
+                Make.outcome("/lib/d.jpg", inode: 4, .media(Make.media(date: "2021-07-02T12:00:00", latitude: nil, longitude: nil))),
+                Make.outcome("/lib/e.jpg", inode: 5, .media(Make.media(date: "2021-07-03T12:00:00", latitude: 0, longitude: 0))),
+            ]), now: 1)
+        }
+        let query = AssetQuery(predicate: try AssetPredicate.parse(predicate))
+        let found = try db.read { try $0.assets(query, limit: 100, offset: 0, now: 2) }
+        let names = (found?.assets ?? []).map { String($0.path.string.dropFirst(5).prefix(1)) }.sorted()
+        #expect(names == expected, "\(predicate)")
+        #expect(found?.total == expected.count)
+    }
+
     @Test func freshDatabaseHasNoPass() throws {
         defer { dir.remove() }
         #expect(try open().read { try $0.placingProgress() } == nil)
