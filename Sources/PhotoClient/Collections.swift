@@ -310,3 +310,35 @@ public enum PhotoCollection: Sendable, Hashable, Identifiable {
         }
     }
 }
+
+/// A country, region or city where photos were taken (`places.fetch`, PROTOCOL.md): `id`
+/// (`pl_…`) lists its assets through `collections.assets`.
+public struct PlaceCollection: Sendable, Hashable, Identifiable {
+    public var id: String
+    /// `"country"`, `"region"` or `"city"`.
+    public var kind: String
+    public var title: String
+    /// ISO 3166-1 alpha-2, when known.
+    public var countryCode: String?
+    public var assetCount: Int
+    public var startDate: LocalDateTime
+    public var endDate: LocalDateTime
+    public var keyAssetIDs: [String]
+    /// The regions and cities below it.
+    public var places: [PlaceCollection]
+
+    /// Decodes a `places.fetch` record.
+    public init(json: JSONValue, path: String = "place") throws(MalformedReply) {
+        let f = try Fields(json, at: path)
+        id = try f.string("id")
+        kind = try f.string("kind")
+        title = try f.string("title")
+        countryCode = try f.optionalString("countryCode")
+        assetCount = try f.count("assetCount")
+        startDate = try f.localDateTime("startDate")
+        endDate = try f.localDateTime("endDate")
+        keyAssetIDs = try f.optionalStrings("keyAssetIDs")
+        places = kind == "city" ? [] : try f.objects("places") { v, p throws(MalformedReply) in try PlaceCollection(json: v, path: p) }
+    }
+}
+

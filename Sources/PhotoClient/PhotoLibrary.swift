@@ -209,6 +209,14 @@ public final class PhotoLibrary: Sendable {
         }
     }
 
+    /// Where the photos were taken: countries, each with its regions and cities.
+    public func fetchPlaces() throws(ClientError) -> Collections<PlaceCollection> {
+        try call("places.fetch") { f throws(MalformedReply) in
+            Collections(items: try f.objects("places") { v, p throws(MalformedReply) in try PlaceCollection(json: v, path: p) },
+                        token: try f.int("token"))
+        }
+    }
+
     /// The user's albums and the folders holding them, by title.
     public func fetchUserAlbums() throws(ClientError) -> (folders: [PhotoCollection.UserFolder], albums: [PhotoCollection.UserAlbum], token: Int64) {
         try call("userAlbums.fetch") { f throws(MalformedReply) in

@@ -72,6 +72,7 @@ extension Methods {
         }
         if id.hasPrefix("u_"), id.count > 2 { return .userAlbum(id: id) }
         if id.hasPrefix("b_"), id.count > 2 { return .burst(identifier: String(id.dropFirst(2))) }
+        if id.hasPrefix("pl_"), id.count > 3 { return .place(id: id) }
         guard let ref = CollectionRef(id: id) else { throw .notFound("no collection '\(id)'", extra: ["id": .string(id)]) }
         return AssetScope(ref)
     }

@@ -43,6 +43,7 @@ struct Methods: Sendable {
             "changes.subscribe": { p, c throws(RPCError) in try subscribe(p, c) },
             "changes.unsubscribe": { p, c throws(RPCError) in try unsubscribe(p, c) },
             "userAlbums.fetch": { p, _ throws(RPCError) in try fetchUserAlbums(p) },
+            "places.fetch": { p, _ throws(RPCError) in try fetchPlaces(p) },
         ]
     }
 
@@ -51,7 +52,7 @@ struct Methods: Sendable {
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
                         "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "assets.get", "images.request", "images.cancel",
-                        "images.startCaching", "images.stopCaching"] + writeNames
+                        "images.startCaching", "images.stopCaching", "places.fetch"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -402,6 +403,16 @@ struct Methods: Sendable {
         o["smartAlbums"] = .array(SmartAlbums.all.map {
             WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0, keyAssetIDs: keys[$0.id] ?? [])
         })
+        return .object(o)
+    }
+
+    /// `places.fetch`: countries, their regions and cities, where the visible assets were taken.
+    func fetchPlaces(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: [])
+        let (tree, token) = try snapshot { try $0.placeTree() }
+        var o = JSONObject()
+        o["token"] = .int(token)
+        o["places"] = .array(tree.map(WireMapping.place(node:)))
         return .object(o)
     }
 

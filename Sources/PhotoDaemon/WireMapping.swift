@@ -74,6 +74,21 @@ enum WireMapping {
         return .object(o)
     }
 
+    /// A country, region or city of `places.fetch`, with what is below it.
+    static func place(node n: PlaceNode) -> JSONValue {
+        var o = JSONObject()
+        o["id"] = .string(n.id)
+        o["kind"] = .string(n.kind.rawValue)
+        o["title"] = .string(n.title)
+        o["countryCode"] = n.countryCode.map { .string($0) } ?? .null
+        o["assetCount"] = .int(Int64(n.assetCount))
+        o["startDate"] = .string(n.start.description)
+        o["endDate"] = .string(n.end.description)
+        o["keyAssetIDs"] = keys(n.keyAssetIDs)
+        if n.kind != .city { o["places"] = .array(n.children.map(place(node:))) }
+        return .object(o)
+    }
+
     /// `keyAssetIDs`: the asset ids that stand for a collection (`KeyAssets`).
     static func keys(_ ids: [AssetID]) -> JSONValue { .array(ids.map { .string($0.rawValue) }) }
 

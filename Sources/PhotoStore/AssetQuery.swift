@@ -38,6 +38,8 @@ public enum AssetScope: Sendable, Hashable {
     /// Every member of a burst (Apple's BurstUUID), in capture order; exists while one is not
     /// in Recently Deleted.
     case burst(identifier: String)
+    /// The visible assets at a place (`PlaceTree`: a country, region or city), by its id.
+    case place(id: String)
 
     var isBurst: Bool {
         if case .burst = self { return true }
@@ -457,6 +459,14 @@ extension IndexReader {
             else { return nil }
             plan = AssetQueryPlan(from: "assets a", condition: "a.burst_id = ?1 AND \(visibility)", order: byCapture,
                                   bindings: [.text(identifier)], isFixed: true)
+        case .place(let id):
+            let rows = try placeRows(of: id)
+            guard !rows.isEmpty else { return nil }
+            // The terms of the partial index `assets_place`, so that it is walked.
+            plan = AssetQueryPlan(from: "assets a",
+                                  condition: "a.place_id IN (SELECT value FROM json_each(?1)) AND a.place_id IS NOT NULL AND \(visibility)",
+                                  order: byCapture, bindings: [.text("[" + rows.map(String.init).joined(separator: ",") + "]")],
+                                  isFixed: true)
         case .userAlbum(let id):
             guard try db.scalar("SELECT 1 FROM user_albums WHERE id = ?1", .text(id)).int64 != nil else { return nil }
             plan = AssetQueryPlan(from: "assets a JOIN user_album_assets u ON u.asset_id = a.id",
@@ -498,7 +508,7 @@ extension IndexReader {
             return first.key == .localDateTime || first.key == .addedDate
         case .moment, .folderAlbum, .burst, .userAlbum:
             return query.sort.isEmpty
-        case .smartAlbum:
+        case .smartAlbum, .place:
             return false
         }
     }

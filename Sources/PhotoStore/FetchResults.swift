@@ -157,6 +157,7 @@ struct FetchResults: Sendable {
         case .smartAlbum(let album): return "smart:" + album.kind.rawValue
         case .userAlbum(let id): return "user:" + id
         case .burst(let identifier): return "burst:" + identifier
+        case .place(let id): return "place:" + id
         }
     }
 
@@ -170,6 +171,7 @@ struct FetchResults: Sendable {
         case "smart": return SmartAlbum.Kind(rawValue: value).map { .smartAlbum(SmartAlbums.album($0)) }
         case "user": return .userAlbum(id: value)
         case "burst": return .burst(identifier: value)
+        case "place": return .place(id: value)
         default: return nil
         }
     }

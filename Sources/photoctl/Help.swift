@@ -22,6 +22,7 @@ let overview = """
       albums            Folder albums: the folders that hold photos.
       smart-albums      Smart albums (Favorites, Videos, Screenshots, ...) and their counts.
       folders           The folder tree (collection lists) above the albums.
+      places            Where the photos were taken: countries, regions, cities.
       errors            Files that could not be indexed, with the reason.
       watch             Print each change set as it happens (survives daemon restarts).
       favorite          Mark assets as favorites.
@@ -47,7 +48,7 @@ let overview = """
     """
 
 /// The subcommands, in the order the overview lists them.
-let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "errors", "watch", "favorite", "unfavorite",
+let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "places", "errors", "watch", "favorite", "unfavorite",
                    "hide", "unhide", "album", "keywords", "rescan", "adopt", "image"]
 
 /// Subcommands whose help page another one shares.
@@ -119,6 +120,16 @@ let helps: [String: String] = [
 
         OPTIONS:
           --json              One JSON object per smart album per line, then {"token":N}.
+        """,
+    "places": """
+        OVERVIEW: Show where the photos were taken: countries, their regions and cities, with counts
+        and the ids that list their assets (photoctl assets --in ID). Names come from the files'
+        location fields or, offline, from the GeoNames place of their coordinates.
+
+        USAGE: photoctl places [--json]
+
+        OPTIONS:
+          --json              One JSON object per country per line (regions and cities inside), then {"token":N}.
         """,
     "folders": """
         OVERVIEW: Show the folder tree (collection lists) with the albums in it.

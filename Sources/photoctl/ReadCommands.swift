@@ -261,6 +261,23 @@ func smartAlbums(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     if a.flags.contains("--json") { printToken(result["token"]) }
 }
 
+func places(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json"], values: [], command: "places")
+    guard a.positional.isEmpty else { throw Failure(code: .usage, message: "places takes no arguments") }
+    let result = try call(try connect(sockets), "places.fetch")
+    let json = a.flags.contains("--json")
+    if !json { out("ID                   ASSETS  PLACE") }
+    func show(_ node: JSONValue, depth: Int) {
+        out([pad(node["id"]?.stringValue ?? "", 20), lpad(number(node["assetCount"]), 6),
+             " " + String(repeating: "  ", count: depth) + (node["title"]?.stringValue ?? "")].joined(separator: " "))
+        for child in node["places"]?.arrayValue ?? [] { show(child, depth: depth + 1) }
+    }
+    for country in result["places"]?.arrayValue ?? [] {
+        if json { out(country.jsonString) } else { show(country, depth: 0) }
+    }
+    if json { printToken(result["token"]) }
+}
+
 func folders(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let a = try Arguments(args, flags: ["--json"], values: [], command: "folders")
     guard a.positional.isEmpty else { throw Failure(code: .usage, message: "folders takes no arguments") }

@@ -1,4 +1,5 @@
 import Foundation
+import PhotoClient
 import PhotoModel
 import PhotoTesting
 import PhotoWire
@@ -57,6 +58,38 @@ struct PlacesEndToEndTests {
         let pena = try #require(try asset("pena.jpg"))
         #expect(pena["place"] == .object(["city": "Sintra", "subLocation": "Palácio da Pena", "region": "Lisboa", "country": "Portugal",
                                           "countryCode": "PT", "source": "file"]))
+
+        // Places as collections: Portugal > Lisbon > Lisbon (and Sintra from the IPTC fields),
+        // France > Île-de-France > Paris; collections.assets on a city lists its photos.
+        let c = try daemon.connect()
+        let places = try c.call("places.fetch")
+        let countries = try #require(places["places"]?.arrayValue)
+        #expect(countries.map { $0["title"]?.stringValue } == ["Portugal", "France"])
+        #expect(countries[0]["countryCode"]?.stringValue == "PT" && countries[0]["assetCount"]?.intValue == 3)
+        let lisbonRegion = try #require(countries[0]["places"]?[0])
+        #expect(lisbonRegion["kind"]?.stringValue == "region")
+        let cities = lisbonRegion["places"]?.arrayValue ?? []
+        let lisbonCity = try #require(cities.first { $0["title"]?.stringValue == "Lisbon" })
+        #expect(lisbonCity["kind"]?.stringValue == "city" && lisbonCity["assetCount"]?.intValue == 2)
+        #expect(lisbonCity["keyAssetIDs"]?.arrayValue?.count == 2)
+        let inLisbon = try c.call("collections.assets", ["id": lisbonCity["id"]!, "limit": 10])
+        #expect(Set(inLisbon["assets"]?.arrayValue?.compactMap { $0["path"]?.stringValue?.split(separator: "/").last.map(String.init) } ?? [])
+                == ["baixa.jpg", "winter.jpg"])
+        #expect(try c.call("collections.assets", ["id": countries[0]["id"]!, "limit": 10])["total"]?.intValue == 3)
+        #expect(throws: (any Error).self) { try c.call("collections.assets", ["id": "pl_0000000000000000"]) }
+        // The same through photoctl and the Swift client.
+        let table = try run("photoctl", ["--socket", daemon.socket.string, "places"]).stdout
+        #expect(table.contains("Portugal") && table.contains("    Lisbon") && table.contains(lisbonCity["id"]!.stringValue!))
+        let fetched = try PhotoLibrary(socket: daemon.socket).fetchPlaces()
+        #expect(fetched.items.map(\.title) == ["Portugal", "France"])
+        // Sintra's file spells its region "Lisboa", GeoNames "Lisbon District": two regions, each as its source spells it.
+        #expect(fetched.items[0].places.map(\.title).sorted() == ["Lisboa", "Lisbon District"])
+        #expect(fetched.items[0].places.flatMap(\.places).contains { $0.title == "Sintra" && $0.kind == "city" })
+        // The moment of the day in Lisbon is titled by it.
+        let moments = try c.call("moments.fetch")["moments"]?.arrayValue ?? []
+        let july1 = try #require(moments.first { $0["id"]?.stringValue == "m_20210701" })
+        #expect(july1["title"]?.stringValue == "Lisbon & Sintra" && july1["locationNames"] == ["Lisbon", "Sintra"])
+        #expect(july1["dateTitle"]?.stringValue == "Thursday, 1 July 2021")
 
         // A sidecar naming the place, written while photod runs: the asset's place follows.
         let id = try #require(baixa["id"]?.stringValue)

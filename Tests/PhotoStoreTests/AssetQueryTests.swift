@@ -360,6 +360,9 @@ struct QueryFixture {
         case .folderAlbum(let id):
             guard let path = folderAlbums[id] else { return nil }
             member = { $0.directory == path && visible($0) }
+        case .place:
+            // The fixture names no place: every place id is unknown.
+            return nil
         case .smartAlbum(let album):
             member = { a in
                 let relax = query.includeHidden && album.kind != .hidden && album.kind != .recentlyDeleted

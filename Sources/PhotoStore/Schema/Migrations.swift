@@ -455,7 +455,10 @@ public enum Schema {
             ) STRICT;
             ALTER TABLE assets ADD COLUMN place_id INTEGER;
             ALTER TABLE assets ADD COLUMN zone_offset INTEGER;
-            CREATE INDEX assets_place ON assets(place_id) WHERE place_id IS NOT NULL;
+            -- The visible assets at each place in capture order: the places list's counts and
+            -- spans, and a place's assets.
+            CREATE INDEX assets_place ON assets(place_id, local_datetime)
+                WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
             -- A moment's title by place and its cities (`PlaceTitles`), kept by the writer for
             -- the days a job touches; location names separated by U+001F.
             ALTER TABLE moments ADD COLUMN title TEXT;

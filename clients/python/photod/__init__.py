@@ -16,14 +16,14 @@ from .errors import (Cancelled, ConnectionLost, ImageFailed, InternalError, Inva
                      MalformedReply, MethodNotFound, NotFound, Overloaded, ParseError, PermissionDenied, PhotodError,
                      TokenExpired, TooLarge, Unavailable, Unreachable, Unsupported)
 from .library import Changes, Collections, FetchRequest, FetchResult, Library
-from .models import (Album, Asset, ChangeSet, CollectionList, Image, Moment, MomentList, Record, Resource, SmartAlbum,
+from .models import (Album, Asset, ChangeSet, CollectionList, Image, Moment, MomentList, Place, Record, Resource, SmartAlbum,
                      Status, UserAlbum, UserFolder, WriteResult)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Library", "FetchResult", "FetchRequest", "Collections", "Changes", "ChangeDetails", "Move",
-    "Asset", "Resource", "Moment", "MomentList", "Album", "SmartAlbum", "UserAlbum", "UserFolder", "CollectionList",
+    "Asset", "Resource", "Moment", "MomentList", "Album", "SmartAlbum", "Place", "UserAlbum", "UserFolder", "CollectionList",
     "ChangeSet", "Image", "Status", "Record", "WriteResult",
     "PhotodError", "Unreachable", "ConnectionLost", "MalformedReply", "ParseError", "InvalidRequest", "MethodNotFound",
     "InvalidParams", "InternalError", "TokenExpired", "Unavailable", "PermissionDenied", "NotFound", "Overloaded",

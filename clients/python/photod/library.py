@@ -11,7 +11,7 @@ from typing import (Any, Callable, Dict, Generator, Iterable, Iterator, List, Ma
 from . import errors
 from ._connection import NULL, Connection, PathLike, sockets_for
 from .details import ChangeDetails
-from .models import (Album, Asset, ChangeSet, CollectionList, Image, Moment, MomentList, Record, SmartAlbum, Status,
+from .models import (Album, Asset, ChangeSet, CollectionList, Image, Moment, MomentList, Place, Record, SmartAlbum, Status,
                      UserAlbum, UserFolder, WriteResult)
 
 R = TypeVar("R", bound=Record)
@@ -503,6 +503,11 @@ class Library:
         """Every smart album (All Photos, Favorites, Videos, Recently Added…) with its count and rule."""
         answer = self.call("smartAlbums.fetch")
         return Collections([SmartAlbum(r) for r in answer["smartAlbums"]], int(answer["token"]))
+
+    def places(self) -> Collections[Place]:
+        """Where the photos were taken: countries, each with its regions and cities (``places``)."""
+        answer = self.call("places.fetch")
+        return Collections([Place(r) for r in answer["places"]], int(answer["token"]))
 
     def folders(self) -> Collections[CollectionList]:
         """The folder tree above the folder albums (collection lists), a list per root first."""

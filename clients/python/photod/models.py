@@ -223,6 +223,17 @@ class SmartAlbum(_Collection):
     rule: _Field[str] = _Field()
 
 
+class Place(_Collection):
+    """A country, region or city where photos were taken (``pl_…``): ``kind``, ``country_code``,
+    and the regions and cities below it as ``places``."""
+    kind: _Field[str] = _Field()
+    country_code: _Field[Optional[str]] = _Field()
+
+    @property
+    def places(self) -> List["Place"]:
+        return [Place(r) for r in (self.raw.get("places") or [])]
+
+
 class UserAlbum(_Collection):
     """An album a user made (``u_…``), kept only in photod's database."""
     folder_id: _Field[Optional[str]] = _Field()
