@@ -82,6 +82,10 @@ public enum PredicateOperator: String, Sendable, Hashable, CaseIterable, CustomS
     case contains = "CONTAINS"
     case beginsWith = "BEGINSWITH"
     case between = "BETWEEN"
+    /// `location WITHIN {south, west, north, east}`: in a box of latitudes and longitudes.
+    case within = "WITHIN"
+    /// `location NEAR {latitude, longitude, kilometres}`: within a distance of a point.
+    case near = "NEAR"
 
     public var description: String { rawValue }
 
@@ -123,6 +127,10 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
         case beginsWith(PredicateValue)
         /// `key BETWEEN low AND high`, both ends included.
         case between(PredicateValue, PredicateValue)
+        /// `location WITHIN {south, west, north, east}` (a `.box`).
+        case within(PredicateValue)
+        /// `location NEAR {latitude, longitude, kilometres}` (a `.circle`).
+        case near(PredicateValue)
 
         /// The operator as written.
         public var `operator`: PredicateOperator {
@@ -132,6 +140,8 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
             case .contains: return .contains
             case .beginsWith: return .beginsWith
             case .between: return .between
+            case .within: return .within
+            case .near: return .near
             }
         }
     }
@@ -156,6 +166,8 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
         case .contains(let v): return "\(k) CONTAINS \(v)"
         case .beginsWith(let v): return "\(k) BEGINSWITH \(v)"
         case .between(let lo, let hi): return "\(k) BETWEEN \(lo) AND \(hi)"
+        case .within(let v): return "\(k) WITHIN \(v)"
+        case .near(let v): return "\(k) NEAR \(v)"
         }
     }
 }
@@ -182,6 +194,10 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
     case localDate(day: Int)
     /// An instant in Unix milliseconds (`addedDate`).
     case instant(milliseconds: Int64)
+    /// Latitudes south...north and longitudes west...east (west > east: across the antimeridian).
+    case box(south: Double, west: Double, north: Double, east: Double)
+    /// Within `kilometres` (great-circle) of a point.
+    case circle(latitude: Double, longitude: Double, kilometres: Double)
 
     /// The value as a literal of the language.
     public var description: String {
@@ -202,6 +218,8 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
             let (y, m, d) = CivilTime.civilFromDays(day)
             return "\"" + PredicateText.date(y, m, d) + "\""
         case .instant(let ms): return "\"" + PredicateText.utc(ms) + "\""
+        case .box(let s, let w, let n, let e): return "{\(s), \(w), \(n), \(e)}"
+        case .circle(let lat, let lon, let km): return "{\(lat), \(lon), \(km)}"
         }
     }
 }

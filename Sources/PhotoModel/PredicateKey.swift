@@ -4,7 +4,7 @@
 public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case mediaType, subtypes, localDateTime, localDate, pixelWidth, pixelHeight, isFavorite, isHidden, make, model,
          path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec,
-         city, region, country, countryCode
+         city, region, country, countryCode, location
 
     /// What a key's values are.
     public enum ValueType: Sendable, Hashable {
@@ -28,6 +28,8 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case path
         /// A set of keywords, members compared case-insensitively for ASCII letters.
         case keywords
+        /// The asset's coordinates, tested against an area (`WITHIN`, `NEAR`).
+        case location
     }
 
     public var description: String { rawValue }
@@ -46,6 +48,7 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case .make, .model, .videoCodec, .audioCodec, .city, .region, .country, .countryCode: return .text
         case .path: return .path
         case .keywords: return .keywords
+        case .location: return .location
         }
     }
 
@@ -68,6 +71,7 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case .boolean: return [.equal, .notEqual]
         case .text, .path: return [.equal, .notEqual, .isIn, .contains, .beginsWith]
         case .keywords: return [.contains, .isIn]
+        case .location: return [.within, .near]
         }
     }
 
@@ -83,6 +87,7 @@ public enum PredicateKey: String, Sendable, Hashable, CaseIterable, CustomString
         case .real: return "a number for '\(rawValue)'"
         case .boolean: return "true or false for '\(rawValue)'"
         case .text, .path, .keywords: return "a string for '\(rawValue)'"
+        case .location: return "{south, west, north, east} after WITHIN or {latitude, longitude, kilometres} after NEAR, in degrees and km"
         }
     }
 
@@ -133,6 +138,7 @@ extension PredicateKey {
             }
             return .null
         }
+        if valueType == .location { return try area(token, for: op) }
         if case .list = token.literal, !(valueType == .subtypes && op != .contains) { throw mismatch() }
         switch valueType {
         case .mediaType:
@@ -181,7 +187,41 @@ extension PredicateKey {
         case .path:
             guard case .string(let b) = token.literal else { throw mismatch() }
             return .bytes(b)
+        case .location:
+            return try area(token, for: op)
         }
+    }
+
+    /// A box (`WITHIN`: south, west, north, east) or a circle (`NEAR`: latitude, longitude,
+    /// kilometres) from a list of numbers: latitudes in -90...90 (south ≤ north), longitudes in
+    /// -180...180 (a box whose west is east of its east crosses the antimeridian), a distance
+    /// above 0 and at most half the Earth's circumference.
+    private func area(_ token: PredicateLiteralToken, for op: PredicateOperator) throws(AssetPredicateError) -> PredicateValue {
+        let expected = op == .within ? "{south, west, north, east} in degrees for 'location WITHIN'"
+                                     : "{latitude, longitude, kilometres} for 'location NEAR'"
+        func fail(_ found: String? = nil, code: AssetPredicateError.Code = .typeMismatch) -> AssetPredicateError {
+            AssetPredicateError(code: code, position: token.position, expected: expected, found: found ?? token.found)
+        }
+        guard case .list(let items) = token.literal, items.count == (op == .within ? 4 : 3) else { throw fail() }
+        var numbers: [Double] = []
+        for item in items {
+            guard case .number(let digits, _) = item.literal, let v = Double(digits), v.isFinite else {
+                throw AssetPredicateError(code: .typeMismatch, position: item.position, expected: expected, found: item.found)
+            }
+            numbers.append(v)
+        }
+        let latitudeOK = { (v: Double) in (-90...90).contains(v) }, longitudeOK = { (v: Double) in (-180...180).contains(v) }
+        if op == .within {
+            let (s, w, n, e) = (numbers[0], numbers[1], numbers[2], numbers[3])
+            guard latitudeOK(s), latitudeOK(n), s <= n, longitudeOK(w), longitudeOK(e) else {
+                throw fail("a box with latitudes outside -90...90, south above north or longitudes outside -180...180", code: .invalidValue)
+            }
+            return .box(south: s, west: w, north: n, east: e)
+        }
+        guard latitudeOK(numbers[0]), longitudeOK(numbers[1]), numbers[2] > 0, numbers[2] <= 20_016 else {
+            throw fail("a point outside -90...90, -180...180 or a distance not in 0 < km ≤ 20016", code: .invalidValue)
+        }
+        return .circle(latitude: numbers[0], longitude: numbers[1], kilometres: numbers[2])
     }
 }
 

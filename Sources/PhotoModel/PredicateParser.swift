@@ -21,7 +21,7 @@ struct PredicateToken {
 /// The reserved words, matched case-insensitively (`AND`, `and`, `And`).
 enum PredicateWord: String, CaseIterable {
     case and = "AND", or = "OR", not = "NOT", isIn = "IN", contains = "CONTAINS", beginsWith = "BEGINSWITH",
-         between = "BETWEEN", `true` = "TRUE", `false` = "FALSE", null = "NULL"
+         between = "BETWEEN", within = "WITHIN", near = "NEAR", `true` = "TRUE", `false` = "FALSE", null = "NULL"
 
     /// The word for an identifier, ignoring ASCII case.
     init?(identifier: String) {
@@ -339,6 +339,8 @@ struct PredicateParser {
         case .word(.contains): op = .contains
         case .word(.beginsWith): op = .beginsWith
         case .word(.between): op = .between
+        case .word(.within): op = .within
+        case .word(.near): op = .near
         default: throw fail("an operator after '\(name)' (\(operators))")
         }
         guard key.operators.contains(op) else {
@@ -367,6 +369,10 @@ struct PredicateParser {
             try advance()
             let high = try key.value(of: parseLiteral(after: "AND"), for: op)
             return PredicateComparison(key: key, operation: .between(low, high))
+        case .within, .near:
+            guard token.kind == .leftBrace else { throw fail("'{' to start the list after \(op.rawValue)") }
+            let value = try key.value(of: parseLiteral(after: op.rawValue), for: op)
+            return PredicateComparison(key: key, operation: op == .within ? .within(value) : .near(value))
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             let relation = PredicateRelation(rawValue: op.rawValue)!
             let value = try key.value(of: parseLiteral(after: "'\(op.rawValue)'"), for: op)

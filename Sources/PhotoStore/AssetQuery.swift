@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSQLite
 import PhotoModel
 
@@ -141,7 +144,24 @@ public enum PredicateSQL {
         case .region: return "(SELECT p.region FROM places p WHERE p.id = a.place_id)"
         case .country: return "(SELECT p.country FROM places p WHERE p.id = a.place_id)"
         case .countryCode: return "(SELECT p.country_code FROM places p WHERE p.id = a.place_id)"
+        case .location: return "a.latitude"
         }
+    }
+
+    /// The latitudes and longitudes within `kilometres` of a point: the whole longitude range
+    /// near a pole (the circle holds it), west above east across the antimeridian.
+    static func boundingBox(latitude: Double, longitude: Double, kilometres: Double) -> (south: Double, west: Double, north: Double, east: Double) {
+        let degrees = kilometres / 6371.0088 * 180 / .pi
+        let south = max(-90, latitude - degrees), north = min(90, latitude + degrees)
+        guard south > -90, north < 90 else { return (south, -180, north, 180) }
+        // The widest longitude span of the circle, at the latitude where it touches its meridians.
+        let ratio = sin(degrees * .pi / 180) / cos(latitude * .pi / 180)
+        guard ratio < 1 else { return (south, -180, north, 180) }
+        let span = asin(ratio) * 180 / .pi
+        var west = longitude - span, east = longitude + span
+        if west < -180 { west += 360 }
+        if east > 180 { east -= 360 }
+        return (south, west, north, east)
     }
 
     /// `text` as a LIKE pattern that matches it literally (with `ESCAPE '\'`).
@@ -216,6 +236,7 @@ public enum PredicateSQL {
                 // The partial index `assets_favorites` is on `is_favorite != 0`: the same text.
                 return (r == .equal) == b ? "(\(col) != 0)" : "(\(col) = 0)"
             case .localDate: return localDate(c)
+            case .location: return location(c)
             case .mediaType, .instant, .integer, .real, .text, .path:
                 break
             }
@@ -244,8 +265,44 @@ public enum PredicateSQL {
                 return "(\(guardNull)\(col) LIKE \(bind(.text("%" + PredicateSQL.likeLiteral(s) + "%"))) ESCAPE '\\')"
             case .beginsWith(.text(let s)):
                 return "(\(guardNull)\(col) LIKE \(bind(.text(PredicateSQL.likeLiteral(s) + "%"))) ESCAPE '\\')"
-            case .contains, .beginsWith:
+            case .contains, .beginsWith, .within, .near:
                 preconditionFailure("unchecked predicate: \(c)")
+            }
+        }
+
+        /// `location WITHIN` and `location NEAR`: the R*Tree of coordinates (`asset_locations`)
+        /// finds the candidates in a box (two boxes across the antimeridian), then the asset's
+        /// own coordinates decide — exactly for a box (the tree holds 32-bit floats, rounded
+        /// outwards), by great-circle distance for a circle.
+        mutating func location(_ c: PredicateComparison) -> String {
+            func boxes(south: Double, west: Double, north: Double, east: Double) -> [String] {
+                let spans = west <= east ? [(west, east)] : [(west, 180.0), (-180.0, east)]
+                return spans.map { w, e in
+                    "(l.max_lat >= \(bind(.real(south))) AND l.min_lat <= \(bind(.real(north))) "
+                        + "AND l.max_lon >= \(bind(.real(w))) AND l.min_lon <= \(bind(.real(e))))"
+                }
+            }
+            func exact(south: Double, west: Double, north: Double, east: Double) -> String {
+                let lon = west <= east
+                    ? "a.longitude BETWEEN \(bind(.real(west))) AND \(bind(.real(east)))"
+                    : "(a.longitude >= \(bind(.real(west))) OR a.longitude <= \(bind(.real(east))))"
+                return "a.latitude BETWEEN \(bind(.real(south))) AND \(bind(.real(north))) AND \(lon)"
+            }
+            switch c.operation {
+            case .within(.box(let s, let w, let n, let e)):
+                let tree = boxes(south: s, west: w, north: n, east: e).joined(separator: " OR ")
+                return "(a.pk IN (SELECT l.id FROM asset_locations l WHERE \(tree)) AND \(exact(south: s, west: w, north: n, east: e)))"
+            case .near(.circle(let lat, let lon, let km)):
+                let box = PredicateSQL.boundingBox(latitude: lat, longitude: lon, kilometres: km)
+                let tree = boxes(south: box.south, west: box.west, north: box.north, east: box.east).joined(separator: " OR ")
+                // Haversine with SQLite's math functions: 2R·asin(√(sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2))).
+                let (p1, l1, r) = (bind(.real(lat * .pi / 180)), bind(.real(lon * .pi / 180)), bind(.real(km / 6371.0088)))
+                let distance = """
+                    2 * asin(min(1, sqrt(pow(sin((radians(a.latitude) - \(p1)) / 2), 2) + cos(\(p1)) * cos(radians(a.latitude)) \
+                    * pow(sin((radians(a.longitude) - \(l1)) / 2), 2))))
+                    """
+                return "(a.pk IN (SELECT l.id FROM asset_locations l WHERE \(tree)) AND a.latitude IS NOT NULL AND \(distance) <= \(r))"
+            default: preconditionFailure("unchecked predicate: \(c)")
             }
         }
 
@@ -264,6 +321,7 @@ public enum PredicateSQL {
             case .localDateTime(let t): return .text(t.millisecondsText)
             case .localDate(let day): return .integer(Int64(day))
             case .instant(let ms): return .integer(ms)
+            case .box, .circle: preconditionFailure("an area is no single value")
             }
         }
 
@@ -299,7 +357,7 @@ public enum PredicateSQL {
                 return "(a.local_datetime IN (" + forms(vs).map { bind(.text($0)) }.joined(separator: ", ") + "))"
             case .between(let lo, let hi):
                 return "(a.local_datetime >= \(bind(.text(low(lo)))) AND a.local_datetime <= \(bind(.text(high(hi)))))"
-            case .contains, .beginsWith: preconditionFailure("unchecked predicate: \(c)")
+            case .contains, .beginsWith, .within, .near: preconditionFailure("unchecked predicate: \(c)")
             }
         }
 
@@ -327,7 +385,7 @@ public enum PredicateSQL {
                 return "(" + vs.map { "(" + on($0) + ")" }.joined(separator: " OR ") + ")"
             case .between(let lo, let hi):
                 return "(a.local_datetime >= \(bind(.text(range(lo).from))) AND a.local_datetime < \(bind(.text(range(hi).to))))"
-            case .contains, .beginsWith: preconditionFailure("unchecked predicate: \(c)")
+            case .contains, .beginsWith, .within, .near: preconditionFailure("unchecked predicate: \(c)")
             }
         }
 

@@ -110,7 +110,7 @@ struct PredicateTests {
         ("pixelWidth = 3", 11, .syntax, "expected an operator after 'pixelWidth' (==, !=, <, <=, >, >=, IN, BETWEEN) at 11, found '=' (did you mean '=='?)"),
         ("isFavorite == true && isHidden == true", 19, .syntax, "expected AND, OR or end of input at 19, found '&&' (did you mean AND?)"),
         ("width > 3", 0, .unknownKey,
-         "expected a key (one of mediaType, subtypes, localDateTime, localDate, pixelWidth, pixelHeight, isFavorite, isHidden, make, model, path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec, city, region, country, countryCode) at 0, found 'width'"),
+         "expected a key (one of mediaType, subtypes, localDateTime, localDate, pixelWidth, pixelHeight, isFavorite, isHidden, make, model, path, latitude, longitude, duration, addedDate, keywords, frameRate, bitRate, videoCodec, audioCodec, city, region, country, countryCode, location) at 0, found 'width'"),
         ("isFavorite == true AND MediaType == \"image\"", 23, .unknownKey, ""),
         (#"mediaType == "photo""#, 13, .invalidValue, #"expected one of "image", "video" for 'mediaType' at 13, found the string "photo""#),
         (#"mediaType == 1"#, 13, .typeMismatch, #"expected one of "image", "video" for 'mediaType' at 13, found the number 1"#),

@@ -1,3 +1,4 @@
+import Foundation
 import PhotoModel
 @testable import PhotoStore
 import PhotoTesting
@@ -77,12 +78,29 @@ enum Reference {
         case .between(let lo, let hi):
             guard let lhs else { return false }
             return typed(lo) <= lhs && lhs <= typed(hi)
-        case .contains, .beginsWith: preconditionFailure()
+        case .contains, .beginsWith, .within, .near: preconditionFailure()
         }
+    }
+
+    /// Great-circle km, as the store's SQL computes it.
+    static func kilometres(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+        let (p1, p2) = (lat1 * .pi / 180, lat2 * .pi / 180)
+        let (dp, dl) = (p2 - p1, (lon2 - lon1) * .pi / 180)
+        let h = pow(sin(dp / 2), 2) + cos(p1) * cos(p2) * pow(sin(dl / 2), 2)
+        return 2 * 6371.0088 * asin(min(1, h.squareRoot()))
     }
 
     static func matches(_ c: PredicateComparison, _ a: StoredAsset) -> Bool {
         switch c.key {
+        case .location:
+            guard let lat = a.latitude, let lon = a.longitude else { return false }
+            switch c.operation {
+            case .within(.box(let s, let w, let n, let e)):
+                return lat >= s && lat <= n && (w <= e ? (lon >= w && lon <= e) : (lon >= w || lon <= e))
+            case .near(.circle(let plat, let plon, let km)):
+                return kilometres(plat, plon, lat, lon) <= km * (1 + 1e-12)
+            default: preconditionFailure()
+            }
         case .mediaType:
             return relate(a.mediaType.rawValue, c.operation) { v in
                 guard case .mediaType(let t) = v else { preconditionFailure() }
@@ -489,6 +507,8 @@ struct PredicateGenerator {
         case .contains: operation = .contains(value(key, op))
         case .beginsWith: operation = .beginsWith(value(key, op))
         case .between: operation = .between(value(key, op), value(key, op))
+        case .within: operation = .within(value(key, op))
+        case .near: operation = .near(value(key, op))
         default:
             let r = PredicateRelation(rawValue: op.rawValue)!
             if key.isNullable, op == .equal || op == .notEqual, chance(5) {
@@ -529,6 +549,15 @@ struct PredicateGenerator {
         case .make, .model: return .text(pick(Self.texts))
         case .videoCodec, .audioCodec: return .text(pick(["h264", "HEVC", "hev", "aac", "Opus", "pcm", "", "%"]))
         case .city, .region, .country, .countryCode: return .text(pick(["Lisbon", "PT", "", "%"]))
+        case .location:
+            // Areas around the fixture's coordinates, and across the antimeridian.
+            // (The fixture holds some coordinates off the globe: those areas are about the edges.)
+            let lat = min(90, max(-90, a.latitude ?? pick([-33.5, 0, 48.8566])))
+            let lon = min(180, max(-180, a.longitude ?? pick([151.25, 2.3522, 179.9])))
+            if op == .near { return .circle(latitude: lat, longitude: lon, kilometres: pick([0.001, 1, 50, 500, 5000])) }
+            let d = pick([0.0001, 0.5, 5, 30])
+            let w = lon - d < -180 ? lon - d + 360 : lon - d, e = lon + d > 180 ? lon + d - 360 : lon + d
+            return .box(south: max(-90, lat - d), west: w, north: min(90, lat + d), east: e)
         case .keywords: return .text(pick(Self.keywords))
         case .path:
             var p = a.path

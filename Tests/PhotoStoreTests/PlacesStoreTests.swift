@@ -197,3 +197,83 @@ struct PlacesStoreTests {
         #expect(try open().read { try $0.placingProgress() } == nil)
     }
 }
+
+/// `location WITHIN` and `location NEAR` against a brute-force check, with the antimeridian
+/// and the poles.
+@Suite("Location predicates")
+struct LocationPredicateTests {
+    let dir: TemporaryDirectory
+    init() throws { dir = try TemporaryDirectory("location") }
+
+    static let points: [(String, Double?, Double?)] = [
+        ("lisbon", 38.7223, -9.1393), ("sintra", 38.8029, -9.3817), ("porto", 41.1579, -8.6291), ("madrid", 40.4168, -3.7038),
+        ("suva", -18.1416, 178.4419), ("taveuni", -16.80, -179.98), ("apia", -13.8333, -171.7667),
+        ("northpole", 89.99, 120), ("svalbard", 78.22, 15.65), ("nowhere", nil, nil),
+    ]
+
+    func open() throws -> Database {
+        let db = try Database(path: dir("index.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write {
+            try $0.apply(Make.batch(Self.points.enumerated().map { i, p in
+                Make.outcome("/lib/\(p.0).jpg", inode: UInt64(i + 1), .media(Make.media(date: "2021-07-0\(i % 9 + 1)T10:00:00",
+                                                                                      latitude: p.1, longitude: p.2)))
+            }), now: 1)
+        }
+        return db
+    }
+
+    func names(_ db: Database, _ predicate: String) throws -> [String] {
+        let found = try db.read { try $0.assets(AssetQuery(predicate: try AssetPredicate.parse(predicate)), limit: 100, offset: 0, now: 2) }
+        return (found?.assets ?? []).map { String($0.path.string.dropFirst(5).dropLast(4)) }.sorted()
+    }
+
+    @Test("WITHIN and NEAR", arguments: [
+        ("location WITHIN {38, -10, 39, -9}", ["lisbon", "sintra"]),
+        ("location WITHIN {-90, -180, 90, 180}", ["apia", "lisbon", "madrid", "northpole", "porto", "sintra", "suva", "svalbard", "taveuni"]),
+        ("location WITHIN {-20, 178, -15, -179}", ["suva", "taveuni"]),            // across the antimeridian
+        ("location WITHIN {-20, -179, -15, 178}", []),                            // the other way round: the rest of the world's band
+        ("location NEAR {38.7223, -9.1393, 25}", ["lisbon", "sintra"]),
+        ("location NEAR {38.7223, -9.1393, 20}", ["lisbon"]),
+        ("location NEAR {-17.5, 179.9, 250}", ["suva", "taveuni"]),
+        ("location NEAR {90, 0, 100}", ["northpole"]),
+        ("location NEAR {90, 0, 1400}", ["northpole", "svalbard"]),
+        ("NOT location NEAR {38.7223, -9.1393, 25} AND latitude > 30", ["madrid", "northpole", "porto", "svalbard"]),
+    ])
+    func areas(predicate: String, expected: [String]) throws {
+        defer { dir.remove() }
+        let db = try open()
+        #expect(try names(db, predicate) == expected, "\(predicate)")
+    }
+
+    @Test func theTreeFollowsTheAssets() throws {
+        defer { dir.remove() }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_locations").int64 } == 9)
+        // Moved to Madrid, and one deleted: the tree follows in the same job.
+        _ = try db.write {
+            try $0.apply(Make.batch([Make.outcome("/lib/lisbon.jpg", inode: 1, .media(Make.media(latitude: 40.4168, longitude: -3.7038)))]), now: 2)
+        }
+        var removal = WriteBatch()
+        removal.removedFiles = [(PathBytes("/lib"), Array("porto.jpg".utf8))]
+        _ = try db.write { try $0.apply(removal, now: 3) }
+        _ = try db.write { try $0.purge(deletedBefore: 4, now: 4) }
+        #expect(try names(db, "location NEAR {40.4168, -3.7038, 1}") == ["lisbon", "madrid"])
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_locations").int64 } == 8)
+    }
+
+    @Test("Bad areas are errors with their position", arguments: [
+        "location WITHIN {38, -10, 39}", "location NEAR {38, -10}", "location WITHIN {91, 0, 92, 1}", "location WITHIN {39, 0, 38, 1}",
+        "location NEAR {0, 0, 0}", "location NEAR {0, 200, 5}", "location == 3", "location WITHIN 3", "latitude WITHIN {0, 0, 1, 1}",
+        "location NEAR {\"a\", 0, 1}",
+    ])
+    func badAreas(predicate: String) {
+        #expect(throws: AssetPredicateError.self) { _ = try AssetPredicate.parse(predicate) }
+    }
+
+    @Test func canonicalText() throws {
+        let p = try AssetPredicate.parse("location near {38.7, -9.1, 25} AND location within {1, 2, 3, 4}")
+        #expect(p.description == "location NEAR {38.7, -9.1, 25.0} AND location WITHIN {1.0, 2.0, 3.0, 4.0}")
+        #expect(try AssetPredicate.parse(p.description) == p)
+    }
+}

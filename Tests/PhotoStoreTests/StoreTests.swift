@@ -75,6 +75,8 @@ struct StoreTests {
         DROP TABLE places; ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place;
         ALTER TABLE assets DROP COLUMN file_place; DELETE FROM meta WHERE key LIKE 'places.%';
         ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
+        DROP TRIGGER assets_location_insert; DROP TRIGGER assets_location_update; DROP TRIGGER assets_location_delete;
+        DROP TABLE asset_locations;
 
         """
 

@@ -463,6 +463,25 @@ public enum Schema {
             -- the days a job touches; location names separated by U+001F.
             ALTER TABLE moments ADD COLUMN title TEXT;
             ALTER TABLE moments ADD COLUMN location_names TEXT;
+            -- Every asset's coordinates in an R*Tree (SQLite's, built into Debian's): what
+            -- `location WITHIN` and `location NEAR` look up instead of passing over every asset.
+            -- Kept by triggers in the transaction that writes the asset.
+            CREATE VIRTUAL TABLE asset_locations USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+            INSERT INTO asset_locations SELECT pk, latitude, latitude, longitude, longitude FROM assets
+                WHERE latitude IS NOT NULL AND longitude IS NOT NULL;
+            CREATE TRIGGER assets_location_insert AFTER INSERT ON assets
+                WHEN new.latitude IS NOT NULL AND new.longitude IS NOT NULL BEGIN
+                INSERT INTO asset_locations VALUES (new.pk, new.latitude, new.latitude, new.longitude, new.longitude);
+            END;
+            CREATE TRIGGER assets_location_update AFTER UPDATE OF latitude, longitude ON assets
+                WHEN old.latitude IS NOT new.latitude OR old.longitude IS NOT new.longitude BEGIN
+                DELETE FROM asset_locations WHERE id = old.pk;
+                INSERT INTO asset_locations SELECT new.pk, new.latitude, new.latitude, new.longitude, new.longitude
+                    WHERE new.latitude IS NOT NULL AND new.longitude IS NOT NULL;
+            END;
+            CREATE TRIGGER assets_location_delete AFTER DELETE ON assets BEGIN
+                DELETE FROM asset_locations WHERE id = old.pk;
+            END;
             -- The assets indexed before places that have something to place them by: the pass
             -- walks their pks up to this one (`IndexWriter.placeAssets`).
             INSERT INTO meta (key, value) SELECT 'places.end', max(pk) FROM assets
