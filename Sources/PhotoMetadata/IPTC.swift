@@ -88,8 +88,7 @@ enum IPTC {
         var fields = IPTCFields()
         if let date { fields.date = timestamp(date: date, time: time) }
         func text(_ number: UInt8) -> String? { location[number].flatMap { TextDecoding.text($0, utf8: utf8Declared) } }
-        let place = Place(city: text(90), subLocation: text(92), region: text(95),
-                          country: text(101), countryCode: text(100).flatMap(CountryCodes.alpha2), source: .file)
+        let place = Place.inFile(city: text(90), subLocation: text(92), region: text(95), country: text(101), code: text(100))
         if !place.isEmpty { fields.place = place }
         return fields
     }

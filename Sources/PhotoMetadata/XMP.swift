@@ -100,15 +100,13 @@ enum XMP {
             let close = find(Array("</".utf8) + name, in: p, from: open) ?? min(p.count, open + 4096)
             let inner = p.slice(open, close - open)
             let names = structNames
-            let place = Place(city: text(names.city, inner), subLocation: text(names.sub, inner),
-                              region: text(names.region, inner), country: text(names.country, inner),
-                              countryCode: text(names.code, inner).flatMap(CountryCodes.alpha2), source: .file)
+            let place = Place.inFile(city: text(names.city, inner), subLocation: text(names.sub, inner),
+                                     region: text(names.region, inner), country: text(names.country, inner), code: text(names.code, inner))
             if !place.isEmpty { return place }
         }
         let names = flatNames
-        let place = Place(city: text(names.city, p), subLocation: text(names.sub, p), region: text(names.region, p),
-                          country: text(names.country, p), countryCode: text(names.code, p).flatMap(CountryCodes.alpha2),
-                          source: .file)
+        let place = Place.inFile(city: text(names.city, p), subLocation: text(names.sub, p), region: text(names.region, p),
+                                 country: text(names.country, p), code: text(names.code, p))
         return place.isEmpty ? nil : place
     }
 
@@ -205,5 +203,15 @@ enum XMP {
             i += 1
         }
         return out
+    }
+}
+
+extension Place {
+    /// A place from a file's location fields: the country code as two letters (from the code
+    /// field, else from the country's name: "United States", "USA"), so that files and the
+    /// gazetteer name one country alike.
+    static func inFile(city: String?, subLocation: String?, region: String?, country: String?, code: String?) -> Place {
+        Place(city: city, subLocation: subLocation, region: region, country: country,
+              countryCode: code.flatMap { CountryCodes.alpha2($0) } ?? country.flatMap { CountryCodes.alpha2(forName: $0) }, source: .file)
     }
 }

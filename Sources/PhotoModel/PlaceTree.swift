@@ -58,7 +58,9 @@ public enum PlaceTree {
             var country = countries[countryID] ?? PlaceNode(id: countryID, kind: .country, title: p.country ?? countryKey,
                                                            countryCode: code, assetCount: 0, start: t.start, end: t.end,
                                                            children: [], rows: [])
-            if country.title == countryKey, let name = p.country { country.title = name }
+            // The gazetteer's spelling names the country when it has one (files write "USA",
+            // "United States"...).
+            if let name = p.country, country.title == countryKey || p.source == .geonames { country.title = name }
             add(t, to: &country)
             var cityParent: PlaceNode
             var regionIndex: Int?

@@ -46,6 +46,11 @@ import Testing
         // A country's name in the code field is dropped, the rest kept.
         let odd = try Build.read(Self.jpeg(iptc: IPTCFixture(city: "Porto", countryCode: "Portugal"))).place
         #expect(odd?.city == "Porto" && odd?.countryCode == nil)
+        // Without a code, the country's name gives it.
+        for (name, code) in [("United States", "US"), ("USA", "US"), ("portugal", "PT"), ("United States of America", "US"),
+                             ("Deutschland", nil as String?)] {
+            #expect(try Build.read(Self.jpeg(iptc: IPTCFixture(city: "X", country: name))).place?.countryCode == code, "\(name)")
+        }
     }
 
     @Test func xmpFlatProperties() throws {
