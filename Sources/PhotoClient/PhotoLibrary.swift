@@ -209,6 +209,18 @@ public final class PhotoLibrary: Sendable {
         }
     }
 
+    /// Assets whose words match `query` (`assets.search`: words and "phrases", case and
+    /// accents folded, the last word a prefix), most relevant first: one page and the total.
+    public func search(_ query: String, predicate: String? = nil, sort: String? = nil, limit: Int = 100,
+                       offset: Int = 0) throws(ClientError) -> (assets: [PhotoAsset], total: Int) {
+        var params: JSONObject = ["query": .string(query), "limit": .int(Int64(limit)), "offset": .int(Int64(offset))]
+        if let predicate { params["predicate"] = .string(predicate) }
+        if let sort { params["sort"] = .string(sort) }
+        return try call("assets.search", params) { f throws(MalformedReply) in
+            (try f.objects("assets") { v, p throws(MalformedReply) in try PhotoAsset(json: v, path: p) }, try f.count("total"))
+        }
+    }
+
     /// Where the photos were taken: countries, each with its regions and cities.
     public func fetchPlaces() throws(ClientError) -> Collections<PlaceCollection> {
         try call("places.fetch") { f throws(MalformedReply) in

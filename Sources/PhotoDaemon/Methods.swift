@@ -30,6 +30,7 @@ struct Methods: Sendable {
             "library.status": { p, _ throws(RPCError) in try status(p) },
             "library.errors": { p, _ throws(RPCError) in try errors(p) },
             "assets.fetch": { p, _ throws(RPCError) in try fetchAssets(p) },
+            "assets.search": { p, _ throws(RPCError) in try searchAssets(p) },
             "assets.fetchIDs": { p, _ throws(RPCError) in try fetchIDs(p) },
             "assets.get": { p, _ throws(RPCError) in try getAssets(p) },
             "moments.fetch": { p, _ throws(RPCError) in try fetchMoments(p) },
@@ -52,7 +53,7 @@ struct Methods: Sendable {
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
                         "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "assets.get", "images.request", "images.cancel",
-                        "images.startCaching", "images.stopCaching", "places.fetch"] + writeNames
+                        "images.startCaching", "images.stopCaching", "places.fetch", "assets.search"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -255,6 +256,30 @@ struct Methods: Sendable {
         let now = info.now()
         let (found, token) = try snapshot { r in try r.assets(query, in: .library, limit: limit, offset: offset, now: now) }
         guard let (assets, total) = found else { throw .internalError("the library scope did not resolve") }
+        return Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset,
+                          token: token)
+    }
+
+    /// `assets.search`: the library's assets whose words match `query` (`SearchQuery`: words and
+    /// quoted phrases, the last word a prefix), filtered by `predicate`, by relevance then
+    /// newest (or `sort`), paged as `assets.fetch` is.
+    func searchAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["query", "limit", "offset"]))
+        let text: SearchQuery
+        do {
+            text = try SearchQuery.parse(try p.string("query"))
+        } catch let error as SearchQuery.ParseError {
+            throw RPCError(.invalidParams, detail: "'query': expected \(error.message) at \(error.position)",
+                           extra: ["param": .string("query"), "position": .int(Int64(error.position)), "expected": .string(error.message)])
+        } catch let error as RPCError {
+            throw error
+        } catch {
+            throw .internalError("\(error)")
+        }
+        let (limit, offset) = try Self.page(p)
+        let query = try Self.assetQuery(p)
+        let now = info.now()
+        let ((assets, total), token) = try snapshot { r in try r.search(text, query, limit: limit, offset: offset, now: now) }
         return Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset,
                           token: token)
     }

@@ -18,6 +18,7 @@ let overview = """
     SUBCOMMANDS:
       status            The daemon's state, counts and last scan.
       assets            List assets (the whole library, or one collection with --in ID), filtered and sorted.
+      search            Find assets by words: file and folder names, keywords, places, cameras.
       moments           Moments: the days with photos, newest first.
       albums            Folder albums: the folders that hold photos.
       smart-albums      Smart albums (Favorites, Videos, Screenshots, ...) and their counts.
@@ -48,7 +49,7 @@ let overview = """
     """
 
 /// The subcommands, in the order the overview lists them.
-let subcommands = ["status", "assets", "moments", "albums", "smart-albums", "folders", "places", "errors", "watch", "favorite", "unfavorite",
+let subcommands = ["status", "assets", "search", "moments", "albums", "smart-albums", "folders", "places", "errors", "watch", "favorite", "unfavorite",
                    "hide", "unhide", "album", "keywords", "rescan", "adopt", "image"]
 
 /// Subcommands whose help page another one shares.
@@ -120,6 +121,21 @@ let helps: [String: String] = [
 
         OPTIONS:
           --json              One JSON object per smart album per line, then {"token":N}.
+        """,
+    "search": """
+        OVERVIEW: Find assets by words in their file and folder names, keywords, place names and
+        camera, most relevant first (then newest). Case and accents do not matter ("sao paulo"
+        finds São Paulo); the last word also finds words it begins ("lisb" finds Lisbon); words
+        in double quotes are a phrase. Every word must match.
+
+        USAGE: photoctl search WORDS... [--where PREDICATE] [--sort KEYS] [--include-hidden] [--limit N] [--json]
+
+        OPTIONS:
+          --where PREDICATE   Only assets that match (docs/PREDICATES.md), as with assets.
+          --sort KEYS         Another order than relevance ("-localDateTime").
+          --include-hidden    Let hidden assets in.
+          --limit N           At most N assets.
+          --json              One JSON object per asset per line, then {"token":N}.
         """,
     "places": """
         OVERVIEW: Show where the photos were taken: countries, their regions and cities, with counts

@@ -152,14 +152,24 @@ func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     let a = try Arguments(args, flags: ["--json", "--include-hidden"], values: ["--limit", "--in", "--where", "--sort"],
                           command: "assets")
     guard a.positional.isEmpty else { throw Failure(code: .usage, message: "assets takes no arguments (a predicate goes after --where)") }
+    var extra: JSONObject = [:]
+    if let collection = a.values["--in"] { extra["id"] = .string(collection) }
+    try listAssets(a.values["--in"] == nil ? "assets.fetch" : "collections.assets", a, extra: extra, sockets: sockets)
+}
+
+/// `photoctl search WORDS...`: the words as one query (`assets.search`), with the options
+/// `assets` takes.
+func search(_ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: ["--json", "--include-hidden"], values: ["--limit", "--where", "--sort"], command: "search")
+    guard !a.positional.isEmpty else { throw Failure(code: .usage, message: "search takes the words to search for") }
+    try listAssets("assets.search", a, extra: ["query": .string(a.positional.joined(separator: " "))], sockets: sockets)
+}
+
+/// Lists the assets a fetch, a collection or a search pages through, as a table or JSON lines.
+private func listAssets(_ method: String, _ a: Arguments, extra given: JSONObject, sockets: [PathBytes]) throws(Failure) {
     let limit = try a.int("--limit", default: nil, range: 0...Int.max)
     let json = a.json
-    var method = "assets.fetch"
-    var extra: JSONObject = [:]
-    if let collection = a.values["--in"] {
-        method = "collections.assets"
-        extra["id"] = .string(collection)
-    }
+    var extra = given
     if let predicate = a.values["--where"] { extra["predicate"] = .string(predicate) }
     if let sort = a.values["--sort"] { extra["sort"] = .string(sort) }
     if a.flags.contains("--include-hidden") { extra["includeHidden"] = .bool(true) }
@@ -179,7 +189,8 @@ func assets(_ args: [String], sockets: [PathBytes]) throws(Failure) {
                  pad(size, 12), asset["path"]?.stringValue ?? ""].joined(separator: " "))
         }
     } catch {
-        throw queryFailure(error, options: ["predicate": a.values["--where"], "sort": a.values["--sort"]])
+        throw queryFailure(error, options: ["predicate": a.values["--where"], "sort": a.values["--sort"],
+                                            "query": extra["query"]?.stringValue])
     }
     if json { printToken(token) }
     if !json && !header { out("ID                      DATE                          TYPE   SIZE         PATH") }

@@ -76,6 +76,7 @@ func run(_ argv: [String]) throws(Failure) {
     case "smart-albums": try smartAlbums(rest, sockets: sockets)
     case "folders": try folders(rest, sockets: sockets)
     case "places": try places(rest, sockets: sockets)
+    case "search": try search(rest, sockets: sockets)
     case "errors": try errors(rest, sockets: sockets)
     case "watch": try watch(rest, sockets: sockets)
     case "favorite", "unfavorite", "hide", "unhide": try setFlag(command, rest, sockets: sockets)

@@ -111,4 +111,49 @@ struct PlacesEndToEndTests {
         }
         #expect(daemon.stop() == 0)
     }
+
+    @Test("Search: words from names, folders, keywords and places, folded and by prefix; it follows a folder moved while running; a bad query is -32602 with its position")
+    func search() throws {
+        let lib = try TemporaryDirectory("search-lib")
+        defer { lib.remove() }
+        try lib.write("trips/Lisbon 2021/IMG_1.jpg", Library.jpeg(date: "2021:07:01 12:00:00"))
+        try lib.write("trips/Lisbon 2021/IMG_2.jpg", Library.jpeg(date: "2021:07:01 13:00:00"))
+        try lib.write("other/zurich.jpg", Library.jpeg(date: "2021:07:02 12:00:00", gps: GPSFixture(latitude: 47.3769, longitude: 8.5417)))
+        let state = try TemporaryDirectory("search")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForAssets(3)
+        let c = try daemon.connect()
+        func found(_ query: String) throws -> [String] {
+            (try c.call("assets.search", ["query": .string(query)])["assets"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        }
+        let lisbon = try found("lisb")
+        #expect(lisbon.count == 2)
+        #expect(try found("ZÜRICH").count == 1, "GeoNames spells it Zürich; folded")
+        #expect(try found("switzerland zur").count == 1)
+        #expect(try c.call("assets.search", ["query": "zurich", "predicate": "localDate == \"2021-07-02\""])["total"]?.intValue == 1)
+        #expect(try c.call("assets.search", ["query": "lisbon", "predicate": "localDate == \"2021-07-02\""])["total"]?.intValue == 0)
+        // The folder renamed while photod runs: the words follow, the ids stay.
+        try FileManager.default.moveItem(atPath: lib("trips/Lisbon 2021").string, toPath: lib("trips/Porto 2021").string)
+        let porto = try eventually("the moved folder's new name in the search", timeout: .seconds(60)) { try found("porto") } until: { $0.count == 2 }
+        #expect(Set(porto) == Set(lisbon))
+        #expect(try found("lisbon").isEmpty)
+        // Errors name the position; FTS5's own syntax is only text.
+        do {
+            _ = try c.call("assets.search", ["query": "beach \"sao paulo"])
+            Issue.record("an unbalanced quote was accepted")
+        } catch {
+            #expect(String(describing: error).contains("at 6"), "\(error)")
+        }
+        #expect(try found("NEAR(lisbon OR *").isEmpty)
+        // photoctl and the Swift client.
+        let table = try run("photoctl", ["--socket", daemon.socket.string, "search", "porto", "2021"]).stdout
+        #expect(table.contains("Porto 2021/IMG_1.jpg") && table.contains("Porto 2021/IMG_2.jpg"))
+        let bad = try run("photoctl", ["--socket", daemon.socket.string, "search", "\"porto"])
+        #expect(bad.status == 64 && bad.stderr.contains("^"), "\(bad.status) \(bad.stderr)")
+        let viaClient = try PhotoLibrary(socket: daemon.socket).search("zur")
+        #expect(viaClient.total == 1 && viaClient.assets.first?.place?.countryCode == "CH")
+        #expect(daemon.stop() == 0)
+    }
 }
+

@@ -277,3 +277,97 @@ struct LocationPredicateTests {
         #expect(try AssetPredicate.parse(p.description) == p)
     }
 }
+
+@Suite("Text search in the store")
+struct SearchStoreTests {
+    let dir: TemporaryDirectory
+    init() throws { dir = try TemporaryDirectory("search") }
+
+    func open() throws -> Database {
+        var options = Database.Options()
+        options.places = TablePlaces()
+        return try Database(path: dir("index.db").string, options: options)
+    }
+
+    func fill(_ db: Database) throws {
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var zurich = Make.media(date: "2021-07-03T10:00:00", make: "NIKON CORPORATION", latitude: nil, longitude: nil)
+        zurich.filePlace = Place(city: "Zürich", country: "Switzerland", source: .file)
+        var beach = Make.media(date: "2021-07-02T10:00:00", latitude: nil, longitude: nil)
+        beach.keywords = ["Beach", "Family"]
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/São Paulo trip/IMG_1.jpg", inode: 1, .media(Make.media(date: "2021-07-01T10:00:00"))),
+                Make.outcome("/lib/São Paulo trip/IMG_2.jpg", inode: 2, .media(beach)),
+                Make.outcome("/lib/2021/zurich.jpg", inode: 3, .media(zurich)),
+                Make.outcome("/lib/2021/lisbon-beach.jpg", inode: 4, .media(Make.media(date: "2021-07-04T10:00:00", latitude: 38.7, longitude: -9.1))),
+            ]), now: 1)
+        }
+    }
+
+    func names(_ db: Database, _ text: String, predicate: String? = nil, sort: String? = nil) throws -> [String] {
+        var query = AssetQuery(predicate: try predicate.map { try AssetPredicate.parse($0) })
+        if let sort { query.sort = try AssetSort.parse(sort) }
+        let found = try db.read { try $0.search(try SearchQuery.parse(text), query, limit: 100, offset: 0, now: 2) }
+        #expect(found.total == found.assets.count)
+        return found.assets.map { String(decoding: $0.path.lastComponent, as: UTF8.self) }
+    }
+
+    @Test("Case and diacritics folded, prefixes as one types, every word required, ranked then newest", arguments: [
+        ("sao paulo", ["IMG_2.jpg", "IMG_1.jpg"]),
+        ("SÃO", ["IMG_2.jpg", "IMG_1.jpg"]),
+        ("zurich", ["zurich.jpg"]),
+        ("switzerland nikon", ["zurich.jpg"]),
+        ("lisb", ["lisbon-beach.jpg"]),
+        ("beach", ["IMG_2.jpg", "lisbon-beach.jpg"]),          // a keyword weighs more than a name
+        ("family beach", ["IMG_2.jpg"]),
+        ("sydney", ["IMG_1.jpg"]),                               // the gazetteer's place
+        ("\"paulo trip\"", ["IMG_2.jpg", "IMG_1.jpg"]),
+        ("\"trip paulo\"", []),
+        ("lib", []),                                             // the root's own path is no word of an asset
+        ("canon 2021", ["lisbon-beach.jpg"]),
+    ])
+    func searches(text: String, expected: [String]) throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        let found = try names(db, text)
+        #expect(found == expected, "\(text): \(found)")
+    }
+
+    @Test func withAPredicateAndASort() throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        #expect(try names(db, "beach", predicate: "localDate == \"2021-07-04\"") == ["lisbon-beach.jpg"])
+        #expect(try names(db, "paulo", sort: "localDateTime") == ["IMG_1.jpg", "IMG_2.jpg"])
+    }
+
+    @Test("The index follows the assets in their own jobs: a tagger's keyword, a move, Recently Deleted")
+    func followsTheAssets() throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        let id = try #require(try db.read { try $0.assets(limit: 10, offset: 0) }.first { $0.path.string.hasSuffix("zurich.jpg") }?.id)
+        _ = try db.write { try $0.editKeywords(.add(["Matterhorn"]), source: "tagger", ids: [id], now: 3) }
+        #expect(try names(db, "matterhorn") == ["zurich.jpg"])
+        var move = WriteBatch()
+        move.removedFiles = [(PathBytes("/lib/2021"), Array("zurich.jpg".utf8))]
+        _ = try db.write { try $0.apply(move, now: 4) }
+        #expect(try names(db, "matterhorn") == [])
+        #expect(try names(db, "zurich") == [])
+    }
+
+    @Test("A database from before search gets every asset's words when it is opened")
+    func rebuiltOnUpgrade() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute("DELETE FROM asset_search; INSERT INTO meta (key, value) VALUES ('search.rebuild', 1);") }
+        }
+        let db = try open()
+        #expect(try names(db, "zurich") == ["zurich.jpg"])
+        #expect(try db.read { try $0.metaInteger("search.rebuild") } == nil)
+    }
+}

@@ -76,7 +76,7 @@ struct StoreTests {
         ALTER TABLE assets DROP COLUMN file_place; DELETE FROM meta WHERE key LIKE 'places.%';
         ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
         DROP TRIGGER assets_location_insert; DROP TRIGGER assets_location_update; DROP TRIGGER assets_location_delete;
-        DROP TABLE asset_locations;
+        DROP TABLE asset_locations; DROP TABLE asset_search;
 
         """
 

@@ -482,6 +482,14 @@ public enum Schema {
             CREATE TRIGGER assets_location_delete AFTER DELETE ON assets BEGIN
                 DELETE FROM asset_locations WHERE id = old.pk;
             END;
+            -- Text search (`assets.search`): each asset's words by column (`SearchText`), folded
+            -- by the unicode61 tokenizer (case, and diacritics: "sao paulo" finds "São Paulo"),
+            -- with prefix indexes of 2 and 3 characters for what one types. Rows are assets not
+            -- in Recently Deleted, rowid = pk, written by the writer (`SearchRows`) in the
+            -- transaction that changes the asset. Filled for existing assets at once.
+            CREATE VIRTUAL TABLE asset_search USING fts5(name, folders, keywords, place, camera,
+                tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+            INSERT INTO meta (key, value) VALUES ('search.rebuild', 1);
             -- The assets indexed before places that have something to place them by: the pass
             -- walks their pks up to this one (`IndexWriter.placeAssets`).
             INSERT INTO meta (key, value) SELECT 'places.end', max(pk) FROM assets

@@ -453,6 +453,22 @@ class Library:
         album (``u_…``) or burst (``b_…``), in its own order unless ``sort`` is given."""
         return self._fetch(FetchRequest(collection_id, predicate, sort, include_hidden), limit, offset, page_size)
 
+    def search(self, query: str, predicate: Optional[str] = None, sort: Optional[str] = None, limit: int = 100,
+               offset: int = 0, include_hidden: bool = False) -> Tuple[List[Asset], int]:
+        """Assets whose file and folder names, keywords, place and camera match ``query`` (words
+        and "phrases", case and accents folded, the last word a prefix), most relevant first:
+        one page and how many match in all. A malformed query raises ``InvalidParams`` with
+        ``data["position"]``."""
+        params: Dict[str, Any] = {"query": query, "limit": limit, "offset": offset}
+        if predicate is not None:
+            params["predicate"] = predicate
+        if sort is not None:
+            params["sort"] = sort
+        if include_hidden:
+            params["includeHidden"] = True
+        answer = self.call("assets.search", params)
+        return [Asset(r) for r in answer["assets"]], int(answer["total"])
+
     def get_assets(self, ids: Sequence[str], include_hidden: bool = False) -> Dict[str, Asset]:
         """The records of these assets now, by id (``assets.get``); ids not in the library are left out."""
         out: Dict[str, Asset] = {}

@@ -1,0 +1,106 @@
+/// What a person types in a search box, as photod reads it: words and "quoted phrases", every
+/// one required; the last word, unless a space follows it, matches as a prefix (as one types:
+/// `lisb` finds Lisbon). Case and diacritics are folded by the index (`sao paulo` finds São
+/// Paulo). Nothing in the text is an operator: the index is given each term quoted, so FTS5's
+/// syntax (`AND`, `NEAR(`, `*`, `^`, `column:`) is only ever text to find.
+public struct SearchQuery: Sendable, Hashable {
+    /// One thing to find.
+    public struct Term: Sendable, Hashable {
+        public var text: String
+        /// Words in quotes, in that order.
+        public var isPhrase: Bool
+        /// Matches words that begin with it.
+        public var isPrefix: Bool
+    }
+
+    public var terms: [Term]
+
+    /// The longest query, in UTF-8 bytes.
+    public static let maxLength = 1024
+    /// The most terms.
+    public static let maxTerms = 32
+
+    /// Why a query cannot be searched, and where (a scalar offset).
+    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var position: Int
+        public var message: String
+        public var description: String { "\(message) at \(position)" }
+    }
+
+    /// Parses `text`; an unbalanced quote, a query of nothing to find or one too long is an error.
+    public static func parse(_ text: String) throws(ParseError) -> SearchQuery {
+        guard text.utf8.count <= maxLength else {
+            throw ParseError(position: 0, message: "a query of at most \(maxLength) bytes")
+        }
+        var terms: [Term] = []
+        let scalars = Array(text.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            let c = scalars[i]
+            if c.properties.isWhitespace { i += 1; continue }
+            if c == "\"" {
+                let open = i
+                i += 1
+                var phrase = ""
+                while i < scalars.count, scalars[i] != "\"" {
+                    phrase.unicodeScalars.append(scalars[i])
+                    i += 1
+                }
+                guard i < scalars.count else {
+                    throw ParseError(position: open, message: "a closing '\"' for the quote that opens")
+                }
+                i += 1
+                if hasWordCharacter(phrase) { terms.append(Term(text: phrase, isPhrase: true, isPrefix: false)) }
+                continue
+            }
+            var word = ""
+            while i < scalars.count, !scalars[i].properties.isWhitespace, scalars[i] != "\"" {
+                word.unicodeScalars.append(scalars[i])
+                i += 1
+            }
+            // A word of punctuation alone finds nothing the index holds: it is left out.
+            if hasWordCharacter(word) {
+                terms.append(Term(text: word, isPhrase: false, isPrefix: i == scalars.count))
+            }
+        }
+        guard !terms.isEmpty else { throw ParseError(position: 0, message: "a word to search for") }
+        guard terms.count <= maxTerms else { throw ParseError(position: 0, message: "at most \(maxTerms) words") }
+        return SearchQuery(terms: terms)
+    }
+
+    /// The FTS5 query: each term a quoted string (quotes doubled), prefix terms with `*`, all
+    /// of them required.
+    public var ftsMatch: String {
+        terms.map { t in
+            "\"" + t.text.replacing("\"", with: "\"\"") + "\"" + (t.isPrefix ? " *" : "")
+        }.joined(separator: " ")
+    }
+
+    private static func hasWordCharacter(_ s: String) -> Bool {
+        s.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+    }
+}
+
+/// The words the search index holds for an asset, by column: its file name, the folders it is
+/// in below its library root, its keywords (the files' and the taggers'), its place's names and
+/// its camera. The index's tokenizer splits them into words and folds case and diacritics.
+public struct SearchText: Sendable, Hashable {
+    public var name: String
+    public var folders: String
+    public var keywords: String
+    public var place: String
+    public var camera: String
+
+    /// The text of an asset at `path` below `root` (the root's own path, which every asset of
+    /// it shares, is left out: it would find the whole library).
+    public init(path: PathBytes, root: PathBytes?, keywords: [String], place: Place?, make: String?, model: String?, lens: String?) {
+        var dir = path.parent.bytes
+        if let root, path.isWithin(root) { dir = Array(dir.dropFirst(root.bytes.count)) }
+        name = String(decoding: path.lastComponent, as: UTF8.self)
+        folders = String(decoding: dir, as: UTF8.self).split(separator: "/").joined(separator: " / ")
+        self.keywords = keywords.joined(separator: "\n")
+        self.place = [place?.city, place?.subLocation, place?.near, place?.region, place?.country].compactMap { $0 }
+            .joined(separator: ", ")
+        camera = [make, model, lens].compactMap { $0 }.joined(separator: " ")
+    }
+}
