@@ -96,6 +96,21 @@ class Server(unittest.TestCase):
         self.assertEqual((grid["total"], len(grid["tiles"]), grid["nextOffset"]), (7, 2, 2))
         self.assertEqual(grid["collection"]["title"], "All Photos")
 
+    def test_search_and_places(self):
+        # The words of folder and file names, folded, the last word a prefix; "photod" is the camera.
+        found = self.gallery.json("/api/search?q=img_101")
+        self.assertEqual([t["id"] for t in found["tiles"]], [t["id"] for t in self.gallery.json("/api/search?q=IMG_101")["tiles"]])
+        self.assertEqual(found["total"], 1)
+        self.assertEqual(self.gallery.json("/api/search?q=img_10")["total"], 3)      # as one types: IMG_100..102
+        self.assertEqual(self.gallery.json("/api/search?q=2019-05-0")["total"], 6)
+        self.assertEqual(self.gallery.json("/api/search?q=photod")["total"], 7)
+        self.assertEqual(self.gallery.json("/api/search?q=nothing%20here")["total"], 0)
+        status, _, body = self.gallery.request("GET", "/api/search?q=%22open")
+        self.assertEqual(status, 400, body)
+        self.assertIn(b"at 0", body)
+        # No photo here has a place: the Places list is empty, not an error.
+        self.assertEqual(self.gallery.json("/api/albums")["places"], [])
+
     def test_images_are_content_addressed_and_cached(self):
         tile = self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]
         status, headers, body = self.gallery.request("GET", f"/thumb/{tile['id']}/256")

@@ -27,7 +27,7 @@ from ..models import Asset, ChangeSet, Moment
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSET_ID = re.compile(r"a_[a-z2-7]{20}")
-COLLECTION_ID = re.compile(r"(?:m_\d{8}|f_[a-z2-7]{13}|s_[A-Za-z]{1,40}|u_[a-z2-7]{20})")
+COLLECTION_ID = re.compile(r"(?:m_\d{8}|f_[a-z2-7]{13}|s_[A-Za-z]{1,40}|u_[a-z2-7]{20}|pl_[0-9a-f]{16})")
 IMAGE_KEY = re.compile(r"[0-9a-f]{8,64}")
 #: The image sizes the page asks for: square grid tiles (fill), and the asset view (fit).
 SIZES = {256: "fill", 512: "fill", 1600: "fit"}
@@ -210,7 +210,25 @@ class Gallery:
                    for a in self.lib.albums()]
         user = [{"id": a.id, "title": a.title, "count": a.asset_count, "cover": cover(a.key_asset_ids)}
                 for a in self.lib.user_albums()]
-        return {"smart": smart, "folders": folders, "user": user}
+        # Countries and their cities (regions left out: the list stays short).
+        places: List[Dict[str, Any]] = []
+        for country in self.lib.places():
+            places.append({"id": country.id, "title": country.title, "count": country.asset_count, "level": 0})
+            cities = [c for r in country.places for c in ([r] if r.kind == "city" else r.places)]
+            for c in sorted(cities, key=lambda c: (-c.asset_count, c.title)):
+                places.append({"id": c.id, "title": c.title, "count": c.asset_count, "level": 1})
+        return {"smart": smart, "folders": folders, "user": user, "places": places}
+
+    def search(self, query: str, offset: int, limit: int) -> Dict[str, Any]:
+        """A page of the assets a text search finds (``assets.search``), as a collection's page."""
+        assets, total = self.lib.search(query, limit=limit, offset=offset)
+        with self.lock:
+            self.visible.update(a.id for a in assets)
+        self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
+        nxt = offset + len(assets)
+        return {"id": "search", "tiles": [tile(a, self.keys) for a in assets], "total": total, "offset": offset,
+                "nextOffset": nxt if nxt < total else None,
+                "collection": {"id": "search", "title": f"“{query}”", "count": total, "kind": "search"}}
 
     def title_of(self, collection_id: str) -> Dict[str, Any]:
         """A collection's title and count, for a page's header."""
@@ -221,7 +239,7 @@ class Gallery:
                             "count": m.asset_count, "kind": "moment"}
         else:
             data = self.albums()
-            for kind in ("smart", "folders", "user"):
+            for kind in ("smart", "folders", "user", "places"):
                 for c in data[kind]:
                     if c["id"] == collection_id:
                         return dict(c, kind=kind)
@@ -490,6 +508,8 @@ class Handler(BaseHTTPRequestHandler):
     routes = [
         ("GET", re.compile(r"/"), "index"),
         ("GET", re.compile(r"/(?:c|a)/[A-Za-z0-9_]+"), "index"),
+        ("GET", re.compile(r"/search"), "index"),
+        ("GET", re.compile(r"/api/search"), "search"),
         ("GET", re.compile(r"/static/(app\.js|style\.css|favicon\.svg)"), "static"),
         ("GET", re.compile(r"/api/info"), "info"),
         ("GET", re.compile(r"/api/moments"), "moments"),
@@ -631,6 +651,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.query.get("header"):
             page["collection"] = self.gallery.title_of(collection_id)
         self.send_json(page)
+
+    def route_search(self) -> None:
+        query = self.query.get("q", [""])[0]
+        self.send_json(self.gallery.search(query, self.int_param("offset", 0, 0, 10 ** 7), self.int_param("limit", TILE_PAGE, 1, 1000)))
 
     def route_asset(self, asset_id: str) -> None:
         self.send_json(self.gallery.asset(asset_id))

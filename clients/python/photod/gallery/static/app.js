@@ -198,7 +198,8 @@ function place(lat, lon) {
 
 async function show(path, { keepScroll = false } = {}) {
   const m = /^\/c\/([A-Za-z0-9_]+)$/.exec(path);
-  state.view = m ? { kind: "collection", id: m[1] } : { kind: "timeline" };
+  const q = path.startsWith("/search") ? new URLSearchParams(path.slice(path.indexOf("?"))).get("q") : null;
+  state.view = q ? { kind: "search", id: "search", query: q } : m ? { kind: "collection", id: m[1] } : { kind: "timeline" };
   state.generation += 1;
   state.sections.clear();
   state.nextOffset = 0;
@@ -232,7 +233,9 @@ async function loadMore() {
     } else {
       const first = !state.sections.has(view.id);
       const loaded = first ? 0 : state.sections.get(view.id).loaded;
-      const page = await api(`/api/collection/${encodeURIComponent(view.id)}?offset=${loaded}&limit=200${first ? "&header=1" : ""}`);
+      const page = view.kind === "search"
+        ? await api(`/api/search?q=${encodeURIComponent(view.query)}&offset=${loaded}&limit=200`)
+        : await api(`/api/collection/${encodeURIComponent(view.id)}?offset=${loaded}&limit=200${first ? "&header=1" : ""}`);
       if (generation !== state.generation) return;
       let section = state.sections.get(view.id);
       if (!section) {
@@ -251,7 +254,7 @@ async function loadMore() {
         section.grid.append(tile);
       }
       section.loaded = section.tiles.size;
-      if (page.total === 0) section.grid.append(el("p", { class: "empty", text: "Nothing here." }));
+      if (page.total === 0) section.grid.append(el("p", { class: "empty", text: view.kind === "search" ? "Nothing found." : "Nothing here." }));
       state.nextOffset = page.nextOffset;
     }
   } catch (e) {
@@ -284,6 +287,9 @@ async function loadAlbums() {
   };
   fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites"));
   fill($("folders"), data.folders);
+  fill($("places"), data.places || []);
+  $("places").querySelectorAll("li").forEach((li, i) => li.classList.toggle("sub", (data.places[i] || {}).level === 1));
+  $("places-title").hidden = !(data.places || []).length;
   fill($("user"), data.user);
   $("user-title").hidden = data.user.length === 0;
   const path = location.pathname;
@@ -394,11 +400,30 @@ function applyMoments(ev) {
 }
 
 function onChange(ev) {
+  // A search's results follow the files: asked again, in place.
+  if (state.view.kind === "search" && ev.assets.length) refreshSearch();
   for (const v of ev.views) applyView(v);
   if (ev.moments && Object.keys(ev.moments).length) applyMoments(ev.moments);
   if (ev.albums) refreshAlbums();
   if (state.viewer && ev.assets.includes(state.viewer.id)) openAsset(state.viewer.id, { replace: true });
 }
+
+let searchTimer = null;
+function refreshSearch() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => { if (state.view.kind === "search") show(location.pathname + location.search, { keepScroll: true }); }, 300);
+}
+
+let typingTimer = null;
+$("search").addEventListener("input", () => {
+  clearTimeout(typingTimer);
+  typingTimer = setTimeout(() => {
+    const q = $("search").value.trim();
+    const path = q ? `/search?q=${encodeURIComponent(q)}` : "/";
+    history.replaceState(null, "", path);
+    show(path);
+  }, 250);
+});
 
 function setBanner(text) {
   const b = $("banner");
@@ -543,6 +568,7 @@ window.addEventListener("popstate", () => {
   if (path.startsWith("/a/")) { openAsset(path.slice(3), { replace: true }); return; }
   if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
   const current = state.view && (state.view.kind === "timeline" ? "/" : `/c/${state.view.id}`);
+  if (path === "/search") { show(path + location.search); return; }
   if (current !== path) show(path);
 });
 
@@ -568,7 +594,8 @@ $("next").addEventListener("click", () => step(1));
     await show("/");
     openAsset(path.slice(3), { replace: true });
   } else {
-    await show(path);
+    if (path === "/search") $("search").value = new URLSearchParams(location.search).get("q") || "";
+    await show(path === "/search" ? path + location.search : path);
   }
   // The sidebar after the first screen's tiles have been asked for.
   setTimeout(loadAlbums, 50);
