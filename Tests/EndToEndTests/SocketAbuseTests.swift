@@ -197,6 +197,12 @@ struct SocketAbuseTests {
         } until: { $0.1?["id"]?.stringValue == "again" }
         crowd.append(again.0)
         crowd.removeAll()
+        // The server frees the crowd's places as it reads their closes: wait until a few new
+        // clients are served side by side (the test needs three below).
+        _ = try eventually("the crowd's places freed", timeout: .seconds(30)) { () -> Bool in
+            let few = (0..<4).compactMap { _ in try? daemon.connect(timeout: .seconds(2)) }
+            return few.count == 4 && few.allSatisfy { (try? $0.call("rpc.hello")) != nil }
+        } until: { $0 }
 
         // Subscribing again on the same connection replaces the subscription: one change set
         // brings one notification, not two.
