@@ -265,16 +265,13 @@ struct Methods: Sendable {
     /// newest (or `sort`), paged as `assets.fetch` is.
     func searchAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["query", "limit", "offset"]))
+        let raw = try p.string("query")
         let text: SearchQuery
         do {
-            text = try SearchQuery.parse(try p.string("query"))
-        } catch let error as SearchQuery.ParseError {
+            text = try SearchQuery.parse(raw)
+        } catch {
             throw RPCError(.invalidParams, detail: "'query': expected \(error.message) at \(error.position)",
                            extra: ["param": .string("query"), "position": .int(Int64(error.position)), "expected": .string(error.message)])
-        } catch let error as RPCError {
-            throw error
-        } catch {
-            throw .internalError("\(error)")
         }
         let (limit, offset) = try Self.page(p)
         let query = try Self.assetQuery(p)

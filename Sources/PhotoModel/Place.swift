@@ -48,9 +48,6 @@ public struct Place: Sendable, Hashable {
     public var isEmpty: Bool {
         city == nil && subLocation == nil && region == nil && country == nil && countryCode == nil && near == nil
     }
-
-    /// The most specific name: the city, else the place it is near, the region, the country.
-    public var name: String? { city ?? near ?? region ?? country ?? countryCode }
 }
 
 extension Place {

@@ -101,6 +101,8 @@ public struct SearchText: Sendable, Hashable {
         self.keywords = keywords.joined(separator: "\n")
         self.place = [place?.city, place?.subLocation, place?.near, place?.region, place?.country].compactMap { $0 }
             .joined(separator: ", ")
-        camera = [make, model, lens].compactMap { $0 }.joined(separator: " ")
+        // Most makers' models begin with the make ("Canon PowerShot S95"): said once.
+        let makeInModel = make.map { m in model?.lowercased().hasPrefix(m.lowercased()) ?? false } ?? false
+        camera = [makeInModel ? nil : make, model, lens].compactMap { $0 }.joined(separator: " ")
     }
 }

@@ -40,5 +40,8 @@ import Testing
                            make: "Canon", model: "EOS 5D", lens: nil)
         #expect(t.name == "IMG_1.jpg" && t.folders == "2019 / Lisbon trip")
         #expect(t.keywords == "beach\nfamily" && t.place == "Lisbon, Lisbon District, Portugal" && t.camera == "Canon EOS 5D")
+        let s95 = SearchText(path: PathBytes("/p/a.jpg"), root: nil, keywords: [], place: nil, make: "Canon",
+                             model: "Canon PowerShot S95", lens: "5.0-19.0 mm")
+        #expect(s95.camera == "Canon PowerShot S95 5.0-19.0 mm")
     }
 }
