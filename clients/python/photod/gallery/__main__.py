@@ -51,11 +51,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as e:
         print(f"python3 -m photod.gallery: cannot listen on {args.host}:{args.port}: {e.strerror}", file=sys.stderr)
         return 69
+    reachable = True
     try:
         library.status()
     except PhotodError as e:
+        reachable = False
         print(f"gallery: photod is not reachable yet ({e}); the page says so until it is", file=sys.stderr, flush=True)
-    gallery.start()
+    gallery.start(wait_for_feed=10 if reachable else 0)
     mode = "read and write" if args.allow_writes else "read-only"
     print(f"photod gallery on {server.url} ({mode})", flush=True)
     notify(f"READY=1\nSTATUS=Serving {server.url} ({mode})")

@@ -101,6 +101,8 @@ class Gallery:
         self.changes: Optional[Any] = None
         #: A change set could not be applied (photod went away mid-way): pages reload once it is back.
         self.needs_resync = False
+        #: Set once the change feed is subscribed: what is cached after it is covered by its change sets.
+        self.following = threading.Event()
         self.learning: "queue.Queue[str]" = queue.Queue(maxsize=5000)
         self.static: Dict[str, Tuple[bytes, str, str]] = {}
         for name, kind in (("index.html", "text/html; charset=utf-8"), ("app.js", "text/javascript; charset=utf-8"),
@@ -360,6 +362,10 @@ class Gallery:
                     since=since, on_reconnecting=lambda why: self._set_state("reconnecting", why),
                     on_reconnected=lambda token: self._reconnected())
                 self.changes.subscribe()
+                if not self.following.is_set():
+                    # Pages answered before the first subscription are heard of by no change set.
+                    self.forget_all()
+                    self.following.set()
                 self._set_state("connected")
                 for change in self.changes:
                     since = change.token
@@ -384,6 +390,17 @@ class Gallery:
         self._set_state("connected")
         if self.needs_resync:
             self.resync()
+
+    def forget_all(self) -> None:
+        with self.lock:
+            anything = bool(self.views or self.visible or self.keys or self.moments_token >= 0)
+            self.views.clear()
+            self.visible.clear()
+            self.keys.clear()
+            self.paths.clear()
+            self.moments_token = -1
+        if anything:
+            self.publish("resync", {"token": None})
 
     def resync(self) -> None:
         """Forgets what was fetched and tells the pages to load their data again."""
@@ -473,9 +490,12 @@ class Gallery:
             self.publish("change", {"token": change.token, "views": updates, "moments": moments_event,
                                     "albums": albums, "assets": change.assets_updated[:1000]}, event_id=change.token)
 
-    def start(self) -> threading.Thread:
+    def start(self, wait_for_feed: float = 10) -> threading.Thread:
         t = threading.Thread(target=self.follow, name="photod-gallery-changes", daemon=True)
         t.start()
+        # Served only once the feed is heard (when photod is there to hear it), so that nothing a
+        # page is given predates it.
+        self.following.wait(timeout=wait_for_feed)
         for n in range(2):
             threading.Thread(target=self.learn_keys, name=f"photod-gallery-keys-{n}", daemon=True).start()
         threading.Thread(target=self.warm, name="photod-gallery-warm", daemon=True).start()
