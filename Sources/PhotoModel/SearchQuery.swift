@@ -11,6 +11,11 @@ public struct SearchQuery: Sendable, Hashable {
         public var isPhrase: Bool
         /// Matches words that begin with it.
         public var isPrefix: Bool
+
+        /// The term as an FTS5 query: a quoted string (quotes doubled), with `*` when a prefix.
+        public var ftsMatch: String {
+            "\"" + text.replacing("\"", with: "\"\"") + "\"" + (isPrefix ? " *" : "")
+        }
     }
 
     public var terms: [Term]
@@ -70,39 +75,9 @@ public struct SearchQuery: Sendable, Hashable {
 
     /// The FTS5 query: each term a quoted string (quotes doubled), prefix terms with `*`, all
     /// of them required.
-    public var ftsMatch: String {
-        terms.map { t in
-            "\"" + t.text.replacing("\"", with: "\"\"") + "\"" + (t.isPrefix ? " *" : "")
-        }.joined(separator: " ")
-    }
+    public var ftsMatch: String { terms.map(\.ftsMatch).joined(separator: " ") }
 
     private static func hasWordCharacter(_ s: String) -> Bool {
         s.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
-    }
-}
-
-/// The words the search index holds for an asset, by column: its file name, the folders it is
-/// in below its library root, its keywords (the files' and the taggers'), its place's names and
-/// its camera. The index's tokenizer splits them into words and folds case and diacritics.
-public struct SearchText: Sendable, Hashable {
-    public var name: String
-    public var folders: String
-    public var keywords: String
-    public var place: String
-    public var camera: String
-
-    /// The text of an asset at `path` below `root` (the root's own path, which every asset of
-    /// it shares, is left out: it would find the whole library).
-    public init(path: PathBytes, root: PathBytes?, keywords: [String], place: Place?, make: String?, model: String?, lens: String?) {
-        var dir = path.parent.bytes
-        if let root, path.isWithin(root) { dir = Array(dir.dropFirst(root.bytes.count)) }
-        name = String(decoding: path.lastComponent, as: UTF8.self)
-        folders = String(decoding: dir, as: UTF8.self).split(separator: "/").joined(separator: " / ")
-        self.keywords = keywords.joined(separator: "\n")
-        self.place = [place?.city, place?.subLocation, place?.near, place?.region, place?.country].compactMap { $0 }
-            .joined(separator: ", ")
-        // Most makers' models begin with the make ("Canon PowerShot S95"): said once.
-        let makeInModel = make.map { m in model?.lowercased().hasPrefix(m.lowercased()) ?? false } ?? false
-        camera = [makeInModel ? nil : make, model, lens].compactMap { $0 }.joined(separator: " ")
     }
 }

@@ -612,20 +612,23 @@ extension IndexReader {
     }
 
     /// A page of the library's assets that match a text search (`SearchQuery`) and `query`'s
-    /// predicate, by relevance (FTS5's bm25, the keywords and place weighing twice a name or
-    /// folder, the camera half) then newest, or in `query`'s sort; and how many match in all.
-    /// Run it inside `consistent` for a page and total from one snapshot.
+    /// predicate, most relevant first (`SearchSources`: each word scores by the best source it
+    /// is found in, the scores add up) then newest, or in `query`'s sort; and how many match in
+    /// all. Run it inside `consistent` for a page and total from one snapshot.
     public func search(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int,
                        now: Int64) throws(StoreError) -> (assets: [Asset], total: Int) {
         try consistent { () throws(StoreError) -> (assets: [Asset], total: Int) in
             guard var plan = try plan(query, in: .library, now: now) else { return ([], 0) }
-            let match = plan.nextParameter
-            plan.bindings.append(.text(text.ftsMatch))
-            plan.from = """
-                assets a JOIN (SELECT rowid AS hit, bm25(asset_search, 1.0, 1.0, 2.0, 2.0, 0.5) AS score
-                               FROM asset_search WHERE asset_search MATCH ?\(match)) s ON s.hit = a.pk
-                """
-            if query.sort.isEmpty { plan.order = "s.score, a.local_datetime DESC, a.pk DESC" }
+            var matches: [String] = []
+            for term in text.terms {
+                matches.append(SearchSources.matches(parameter: plan.nextParameter))
+                plan.bindings.append(.text(term.ftsMatch))
+            }
+            let scores = matches.indices.dropFirst().reduce(
+                "SELECT t0.pk AS hit, \(matches.indices.map { "t\($0).w" }.joined(separator: " + ")) AS score FROM (\(matches[0])) t0"
+            ) { sql, i in sql + " JOIN (\(matches[i])) t\(i) ON t\(i).pk = t0.pk" }
+            plan.from = "assets a JOIN (\(scores)) s ON s.hit = a.pk"
+            if query.sort.isEmpty { plan.order = "s.score DESC, a.local_datetime DESC, a.pk DESC" }
             plan.isFixed = false
             return (try page(plan, limit: limit, offset: offset), try count(plan))
         }

@@ -126,13 +126,6 @@ public final class Database: Sendable {
         }
         results = Locked(kept ?? FetchResults())
         let indexWriter = IndexWriter(connection, places: options.places)
-        // Every asset's words for text search, made once for a database from before it.
-        if try IndexReader(connection).metaInteger("search.rebuild") != nil {
-            try connection.transaction { () throws(StoreError) in
-                try indexWriter.search.rebuild()
-                try connection.execute("DELETE FROM meta WHERE key = 'search.rebuild'")
-            }
-        }
         writer = Locked(indexWriter)
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
     }

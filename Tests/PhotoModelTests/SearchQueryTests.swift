@@ -33,15 +33,4 @@ import Testing
         #expect(throws: SearchQuery.ParseError.self) { _ = try SearchQuery.parse(String(repeating: "a", count: 1025)) }
         #expect(throws: SearchQuery.ParseError.self) { _ = try SearchQuery.parse(Array(repeating: "w", count: 33).joined(separator: " ")) }
     }
-
-    @Test func searchTextLeavesTheRootOut() {
-        let t = SearchText(path: PathBytes("/srv/photos/2019/Lisbon trip/IMG_1.jpg"), root: PathBytes("/srv/photos"), keywords: ["beach", "family"],
-                           place: Place(city: "Lisbon", region: "Lisbon District", country: "Portugal", countryCode: "PT", source: .geonames),
-                           make: "Canon", model: "EOS 5D", lens: nil)
-        #expect(t.name == "IMG_1.jpg" && t.folders == "2019 / Lisbon trip")
-        #expect(t.keywords == "beach\nfamily" && t.place == "Lisbon, Lisbon District, Portugal" && t.camera == "Canon EOS 5D")
-        let s95 = SearchText(path: PathBytes("/p/a.jpg"), root: nil, keywords: [], place: nil, make: "Canon",
-                             model: "Canon PowerShot S95", lens: "5.0-19.0 mm")
-        #expect(s95.camera == "Canon PowerShot S95 5.0-19.0 mm")
-    }
 }

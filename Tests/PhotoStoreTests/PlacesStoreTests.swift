@@ -356,18 +356,79 @@ struct SearchStoreTests {
         _ = try db.write { try $0.apply(move, now: 4) }
         #expect(try names(db, "matterhorn") == [])
         #expect(try names(db, "zurich") == [])
+        try Self.expectWordsConsistent(db)
     }
 
-    @Test("A database from before search gets every asset's words when it is opened")
+    @Test("A folder's words follow it when it moves; a camera's and a file's words follow the file")
+    func followsFoldersAndFiles() throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        var move = WriteBatch()
+        move.movedDirectories = [DirectoryMove(from: "/lib/São Paulo trip", to: "/lib/2021/Rio de Janeiro")]
+        _ = try db.write { try $0.apply(move, now: 3) }
+        #expect(try names(db, "paulo") == [])
+        #expect(try names(db, "rio janeiro") == ["IMG_2.jpg", "IMG_1.jpg"])
+        #expect(try names(db, "2021").count == 4)            // a folder's words are its subfolders' too
+        var rename = WriteBatch()
+        rename.movedFiles = [FileMove(from: "/lib/2021/zurich.jpg", to: "/lib/2021/matterhorn.jpg")]
+        _ = try db.write { try $0.apply(rename, now: 4) }
+        #expect(try names(db, "matterhorn") == ["matterhorn.jpg"])
+        #expect(try names(db, "nikon") == ["matterhorn.jpg"])
+        try Self.expectWordsConsistent(db)
+    }
+
+    @Test("A user album's title finds its assets, as it is renamed and deleted")
+    func userAlbumTitles() throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        let ids = try db.read { try $0.assets(limit: 10, offset: 0) }.filter { $0.path.string.hasSuffix("IMG_1.jpg") }.map(\.id)
+        let album = try db.write { try $0.createUserAlbum(title: "Best of Brazil", folder: nil, now: 3) }.id
+        _ = try db.write { try $0.addToUserAlbum(album, ids: ids, now: 3) }
+        #expect(try names(db, "brazil") == ["IMG_1.jpg"])
+        _ = try db.write { try $0.renameUserCollection(album, title: "Carnival", now: 4) }
+        #expect(try names(db, "brazil") == [])
+        #expect(try names(db, "carn") == ["IMG_1.jpg"])
+        _ = try db.write { try $0.deleteUserCollection(album, now: 5) }
+        #expect(try names(db, "carnival") == [])
+        try Self.expectWordsConsistent(db)
+    }
+
+    /// Every word list agrees with the rows it is made from (FTS5's own check, against the
+    /// content for `asset_words`).
+    static func expectWordsConsistent(_ db: Database) throws {
+        _ = try db.write { w in
+            try w.connection.execute("""
+                INSERT INTO asset_words (asset_words, rank) VALUES ('integrity-check', 1);
+                INSERT INTO folder_words (folder_words) VALUES ('integrity-check');
+                INSERT INTO place_words (place_words) VALUES ('integrity-check');
+                INSERT INTO keyword_words (keyword_words) VALUES ('integrity-check');
+                INSERT INTO album_words (album_words) VALUES ('integrity-check');
+                INSERT INTO moment_words (moment_words) VALUES ('integrity-check');
+                """)
+        }
+        let counts = try db.read { r in
+            try ["folder_words", "directories", "place_words", "places", "keyword_words",
+                 "(SELECT DISTINCT keyword FROM asset_keywords)", "album_words", "user_albums", "moment_words", "moments"].map {
+                try r.connection.scalar("SELECT count(*) FROM \($0)").int64 ?? -1
+            }
+        }
+        for i in stride(from: 0, to: counts.count, by: 2) { #expect(counts[i] == counts[i + 1], "\(i / 2): \(counts)") }
+    }
+
+    @Test("A database from before the search sources gets every asset's, folder's and place's words when it is opened")
     func rebuiltOnUpgrade() throws {
         defer { dir.remove() }
         do {
             let db = try open()
             try fill(db)
-            _ = try db.write { w in try w.connection.execute("DELETE FROM asset_search; INSERT INTO meta (key, value) VALUES ('search.rebuild', 1);") }
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutSearchSources + "PRAGMA user_version = 11;") }
         }
         let db = try open()
         #expect(try names(db, "zurich") == ["zurich.jpg"])
-        #expect(try db.read { try $0.metaInteger("search.rebuild") } == nil)
+        #expect(try names(db, "2021") == ["lisbon-beach.jpg", "zurich.jpg"])
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'asset_search'").int64 } == 0)
+        try SearchStoreTests.expectWordsConsistent(db)
     }
 }

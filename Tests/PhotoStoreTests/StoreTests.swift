@@ -68,9 +68,23 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
-    /// What migration 010 added, taken away again (a database of version 9).
-    /// What migration 011 added, taken away again.
-    static let withoutPlaces = """
+    /// What migration 012 added, taken away again (a database of version 11, with its search
+    /// table back).
+    static let withoutSearchSources = """
+        DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;
+        DROP TRIGGER directories_words_insert; DROP TRIGGER directories_words_update; DROP TRIGGER directories_words_delete;
+        DROP TRIGGER places_words_insert; DROP TRIGGER asset_keywords_words_insert; DROP TRIGGER asset_keywords_words_delete;
+        DROP TRIGGER user_albums_words_insert; DROP TRIGGER user_albums_words_update; DROP TRIGGER user_albums_words_delete;
+        DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGGER moments_words_delete;
+        DROP TABLE asset_words; DROP VIEW asset_words_source;
+        DROP TABLE folder_words; DROP TABLE place_words; DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
+        CREATE VIRTUAL TABLE asset_search USING fts5(name, folders, keywords, place, camera,
+            tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+
+        """
+
+    /// What migration 011 added, taken away again (a database of version 10).
+    static let withoutPlaces = withoutSearchSources + """
         DROP INDEX assets_place; ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset;
         DROP TABLE places; ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place;
         ALTER TABLE assets DROP COLUMN file_place; DELETE FROM meta WHERE key LIKE 'places.%';

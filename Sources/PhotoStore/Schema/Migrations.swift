@@ -495,6 +495,101 @@ public enum Schema {
             INSERT INTO meta (key, value) SELECT 'places.end', max(pk) FROM assets
                 WHERE latitude IS NOT NULL AND deleted_at IS NULL HAVING count(*) > 0;
             """),
+        Migration(name: "012_search_sources", sql: """
+            -- Text search by source (`assets.search`, `collections.search`), each word list kept
+            -- where its text lives, by triggers in the transaction that writes it: an asset's
+            -- own words (its file name, its files' keywords, its camera) in `asset_words`, whose
+            -- text is not stored twice (external content: the view `asset_words_source` reads
+            -- it from `assets`); the words of each folder below its root, each place, each
+            -- tagger keyword, each user album's title and each moment's title and cities in
+            -- small tables of their own, found assets by the indexes those already have. So a
+            -- folder's or a place's name is indexed once, not once per asset. All fold case and
+            -- diacritics (unicode61: "sao paulo" finds "São Paulo").
+            DROP TABLE asset_search;
+            DELETE FROM meta WHERE key = 'search.rebuild';
+            CREATE VIEW asset_words_source AS
+                SELECT pk, \(SearchSQL.name("path")) AS name, keywords, \(SearchSQL.camera("")) AS camera FROM assets;
+            CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, camera, content = 'asset_words_source',
+                content_rowid = 'pk', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO asset_words (asset_words) VALUES ('rebuild');
+            CREATE TRIGGER assets_words_insert AFTER INSERT ON assets BEGIN
+                INSERT INTO asset_words (rowid, name, keywords, camera)
+                VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+            END;
+            CREATE TRIGGER assets_words_update AFTER UPDATE OF path, keywords, make, model, lens_model ON assets
+                WHEN old.path IS NOT new.path OR old.keywords IS NOT new.keywords OR old.make IS NOT new.make
+                  OR old.model IS NOT new.model OR old.lens_model IS NOT new.lens_model BEGIN
+                INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+                VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+                INSERT INTO asset_words (rowid, name, keywords, camera)
+                VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+            END;
+            CREATE TRIGGER assets_words_delete AFTER DELETE ON assets BEGIN
+                INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+                VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+            END;
+            -- A folder's words: its path below its root (so a folder finds the assets of the
+            -- folders in it too); rowid = directories.id.
+            CREATE VIRTUAL TABLE folder_words USING fts5(words, tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO folder_words (rowid, words) SELECT d.id, \(SearchSQL.folder("d")) FROM directories d;
+            CREATE TRIGGER directories_words_insert AFTER INSERT ON directories BEGIN
+                INSERT INTO folder_words (rowid, words) VALUES (new.id, \(SearchSQL.folder("new")));
+            END;
+            CREATE TRIGGER directories_words_update AFTER UPDATE OF path, root_id ON directories BEGIN
+                DELETE FROM folder_words WHERE rowid = old.id;
+                INSERT INTO folder_words (rowid, words) VALUES (new.id, \(SearchSQL.folder("new")));
+            END;
+            CREATE TRIGGER directories_words_delete AFTER DELETE ON directories BEGIN
+                DELETE FROM folder_words WHERE rowid = old.id;
+            END;
+            -- A place's names; rowid = places.id (places are only ever added).
+            CREATE VIRTUAL TABLE place_words USING fts5(city, sub_location, near, region, country,
+                tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO place_words (rowid, city, sub_location, near, region, country)
+                SELECT id, city, sub_location, near, region, country FROM places;
+            CREATE TRIGGER places_words_insert AFTER INSERT ON places BEGIN
+                INSERT INTO place_words (rowid, city, sub_location, near, region, country)
+                VALUES (new.id, new.city, new.sub_location, new.near, new.region, new.country);
+            END;
+            -- The taggers' keywords, each once, while an asset has it.
+            CREATE VIRTUAL TABLE keyword_words USING fts5(keyword, tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO keyword_words (keyword) SELECT min(keyword) FROM asset_keywords GROUP BY keyword;
+            CREATE TRIGGER asset_keywords_words_insert AFTER INSERT ON asset_keywords
+                WHEN (SELECT count(*) FROM asset_keywords WHERE keyword = new.keyword) = 1 BEGIN
+                INSERT INTO keyword_words (keyword) VALUES (new.keyword);
+            END;
+            CREATE TRIGGER asset_keywords_words_delete AFTER DELETE ON asset_keywords
+                WHEN NOT EXISTS (SELECT 1 FROM asset_keywords WHERE keyword = old.keyword) BEGIN
+                DELETE FROM keyword_words WHERE keyword = old.keyword COLLATE NOCASE;
+            END;
+            -- User albums' titles, by album id.
+            CREATE VIRTUAL TABLE album_words USING fts5(id UNINDEXED, title, tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO album_words (id, title) SELECT id, title FROM user_albums;
+            CREATE TRIGGER user_albums_words_insert AFTER INSERT ON user_albums BEGIN
+                INSERT INTO album_words (id, title) VALUES (new.id, new.title);
+            END;
+            CREATE TRIGGER user_albums_words_update AFTER UPDATE OF title ON user_albums BEGIN
+                DELETE FROM album_words WHERE id = old.id;
+                INSERT INTO album_words (id, title) VALUES (new.id, new.title);
+            END;
+            CREATE TRIGGER user_albums_words_delete AFTER DELETE ON user_albums BEGIN
+                DELETE FROM album_words WHERE id = old.id;
+            END;
+            -- Moments' titles and cities (`collections.search`); rowid = moments.day.
+            CREATE VIRTUAL TABLE moment_words USING fts5(title, location_names, tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO moment_words (rowid, title, location_names) SELECT day, title, location_names FROM moments;
+            CREATE TRIGGER moments_words_insert AFTER INSERT ON moments BEGIN
+                INSERT INTO moment_words (rowid, title, location_names) VALUES (new.day, new.title, new.location_names);
+            END;
+            CREATE TRIGGER moments_words_update AFTER UPDATE OF title, location_names ON moments
+                WHEN old.title IS NOT new.title OR old.location_names IS NOT new.location_names BEGIN
+                DELETE FROM moment_words WHERE rowid = old.day;
+                INSERT INTO moment_words (rowid, title, location_names) VALUES (new.day, new.title, new.location_names);
+            END;
+            CREATE TRIGGER moments_words_delete AFTER DELETE ON moments BEGIN
+                DELETE FROM moment_words WHERE rowid = old.day;
+            END;
+            """),
     ]
 
     /// The `user_version` this build writes.
@@ -530,5 +625,25 @@ public enum Schema {
             }
         }
         return version
+    }
+}
+
+/// The SQL expressions the search's word lists are made of, written once for the view and the
+/// triggers (an external-content FTS5 row is deleted with exactly the text it was given).
+enum SearchSQL {
+    /// The last component of a path (bytes, read as text): what follows its last '/'.
+    static func name(_ path: String) -> String {
+        let text = "CAST(\(path) AS TEXT)"
+        return "substr(\(text), length(rtrim(\(text), replace(\(text), '/', ''))) + 1)"
+    }
+
+    /// Make, model and lens of the row `prefix` names (`new.`, `old.`, or none).
+    static func camera(_ prefix: String) -> String {
+        "coalesce(\(prefix)make, '') || ' ' || coalesce(\(prefix)model, '') || ' ' || coalesce(\(prefix)lens_model, '')"
+    }
+
+    /// A directory's path below its root, as text ('' for the root itself).
+    static func folder(_ row: String) -> String {
+        "CAST(substr(\(row).path, (SELECT length(r.path) FROM roots r WHERE r.id = \(row).root_id) + 2) AS TEXT)"
     }
 }

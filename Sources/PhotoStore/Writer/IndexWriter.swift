@@ -13,13 +13,11 @@ public final class IndexWriter {
     let collections: CollectionRows
     let journal: JournalRows
     let places: PlaceRows
-    let search: SearchRows
 
     init(_ db: Connection, places lookup: (any PlaceLookup)?) {
         self.db = db
         directories = Directories(db)
         places = PlaceRows(db, lookup: lookup)
-        search = SearchRows(db)
         assets = AssetRows(db, directories: directories, places: places)
         files = FileRows(db, directories: directories, assets: assets)
         collections = CollectionRows(db, directories: directories, places: places)
@@ -47,7 +45,6 @@ public final class IndexWriter {
                 let job = WriteJob(now: now, assets: assets)
                 let extra = try body(job)
                 try assets.updateBursts(job)
-                try search.update(job.touched)
                 try job.loadAfterStates()
                 try collections.countSmartAlbums(job)
                 try journal.apply(counters: job.counterDeltas)
@@ -70,7 +67,6 @@ public final class IndexWriter {
             directories.forget()
             collections.keys.forget()
             places.forget()
-            search.forget()
             throw error
         }
     }
