@@ -20,6 +20,7 @@ extension ConfigFile {
         ConfigFile.Key(name: "cache-size", repeatable: false),
         ConfigFile.Key(name: "image-pixel-limit", repeatable: false),
         ConfigFile.Key(name: "image-workers", repeatable: false),
+        ConfigFile.Key(name: "gazetteer", repeatable: false),
         ConfigFile.Key(name: "log-level", repeatable: false),
     ]
 

@@ -34,6 +34,9 @@ public struct DaemonOptions: Sendable {
     public var imagePixelLimit = 100_000_000
     /// `--image-workers`: threads rendering requested images (default 2).
     public var imageWorkers = 2
+    /// `--gazetteer on|off`: name places from coordinates with GeoNames (default on); off,
+    /// an asset's place is what its files say, and the gazetteer is never loaded.
+    public var gazetteer = true
     /// `--check-config`: parse and exit (0 when valid, 64 with the reason when not).
     public var checkOnly = false
 
@@ -79,6 +82,9 @@ public struct DaemonOptions: Sendable {
                               100000000); they get imageFailed (tooLarge).
           --image-workers N   Threads rendering requested images (default 2; pre-caching has one
                               more at the lowest priority).
+          --gazetteer on|off  Name the place of a photo whose files name none from its
+                              coordinates, offline, with GeoNames' cities (default on). Off, a
+                              place is only what the files say, and the gazetteer is not loaded.
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --config FILE       Read options from FILE first (`key = value` lines, the long option
                               names without --; see systemd/photod.conf); the command line's come
@@ -215,6 +221,10 @@ public struct DaemonOptions: Sendable {
                 let text = try next()
                 guard let n = Int(text), (1...64).contains(n) else { throw .usage("--image-workers must be 1...64 (got '\(text)')") }
                 options.imageWorkers = n
+            case "--gazetteer":
+                let text = try next()
+                guard text == "on" || text == "off" else { throw .usage("--gazetteer must be on or off (got '\(text)')") }
+                options.gazetteer = text == "on"
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {

@@ -19,7 +19,7 @@ extension Daemon {
         let recovery: DatabaseRecovery?
         do {
             var storeOptions = Database.Options()
-            storeOptions.places = OfflinePlaces()
+            storeOptions.places = options.gazetteer ? OfflinePlaces() : nil
             (database, recovery) = try Database.openRecovering(path: options.database.string, options: storeOptions,
                                                                now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {

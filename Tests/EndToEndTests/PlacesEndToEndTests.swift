@@ -110,6 +110,15 @@ struct PlacesEndToEndTests {
             $0?["place"]?["city"]?.stringValue == "Lisbon"
         }
         #expect(daemon.stop() == 0)
+
+        // With the gazetteer off, a new photo's coordinates name no place; a file's own still do.
+        try lib.write("trip/later.jpg", Library.jpeg(date: "2021:07:05 12:00:00", gps: GPSFixture(latitude: 48.8584, longitude: 2.2945)))
+        let plain = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--gazetteer", "off"])
+        try plain.waitForAssets(7)
+        let later = try #require(try plain.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/later.jpg") == true })
+        #expect(later["place"] == .null && later["utcOffsetSource"] == .null)
+        #expect(try plain.allAssets().first { $0["path"]?.stringValue?.hasSuffix("/pena.jpg") == true }?["place"]?["city"] == "Sintra")
+        #expect(plain.stop() == 0)
     }
 
     @Test("Search: words from names, folders, keywords and places, folded and by prefix; it follows a folder moved while running; a bad query is -32602 with its position")

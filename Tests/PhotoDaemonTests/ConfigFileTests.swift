@@ -113,6 +113,7 @@ struct ConfigFileTests {
             case "timezone": "UTC"
             case "socket-group", "write-group": "0"
             case "log-level": "debug"
+            case "gazetteer": "off"
             case "cache-dir": "/x"
             case "cache-size": "1G"
             case "image-pixel-limit": "50000000"
@@ -133,6 +134,7 @@ struct ConfigFileTests {
                 library = /srv/more
                 workers = 3
                 retention-days = 0
+                gazetteer = off
                 log-level = debug
                 """),
             environment: [:])
@@ -140,12 +142,20 @@ struct ConfigFileTests {
         #expect(options.workers == 3)
         #expect(options.retentionDays == 0)
         #expect(options.logLevel == .debug)
+        #expect(!options.gazetteer)
+        #expect(try DaemonOptions.parse(["--library", "/srv"], environment: [:]).gazetteer)
 
         #expect {
             try DaemonOptions.parse(try ConfigFile.parse(text: "library = /srv\nworkers = 0"), environment: [:])
         } throws: { error in
             guard case .usage(let message)? = error as? DaemonOptions.ParseOutcome else { return false }
             return message.contains("--workers must be 1...64")
+        }
+        #expect {
+            try DaemonOptions.parse(try ConfigFile.parse(text: "library = /srv\ngazetteer = no"), environment: [:])
+        } throws: { error in
+            guard case .usage(let message)? = error as? DaemonOptions.ParseOutcome else { return false }
+            return message.contains("--gazetteer must be on or off")
         }
     }
 
