@@ -14,7 +14,7 @@ public enum RPCPolicy {
         "rpc.hello", "library.status", "library.errors", "assets.fetch", "assets.fetchIDs", "assets.get", "moments.fetch",
         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch", "userAlbums.fetch",
         "collections.assets", "changes.currentToken", "changes.since", "images.request", "images.startCaching",
-        "images.stopCaching", "places.fetch", "assets.search",
+        "images.stopCaching", "places.fetch", "assets.search", "collections.search",
     ]
     /// Write methods: refused unless `--allow-writes`.
     public static let writes: Set<String> = [

@@ -31,6 +31,7 @@ struct Methods: Sendable {
             "library.errors": { p, _ throws(RPCError) in try errors(p) },
             "assets.fetch": { p, _ throws(RPCError) in try fetchAssets(p) },
             "assets.search": { p, _ throws(RPCError) in try searchAssets(p) },
+            "collections.search": { p, _ throws(RPCError) in try searchCollections(p) },
             "assets.fetchIDs": { p, _ throws(RPCError) in try fetchIDs(p) },
             "assets.get": { p, _ throws(RPCError) in try getAssets(p) },
             "moments.fetch": { p, _ throws(RPCError) in try fetchMoments(p) },
@@ -53,7 +54,8 @@ struct Methods: Sendable {
                         "momentLists.fetch", "albums.fetch", "smartAlbums.fetch", "collectionLists.fetch",
                         "collections.assets", "changes.currentToken", "changes.since", "changes.subscribe",
                         "changes.unsubscribe", "userAlbums.fetch", "assets.fetchIDs", "assets.get", "images.request", "images.cancel",
-                        "images.startCaching", "images.stopCaching", "places.fetch", "assets.search"] + writeNames
+                        "images.startCaching", "images.stopCaching", "places.fetch", "assets.search",
+                        "collections.search"] + writeNames
 
     /// Runs store queries on one snapshot and returns their result with the change token that
     /// snapshot reflects: a client can fetch, then subscribe `since` that token, without a gap.
@@ -265,20 +267,54 @@ struct Methods: Sendable {
     /// newest (or `sort`), paged as `assets.fetch` is.
     func searchAssets(_ p: RPCParams) throws(RPCError) -> JSONValue {
         try p.rejectUnknownKeys(allowed: Self.queryKeys.union(["query", "limit", "offset"]))
-        let raw = try p.string("query")
-        let text: SearchQuery
-        do {
-            text = try SearchQuery.parse(raw)
-        } catch {
-            throw RPCError(.invalidParams, detail: "'query': expected \(error.message) at \(error.position)",
-                           extra: ["param": .string("query"), "position": .int(Int64(error.position)), "expected": .string(error.message)])
-        }
+        let text = try Self.searchQuery(p)
         let (limit, offset) = try Self.page(p)
         let query = try Self.assetQuery(p)
         let now = info.now()
         let ((assets, total), token) = try snapshot { r in try r.search(text, query, limit: limit, offset: offset, now: now) }
         return Self.paged("assets", assets.map { WireMapping.asset($0, offline: offlineRoots) }, total: total, offset: offset,
                           token: token)
+    }
+
+    /// `collections.search`: the places, user albums, folder albums, moments and smart albums
+    /// whose own words hold every term of the query, each kind in its order.
+    func searchCollections(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknownKeys(allowed: ["query", "limit"])
+        let text = try Self.searchQuery(p)
+        let limit = try p.optionalInt("limit", in: 1...1000) ?? 20
+        let now = info.now()
+        let (records, token) = try snapshot { r in
+            let found = try r.collectionMatches(text, limit: limit)
+            var records: [JSONValue] = PlaceNode.named(by: found, in: found.placeRows.isEmpty ? [] : try r.placeTree())
+                .prefix(limit).map(WireMapping.place(node:))
+            let wanted = Set(found.userAlbums)
+            records += try r.userAlbums().filter { wanted.contains($0.id) }.map { WireMapping.kind("user", WireMapping.userAlbum($0)) }
+            records += try found.folderAlbums.compactMap { id throws(StoreError) in try r.folderAlbum(id: id).map(WireMapping.folderAlbum) }
+            for day in found.momentDays {
+                guard let m = try r.moments(MomentFilter(firstDay: day, lastDay: day)).first else { continue }
+                records.append(WireMapping.kind("moment", WireMapping.moment(m, keyAssetIDs: try r.momentKeyAssets(days: [day])[day] ?? [])))
+            }
+            let smart = SmartAlbums.all.filter { text.matches($0.title) }
+            if !smart.isEmpty {
+                let (counts, keys) = (try r.smartAlbumCounts(now: now), try r.smartAlbumKeys(now: now))
+                records += smart.prefix(limit).map {
+                    WireMapping.kind("smart", WireMapping.smartAlbum($0, count: counts[$0.id] ?? 0, keyAssetIDs: keys[$0.id] ?? []))
+                }
+            }
+            return records
+        }
+        return .object(["collections": .array(records), "token": .int(token)])
+    }
+
+    /// The `query` of a search, parsed; a malformed one is `-32602` with its position.
+    static func searchQuery(_ p: RPCParams) throws(RPCError) -> SearchQuery {
+        let raw = try p.string("query")
+        do {
+            return try SearchQuery.parse(raw)
+        } catch {
+            throw RPCError(.invalidParams, detail: "'query': expected \(error.message) at \(error.position)",
+                           extra: ["param": .string("query"), "position": .int(Int64(error.position)), "expected": .string(error.message)])
+        }
     }
 
     /// The fetch options `assets.fetch` and `collections.assets` take besides paging.

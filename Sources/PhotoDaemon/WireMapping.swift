@@ -75,6 +75,13 @@ enum WireMapping {
     }
 
     /// A country, region or city of `places.fetch`, with what is below it.
+    /// A collection record with its `kind` (for lists of several kinds: `collections.search`).
+    static func kind(_ kind: String, _ record: JSONValue) -> JSONValue {
+        guard case .object(var o) = record else { return record }
+        o["kind"] = .string(kind)
+        return .object(o)
+    }
+
     static func place(node n: PlaceNode) -> JSONValue {
         var o = JSONObject()
         o["id"] = .string(n.id)

@@ -77,6 +77,28 @@ public struct SearchQuery: Sendable, Hashable {
     /// of them required.
     public var ftsMatch: String { terms.map(\.ftsMatch).joined(separator: " ") }
 
+    /// Whether every term is among the words of `text` (ASCII case folded, other letters as
+    /// they are): what the index does, for short fixed titles that are not in it (the smart
+    /// albums').
+    public func matches(_ text: String) -> Bool {
+        let words = Self.words(text)
+        return terms.allSatisfy { term in
+            let wanted = Self.words(term.text)
+            guard !wanted.isEmpty, wanted.count <= words.count else { return false }
+            return (0...(words.count - wanted.count)).contains { start in
+                wanted.indices.allSatisfy { i in
+                    let word = words[start + i]
+                    return term.isPrefix && i == wanted.count - 1 ? word.hasPrefix(wanted[i]) : word == wanted[i]
+                }
+            }
+        }
+    }
+
+    private static func words(_ text: String) -> [String] {
+        text.unicodeScalars.split { !($0.properties.isAlphabetic || $0.properties.numericType != nil) }
+            .map { Keywords.folded(String(String.UnicodeScalarView($0))) }
+    }
+
     private static func hasWordCharacter(_ s: String) -> Bool {
         s.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
     }

@@ -70,3 +70,87 @@ extension IndexReader {
         return PlaceTree.flatten(PlaceTree.build(all)).first { $0.id == id }?.rows ?? []
     }
 }
+
+/// What `collections.search` finds (`IndexReader.collectionMatches`): every word or phrase of
+/// the query in one collection's own text.
+public struct CollectionMatches: Sendable, Hashable {
+    /// Folder albums (ids) whose path below their root has the words, most assets first.
+    public var folderAlbums: [String] = []
+    /// User albums (ids) whose title has them.
+    public var userAlbums: [String] = []
+    /// Moments (days) whose title or cities have them, newest first.
+    public var momentDays: [Int] = []
+    /// The place rows whose names have them, in any of their names.
+    public var placeRows: Set<Int64> = []
+    /// The place rows whose name of that kind has them all (a city's: its city, sub-location or
+    /// the place it is near).
+    public var placeRowsByName: [PlaceNode.Kind: Set<Int64>] = [:]
+}
+
+extension IndexReader {
+    /// The collections whose own words hold every term of `text` (the search word lists of
+    /// migration 012), at most `limit` of each kind but places.
+    public func collectionMatches(_ text: SearchQuery, limit: Int) throws(StoreError) -> CollectionMatches {
+        let match = text.ftsMatch
+        func values<T>(_ sql: String, _ read: (Statement) -> T) throws(StoreError) -> [T] {
+            let s = try db.statement(sql)
+            defer { s.reset() }
+            s.bind(":match", to: match)
+            if sql.contains(":limit") { s.bind(":limit", to: limit) }
+            var out: [T] = []
+            while try s.step() { out.append(read(s)) }
+            return out
+        }
+        var found = CollectionMatches()
+        found.folderAlbums = try values("""
+            SELECT album_id FROM directories WHERE asset_count > 0
+              AND id IN (SELECT rowid FROM folder_words WHERE folder_words MATCH :match)
+            ORDER BY asset_count DESC, path LIMIT :limit
+            """) { $0.string(0) }
+        found.userAlbums = try values("SELECT id FROM album_words WHERE album_words MATCH :match LIMIT :limit") { $0.string(0) }
+        found.momentDays = try values("""
+            SELECT rowid FROM moment_words WHERE moment_words MATCH :match ORDER BY rowid DESC LIMIT :limit
+            """) { $0.int(0) }
+        found.placeRows = Set(try values("SELECT rowid FROM place_words WHERE place_words MATCH :match") { $0.int64(0) })
+        guard !found.placeRows.isEmpty else { return found }
+        for (kind, columns) in [(PlaceNode.Kind.city, "city sub_location near"), (.region, "region"), (.country, "country")] {
+            let s = try db.statement("SELECT rowid FROM place_words WHERE place_words MATCH :match")
+            s.bind(":match", to: "{\(columns)} : (\(match))")
+            var rows = Set<Int64>()
+            while try s.step() { rows.insert(s.int64(0)) }
+            s.reset()
+            found.placeRowsByName[kind] = rows
+        }
+        return found
+    }
+}
+
+extension PlaceNode {
+    /// The places a search names (`CollectionMatches`): those whose own name has every word
+    /// ("zurich": the city, and the region of that name), most assets first by kind, countries
+    /// first; when no name has them all but a place's names together do ("lisbon portugal"),
+    /// the topmost places all of whose rows match.
+    public static func named(by found: CollectionMatches, in tree: [PlaceNode]) -> [PlaceNode] {
+        var byName: [PlaceNode] = []
+        func walk(_ nodes: [PlaceNode]) {
+            for node in nodes {
+                if let rows = found.placeRowsByName[node.kind], node.rows.contains(where: rows.contains) { byName.append(node) }
+                walk(node.children)
+            }
+        }
+        walk(tree)
+        let order: [Kind] = [.country, .region, .city]
+        if !byName.isEmpty {
+            return order.flatMap { kind in byName.filter { $0.kind == kind }.sorted { $0.assetCount > $1.assetCount } }
+        }
+        return covered(by: found.placeRows, in: tree)
+    }
+
+    /// The topmost places all of whose place rows are in `rows`.
+    static func covered(by rows: Set<Int64>, in tree: [PlaceNode]) -> [PlaceNode] {
+        tree.flatMap { node -> [PlaceNode] in
+            if !node.rows.isEmpty, node.rows.allSatisfy(rows.contains) { return [node] }
+            return covered(by: rows, in: node.children)
+        }
+    }
+}

@@ -162,6 +162,23 @@ struct PlacesEndToEndTests {
         #expect(bad.status == 64 && bad.stderr.contains("^"), "\(bad.status) \(bad.stderr)")
         let viaClient = try PhotoLibrary(socket: daemon.socket).search("zur")
         #expect(viaClient.total == 1 && viaClient.assets.first?.place?.countryCode == "CH")
+
+        // Collections by their own words: a place, a user album, a folder album, a moment, a smart album.
+        let ids = try #require(porto.first)
+        let album = try c.call("albums.create", ["title": "Best of Porto"])["id"]?.stringValue
+        _ = try c.call("albums.addAssets", ["id": .string(try #require(album)), "ids": [.string(ids)]])
+        func kinds(_ query: String) throws -> [String] {
+            (try c.call("collections.search", ["query": .string(query)])["collections"]?.arrayValue ?? []).map {
+                "\($0["kind"]?.stringValue ?? "?"):\($0["title"]?.stringValue ?? $0["localDate"]?.stringValue ?? "?")"
+            }
+        }
+        #expect(try kinds("porto") == ["user:Best of Porto", "folder:Porto 2021"])
+        #expect(try kinds("switz") == ["country:Switzerland"])
+        let zurich = try kinds("zurich")
+        #expect(zurich == ["region:Canton of Zurich", "city:Zurich", "moment:Zurich"], "\(zurich)")
+        #expect(try kinds("favor") == ["smart:Favorites"])
+        #expect(try kinds("nothing here").isEmpty)
+        #expect(throws: (any Error).self) { try c.call("collections.search", ["query": "\"porto"]) }
         #expect(daemon.stop() == 0)
     }
 }

@@ -33,4 +33,14 @@ import Testing
         #expect(throws: SearchQuery.ParseError.self) { _ = try SearchQuery.parse(String(repeating: "a", count: 1025)) }
         #expect(throws: SearchQuery.ParseError.self) { _ = try SearchQuery.parse(Array(repeating: "w", count: 33).joined(separator: " ")) }
     }
+
+    @Test("A fixed title matched as the index would: whole words, the last a prefix, phrases in order", arguments: [
+        ("fav", "Favorites", true), ("favorites", "Favorites", true), ("favs", "Favorites", false),
+        ("recently", "Recently Deleted", true), ("deleted recently ", "Recently Deleted", true),
+        ("\"deleted recently\"", "Recently Deleted", false), ("\"recently del\"", "Recently Deleted", false),
+        ("live", "Live Photos", true), ("ive", "Live Photos", false), ("slo", "Slo-mo", true), ("slo mo", "Slo-mo", true),
+    ])
+    func matchesTitles(query: String, title: String, expected: Bool) throws {
+        #expect(try SearchQuery.parse(query).matches(title) == expected, "\(query) in \(title)")
+    }
 }

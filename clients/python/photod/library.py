@@ -469,6 +469,12 @@ class Library:
         answer = self.call("assets.search", params)
         return [Asset(r) for r in answer["assets"]], int(answer["total"])
 
+    def search_collections(self, query: str, limit: int = 20) -> List[Dict[str, Any]]:
+        """Places, user albums, folder albums, moments and smart albums whose own words match
+        ``query`` (``collections.search``), each record with its ``kind``, at most ``limit`` of
+        each kind, in that order."""
+        return list(self.call("collections.search", {"query": query, "limit": limit})["collections"])
+
     def get_assets(self, ids: Sequence[str], include_hidden: bool = False) -> Dict[str, Asset]:
         """The records of these assets now, by id (``assets.get``); ids not in the library are left out."""
         out: Dict[str, Asset] = {}

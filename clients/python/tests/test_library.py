@@ -64,6 +64,16 @@ class Reads(unittest.TestCase):
         cls.daemon.close()
         shutil.rmtree(cls.root, ignore_errors=True)
 
+    def test_search_collections(self):
+        # Folder albums by the words of their paths; smart albums by their titles; each with its kind.
+        found = self.lib.search_collections("2019 05 02")
+        self.assertEqual([(c["kind"], c["title"]) for c in found], [("folder", "2019-05-02")])
+        self.assertEqual(found[0]["assetCount"], 4)
+        self.assertEqual([c["id"] for c in self.lib.search_collections("favo")], ["s_favorites"])
+        self.assertEqual(len(self.lib.search_collections("2019", limit=2)), 2)
+        with self.assertRaises(photod.errors.InvalidParams):
+            self.lib.search_collections('"open')
+
     def test_fetch_is_a_lazily_paged_sequence(self):
         calls = []
         original = self.lib.call

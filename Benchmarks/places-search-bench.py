@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Places and search, measured from outside photod (issue 30).
+
+  python3 Benchmarks/places-search-bench.py --library LIB --photod PHOTOD [--rounds 3] [--runs 7]
+      [--skip-index] [--workdir DIR] [--results FILE]
+
+In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,000,000 files):
+
+1. The first index, `--rounds` times with the gazetteer on and off alternately (`--gazetteer
+   on|off`, fresh databases): photod's CPU (utime + stime from /proc, at idle) per asset, and
+   `lastScan`'s files/s. On minus off is what placing costs an asset. `--skip-index` makes one
+   index (gazetteer on) and skips the comparison.
+2. The pass that places a library indexed before places (as after migration 011): the places of
+   that database are cleared, `places.end` set to its last asset, and photod started again; the
+   pass's time is from the start to `library.status.placing` reaching its total.
+3. `assets.search` with queries of 1 to 3 words drawn from the library (the most and least
+   common city, a year folder, the most common camera make, one file's own word, a prefix as one
+   types, and combinations), each asked once and then `--runs` times (limit 100): per query the
+   median, over every request p50 and p99. `places.fetch`: its median.
+4. Size: what places and search add to the database — a VACUUMed copy against a VACUUMed copy
+   with their tables, indexes, columns and triggers dropped, per asset.
+
+Each request is timed from writing its line to having read the answer's (the socket, as a
+client sees it). Prints a table and appends one JSON line to --results with the commit and the
+load average. Python 3 standard library and the sqlite3 module only.
+"""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from rpc_client import Client  # noqa: E402
+
+# What migrations 011 and 012 add (places, the R*Tree, search), to measure what they cost.
+WITHOUT = """
+DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;
+DROP TRIGGER directories_words_insert; DROP TRIGGER directories_words_update; DROP TRIGGER directories_words_delete;
+DROP TRIGGER places_words_insert; DROP TRIGGER asset_keywords_words_insert; DROP TRIGGER asset_keywords_words_delete;
+DROP TRIGGER user_albums_words_insert; DROP TRIGGER user_albums_words_update; DROP TRIGGER user_albums_words_delete;
+DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGGER moments_words_delete;
+DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
+DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
+DROP TRIGGER assets_location_insert; DROP TRIGGER assets_location_update; DROP TRIGGER assets_location_delete;
+DROP TABLE asset_locations; DROP INDEX assets_place;
+ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset; ALTER TABLE assets DROP COLUMN file_place;
+ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;
+ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
+"""
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Photod:
+    def __init__(self, a, db, extra=()):
+        self.dir = tempfile.mkdtemp(prefix="psb-", dir="/tmp")
+        self.sock = os.path.join(self.dir, "s")
+        cmd = [a.photod, "--library", a.library, "--database", db, "--socket", self.sock, "--cache-dir",
+               os.path.join(self.dir, "cache"), "--timezone", "UTC", *extra]
+        self.log = open(os.path.join(self.dir, "log"), "wb")
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        while True:
+            if self.p.poll() is not None:
+                raise SystemExit("photod exited: %s" % open(self.log.name).read()[-2000:])
+            try:
+                self.c = Client(self.sock)
+                break
+            except OSError:
+                time.sleep(0.01)
+
+    def status(self):
+        return self.c.call("library.status")
+
+    def wait(self, done, timeout=3600):
+        while True:
+            st = self.status()
+            if done(st):
+                return st
+            if time.monotonic() - self.t0 > timeout:
+                raise SystemExit("photod did not finish in %d s" % timeout)
+            time.sleep(0.05)
+
+    def timed(self, method, params):
+        secs, line = self.c.raw(method, params)
+        msg = json.loads(line)
+        if "error" in msg:
+            raise SystemExit("%s %s: %s" % (method, json.dumps(params), msg["error"]))
+        return secs * 1000, msg["result"]
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(120)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def idle(st):
+    return st.get("state") == "idle" and st.get("lastScan") is not None
+
+
+def index(a, db, gazetteer):
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    d = Photod(a, db, ["--gazetteer", gazetteer])
+    st = d.wait(idle)
+    cpu = cpu_seconds(d.p.pid)
+    files = st["lastScan"]["files"]
+    rate = files / st["lastScan"]["seconds"]
+    d.stop()
+    return {"gazetteer": gazetteer, "files": files, "cpu_us_per_file": cpu / files * 1e6, "files_per_s": rate}
+
+
+def queries(db):
+    q = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    cities = q.execute("""SELECT p.city, count(*) n FROM assets a JOIN places p ON p.id = a.place_id
+                          WHERE p.city IS NOT NULL GROUP BY p.city ORDER BY n DESC""").fetchall()
+    year = q.execute("""SELECT substr(CAST(local_datetime AS TEXT), 1, 4) y, count(*) n FROM assets GROUP BY y
+                        ORDER BY n DESC LIMIT 1""").fetchone()[0]
+    make = q.execute("""SELECT lower(make), count(*) n FROM assets WHERE make IS NOT NULL GROUP BY lower(make)
+                        ORDER BY n DESC LIMIT 1""").fetchone()
+    name = q.execute("SELECT CAST(path AS TEXT) FROM assets ORDER BY pk LIMIT 1 OFFSET (SELECT count(*) / 2 FROM assets)").fetchone()[0]
+    q.close()
+    word = max(os.path.splitext(os.path.basename(name))[0].replace("_", "-").split("-"), key=len)
+    top, rare = cities[0][0], cities[-1][0]
+    out = [top, rare, year, word, top[:2], "%s %s" % (top, year), "%s %s" % (rare, year)]
+    if make:
+        out += [make[0].split()[0], "%s %s %s" % (rare, make[0].split()[0], year)]
+    return out
+
+
+def search_round(d, qs, runs):
+    per, every = {}, []
+    for text in qs:
+        times = []
+        total = None
+        for i in range(runs + 1):
+            ms, r = d.timed("assets.search", {"query": text, "limit": 100})
+            total = r["total"]
+            times.append(ms)
+        every += times
+        per[text] = {"first_ms": times[0], "median_ms": statistics.median(times[1:]), "total": total}
+    places = [d.timed("places.fetch", {})[0] for _ in range(runs + 1)]
+    every.sort()
+    return {"queries": per, "p50_ms": statistics.median(every), "p99_ms": every[min(len(every) - 1, int(len(every) * 0.99))],
+            "places_fetch_median_ms": statistics.median(places[1:]), "places_fetch_first_ms": places[0]}
+
+
+def size(db, assets):
+    tmp = tempfile.mkdtemp(prefix="psb-size-", dir=os.path.dirname(os.path.abspath(db)))
+    try:
+        w, wo = os.path.join(tmp, "with.db"), os.path.join(tmp, "without.db")
+        shutil.copy(db, w)
+        c = sqlite3.connect(w)
+        c.execute("VACUUM")
+        c.close()
+        shutil.copy(w, wo)
+        c = sqlite3.connect(wo)
+        c.executescript(WITHOUT)
+        c.execute("VACUUM")
+        c.close()
+        a, b = os.path.getsize(w), os.path.getsize(wo)
+        return {"db_bytes": os.path.getsize(db), "vacuumed": a, "vacuumed_without": b, "bytes_per_asset": (a - b) / assets}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--library", required=True)
+    p.add_argument("--photod", required=True)
+    p.add_argument("--workdir", default="/tmp/photod-places-bench")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--skip-index", action="store_true")
+    p.add_argument("--results", default=None)
+    a = p.parse_args()
+    a.library = os.path.abspath(a.library)
+    os.makedirs(a.workdir, exist_ok=True)
+    db = os.path.join(a.workdir, "photod.db")
+    out = {"library": a.library, "commit": subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                                           capture_output=True, text=True).stdout.strip(),
+           "loadavg": open("/proc/loadavg").read().split()[:3], "index": []}
+
+    order = ["on"] if a.skip_index else [g for r in range(a.rounds) for g in (("off", "on") if r % 2 == 0 else ("on", "off"))]
+    for g in order:
+        r = index(a, db if g == "on" else db + ".off", g)
+        log("index, gazetteer %s: %d files, %.0f files/s, %.1f µs CPU a file" % (g, r["files"], r["files_per_s"], r["cpu_us_per_file"]))
+        out["index"].append(r)
+    if not a.skip_index:
+        for s in ("", "-wal", "-shm"):
+            if os.path.exists(db + ".off" + s):
+                os.unlink(db + ".off" + s)
+        on = [r["cpu_us_per_file"] for r in out["index"] if r["gazetteer"] == "on"]
+        off = [r["cpu_us_per_file"] for r in out["index"] if r["gazetteer"] == "off"]
+        out["placing_cpu_us_per_file"] = statistics.median(on) - statistics.median(off)
+
+    # The pass over a library indexed before places.
+    c = sqlite3.connect(db)
+    placed = c.execute("SELECT count(*) FROM assets WHERE latitude IS NOT NULL AND deleted_at IS NULL").fetchone()[0]
+    assets = c.execute("SELECT count(*) FROM assets").fetchone()[0]
+    c.execute("UPDATE assets SET place_id = NULL, zone_offset = NULL")
+    c.execute("DELETE FROM meta WHERE key LIKE 'places.%'")
+    c.execute("INSERT INTO meta (key, value) SELECT 'places.end', max(pk) FROM assets")
+    c.commit()
+    c.close()
+    d = Photod(a, db)
+    st = d.wait(lambda s: idle(s) and (s.get("placing") is None or s["placing"]["done"] >= s["placing"]["total"]))
+    out["pass"] = {"assets": placed, "seconds": time.monotonic() - d.t0}
+    log("pass: %d assets placed in %.1f s (from the start)" % (placed, out["pass"]["seconds"]))
+
+    qs = queries(db)
+    out["search"] = search_round(d, qs, a.runs)
+    d.stop()
+    out["size"] = size(db, assets)
+
+    print("| what | figure |")
+    print("|---|---|")
+    if "placing_cpu_us_per_file" in out:
+        print("| placing, CPU an asset (gazetteer on − off, medians of %d) | %.1f µs |" % (a.rounds, out["placing_cpu_us_per_file"]))
+    print("| the pass over %d assets with coordinates | %.1f s |" % (placed, out["pass"]["seconds"]))
+    for text, r in out["search"]["queries"].items():
+        print("| `assets.search` \"%s\" (%d found) | first %.1f ms, median %.1f ms |" % (text, r["total"], r["first_ms"], r["median_ms"]))
+    s = out["search"]
+    print("| `assets.search`, every request | p50 %.1f ms, p99 %.1f ms |" % (s["p50_ms"], s["p99_ms"]))
+    print("| `places.fetch` | first %.1f ms, median %.1f ms |" % (s["places_fetch_first_ms"], s["places_fetch_median_ms"]))
+    z = out["size"]
+    print("| places and search in the database (VACUUMed, with − without) | %.0f bytes an asset |" % z["bytes_per_asset"])
+    if a.results:
+        with open(a.results, "a") as f:
+            f.write(json.dumps(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
