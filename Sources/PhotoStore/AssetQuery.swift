@@ -614,10 +614,15 @@ extension IndexReader {
     /// A page of the library's assets that match a text search (`SearchQuery`) and `query`'s
     /// predicate, most relevant first (`SearchSources`: each word scores by the best source it
     /// is found in, the scores add up) then newest, or in `query`'s sort; and how many match in
-    /// all. Run it inside `consistent` for a page and total from one snapshot.
+    /// all. Without a predicate or a sort, `rankedSearch` answers (unless `ranked` is false:
+    /// the tests compare the two; `readAtMost` is its tier size read by pk rather than walked
+    /// for); else SQL joins each term's matches.
     public func search(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int,
-                       now: Int64) throws(StoreError) -> (assets: [Asset], total: Int) {
+                       now: Int64, ranked: Bool = true, readAtMost: Int = 2_000) throws(StoreError) -> (assets: [Asset], total: Int) {
         try consistent { () throws(StoreError) -> (assets: [Asset], total: Int) in
+            if ranked, query.predicate == nil, query.sort.isEmpty {
+                return try rankedSearch(text, query, limit: limit, offset: offset, readAtMost: readAtMost)
+            }
             guard var plan = try plan(query, in: .library, now: now) else { return ([], 0) }
             var matches: [String] = []
             for term in text.terms {
@@ -667,7 +672,7 @@ extension IndexReader {
 
     /// The assets at `offset..<offset + limit` of a whole result, read in this transaction, in
     /// that order.
-    private func assets(_ pks: some RandomAccessCollection<some BinaryInteger>, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
+    func assets(_ pks: some RandomAccessCollection<some BinaryInteger>, limit: Int, offset: Int) throws(StoreError) -> [Asset] {
         let offset = max(0, offset)
         guard offset < pks.count, limit > 0 else { return [] }
         let start = pks.index(pks.startIndex, offsetBy: offset)

@@ -1,4 +1,5 @@
 import CSQLite
+import CSearch
 import PhotoModel
 
 /// `SQLITE_TRANSIENT` is a cast macro Swift cannot import.
@@ -30,6 +31,11 @@ public final class Connection {
         handle = db
         self.path = path
         sqlite3_busy_timeout(db, 5_000)
+        let registered = photod_search_register(db)
+        guard registered == SQLITE_OK else {
+            throw StoreError(code: .cannotOpen, message: "cannot open database '\(path)': the search functions: "
+                             + String(cString: sqlite3_errstr(registered)), sqliteCode: registered)
+        }
     }
 
     deinit {

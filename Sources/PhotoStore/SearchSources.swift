@@ -5,32 +5,54 @@
 /// already has (migration 012). What the asset is of — its keywords, place, albums — weighs
 /// twice its name or folders; its camera half.
 enum SearchSources {
-    static let subject = 2.0
-    static let name = 1.0
-    static let camera = 0.5
+    /// Where a word was found, as a code (`photod_weights` keeps the largest per asset).
+    static let subject = 3, name = 2, camera = 1
 
-    /// The assets (`pk`) one term matches with their best weight (`w`); the term is the FTS5
-    /// query bound at `?parameter`. Assets in Recently Deleted may be among them (the plan's
-    /// condition leaves them out).
-    static func matches(parameter n: Int) -> String {
+    /// The points a code is worth (an asset's score adds them up over the words): 4, 2 and 1.
+    static let points: [UInt16] = [0, 1, 2, 4]
+
+    /// The assets (`pk`) one term matches, a row per source it is found in, with its code
+    /// (`c`); the term is the FTS5 query bound at `?parameter`. Assets in Recently Deleted may
+    /// be among them.
+    /// With `among`, only the assets whose pks are in the JSON array bound there (SQLite does
+    /// not push such a condition into a UNION ALL by itself).
+    static func branches(parameter n: Int, among: Int? = nil) -> String {
         let term = "?\(n)"
         let places = "SELECT rowid FROM place_words WHERE place_words MATCH \(term)"
+        let only = among.map { "(SELECT value FROM json_each(?\($0)))" }
+        let ownRows = only.map { " AND rowid IN \($0)" } ?? ""
+        let rows = only.map { " AND a.pk IN \($0)" } ?? ""
         return """
-            SELECT pk, max(w) AS w FROM (
-                SELECT rowid AS pk, \(name) AS w FROM asset_words WHERE asset_words MATCH '{name} : ' || \(term)
-                UNION ALL SELECT rowid, \(subject) FROM asset_words WHERE asset_words MATCH '{keywords} : ' || \(term)
-                UNION ALL SELECT rowid, \(camera) FROM asset_words WHERE asset_words MATCH '{camera} : ' || \(term)
-                UNION ALL SELECT a.pk, \(name) FROM assets a
-                    WHERE a.directory_id IN (SELECT rowid FROM folder_words WHERE folder_words MATCH \(term))
-                UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE a.place_id IN (\(places))
-                    AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL
-                UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
-                    AND a.place_id IN (\(places))
-                UNION ALL SELECT a.pk, \(subject) FROM asset_keywords k JOIN assets a ON a.id = k.asset_id
-                    WHERE k.keyword IN (SELECT keyword FROM keyword_words WHERE keyword_words MATCH \(term))
-                UNION ALL SELECT a.pk, \(subject) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
-                    WHERE m.album_id IN (SELECT id FROM album_words WHERE album_words MATCH \(term))
-            ) GROUP BY pk
+            SELECT rowid AS pk, photod_column_weight(asset_words, \(name), \(subject), \(camera)) AS c
+                FROM asset_words WHERE asset_words MATCH \(term)\(ownRows)
+            UNION ALL SELECT a.pk, \(name) FROM assets a
+                WHERE a.directory_id IN (SELECT rowid FROM folder_words WHERE folder_words MATCH \(term))\(rows)
+            UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE a.place_id IN (\(places))
+                AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL\(rows)
+            UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
+                AND a.place_id IN (\(places))\(rows)
+            UNION ALL SELECT a.pk, \(subject) FROM asset_keywords k JOIN assets a ON a.id = k.asset_id
+                WHERE k.keyword IN (SELECT keyword FROM keyword_words WHERE keyword_words MATCH \(term))\(rows)
+            UNION ALL SELECT a.pk, \(subject) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
+                WHERE m.album_id IN (SELECT id FROM album_words WHERE album_words MATCH \(term))\(rows)
             """
     }
+
+    /// One term's matches with their best weight (`w`, half the points), for SQL to join.
+    static func matches(parameter n: Int) -> String {
+        "SELECT pk, max(CASE c WHEN \(subject) THEN 2.0 WHEN \(name) THEN 1.0 ELSE 0.5 END) AS w FROM (\(branches(parameter: n))) WHERE c > 0 GROUP BY pk"
+    }
+
+    /// One term's matches as a blob, a byte per pk: the best code (`photod_weights`).
+    static let weights = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1)))"
+
+    /// The same for the assets (pks) in the JSON array bound at `?2` only.
+    static let weightsAmong = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1, among: 2)))"
+
+    /// The newest assets first whose byte is set in the blob bound at `?1`, at most `?2`:
+    /// the capture-order index walked inside SQLite.
+    static let newestMembers = """
+        SELECT pk FROM assets INDEXED BY assets_order WHERE photod_member(?1, pk)
+        ORDER BY local_datetime DESC, pk DESC LIMIT ?2
+        """
 }

@@ -395,6 +395,56 @@ struct SearchStoreTests {
         try Self.expectWordsConsistent(db)
     }
 
+    @Test("The ranked engine and SQL's join agree: order, total and pages, with hidden and deleted assets, walking or reading by pk")
+    func rankedAgreesWithSQL() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var rng = SystemRandomNumberGenerator()
+        let folders = ["2019/Lisbon trip", "2019/Porto", "2020/beach days", "2020/Lisbon again", "misc"]
+        let words = ["beach", "family", "lisbon", "sunset", "dog"]
+        var files: [FileOutcome] = []
+        for i in 0..<400 {
+            let date = "20\(19 + i % 3)-0\(1 + i % 9)-1\(i % 10)T1\(i % 7):00:00"
+            let latitude: Double? = i % 3 == 0 ? nil : Bool.random(using: &rng) ? 38.7 : -33.9
+            var media = Make.media(date: date,
+                                   make: ["Canon", "NIKON CORPORATION", nil][i % 3],
+                                   latitude: latitude, longitude: 151)
+            media.keywords = (0..<Int.random(in: 0...2, using: &rng)).map { _ in words.randomElement(using: &rng)! }
+            let name = ["IMG_\(i).jpg", "beach \(i).jpg", "DSC\(i % 50).jpg"][i % 3]
+            files.append(Make.outcome("/lib/\(folders[i % folders.count])/\(name)", inode: UInt64(i + 1), .media(media)))
+        }
+        _ = try db.write { try $0.apply(Make.batch(files), now: 1) }
+        let all = try db.read { try $0.assets(limit: 1000, offset: 0) }
+        _ = try db.write { try $0.set(.hidden, true, ids: all.prefix(40).map(\.id), now: 2) }
+        var gone = WriteBatch()
+        gone.removedFiles = all.suffix(30).map { ($0.path.parent, $0.path.lastComponent) }
+        _ = try db.write { try $0.apply(gone, now: 3) }
+        for text in ["2019", "lisb", "beach", "porto 2019", "img", "canon", "family beach", "\"lisbon trip\"", "sydney dog", "nothing"] {
+            let q = try SearchQuery.parse(text)
+            for hidden in [false, true] {
+                var query = AssetQuery()
+                query.includeHidden = hidden
+                for (limit, offset) in [(500, 0), (7, 3), (50, 120), (10, 1000)] {
+                    let joined = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, ranked: false) }
+                    for readAtMost in [0, 2_000] {
+                        let ranked = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, readAtMost: readAtMost) }
+                        #expect(ranked.total == joined.total, "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
+                        #expect(ranked.assets.map(\.id) == joined.assets.map(\.id), "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func walkOrRead() {
+        #expect(SearchScores.walks(members: 500_000, wanted: 100, assets: 1_000_000))
+        #expect(!SearchScores.walks(members: 50, wanted: 100, assets: 1_000_000))
+        #expect(!SearchScores.walks(members: 2_000, wanted: 100, assets: 1_000_000))
+        #expect(SearchScores.walks(members: 500_000, wanted: 500_000, assets: 1_000_000))   // all wanted: a walk is cheaper
+        #expect(!SearchScores.walks(members: 30_000, wanted: 30_000, assets: 1_000_000))
+    }
+
     /// Every word list agrees with the rows it is made from (FTS5's own check, against the
     /// content for `asset_words`).
     static func expectWordsConsistent(_ db: Database) throws {

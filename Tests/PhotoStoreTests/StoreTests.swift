@@ -80,6 +80,8 @@ struct StoreTests {
         DROP TABLE folder_words; DROP TABLE place_words; DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
         CREATE VIRTUAL TABLE asset_search USING fts5(name, folders, keywords, place, camera,
             tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+        DROP INDEX assets_place;
+        CREATE INDEX assets_place ON assets(place_id, local_datetime) WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
 
         """
 

@@ -507,6 +507,11 @@ public enum Schema {
             -- diacritics (unicode61: "sao paulo" finds "São Paulo").
             DROP TABLE asset_search;
             DELETE FROM meta WHERE key = 'search.rebuild';
+            -- The visible assets at each place: with the columns its condition names, so that a
+            -- search reads a place's assets from the index alone (two bytes an entry).
+            DROP INDEX assets_place;
+            CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at)
+                WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
             CREATE VIEW asset_words_source AS
                 SELECT pk, \(SearchSQL.name("path")) AS name, keywords, \(SearchSQL.camera("")) AS camera FROM assets;
             CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, camera, content = 'asset_words_source',

@@ -1,0 +1,96 @@
+#include "csearch.h"
+
+#include <string.h>
+
+typedef struct {
+    unsigned char *bytes;
+    sqlite3_int64 size;
+} Weights;
+
+static void weights_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    Weights *w = sqlite3_aggregate_context(ctx, sizeof(Weights));
+    if (w == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return;
+    sqlite3_int64 pk = sqlite3_value_int64(argv[0]);
+    sqlite3_int64 code = sqlite3_value_int64(argv[1]);
+    if (pk < 0 || pk > ((sqlite3_int64)1 << 32) || code < 1 || code > 255) return;
+    if (pk >= w->size) {
+        sqlite3_int64 n = w->size > 0 ? w->size : 4096;
+        while (n <= pk) n *= 2;
+        unsigned char *grown = sqlite3_realloc64(w->bytes, (sqlite3_uint64)n);
+        if (grown == NULL) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        memset(grown + w->size, 0, (size_t)(n - w->size));
+        w->bytes = grown;
+        w->size = n;
+    }
+    if (w->bytes[pk] < code) w->bytes[pk] = (unsigned char)code;
+}
+
+static void weights_final(sqlite3_context *ctx) {
+    Weights *w = sqlite3_aggregate_context(ctx, 0);
+    if (w == NULL || w->bytes == NULL) {
+        sqlite3_result_zeroblob(ctx, 0);
+        return;
+    }
+    sqlite3_result_blob64(ctx, w->bytes, (sqlite3_uint64)w->size, sqlite3_free);
+    w->bytes = NULL;
+    w->size = 0;
+}
+
+static void column_weight(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+    int count = 0;
+    int rc = api->xInstCount(fts, &count);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    int best = 0;
+    for (int i = 0; i < count; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        rc = api->xInst(fts, i, &phrase, &column, &offset);
+        if (rc != SQLITE_OK) {
+            sqlite3_result_error_code(ctx, rc);
+            return;
+        }
+        if (column >= 0 && column < argc) {
+            int code = sqlite3_value_int(argv[column]);
+            if (code > best) best = code;
+        }
+    }
+    sqlite3_result_int(ctx, best);
+}
+
+static void member(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const unsigned char *bytes = sqlite3_value_blob(argv[0]);
+    sqlite3_int64 size = sqlite3_value_bytes(argv[0]);
+    sqlite3_int64 pk = sqlite3_value_int64(argv[1]);
+    sqlite3_result_int(ctx, bytes != NULL && pk >= 0 && pk < size && bytes[pk] != 0);
+}
+
+int photod_search_register(sqlite3 *db) {
+    int rc = sqlite3_create_function_v2(db, "photod_weights", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+                                        weights_step, weights_final, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_create_function_v2(db, "photod_member", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, member, NULL,
+                                    NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    fts5_api *api = NULL;
+    sqlite3_stmt *s = NULL;
+    rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &s, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(s, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(s);
+    rc = sqlite3_finalize(s);
+    if (rc != SQLITE_OK) return rc;
+    if (api == NULL || api->iVersion < 2) return SQLITE_ERROR;
+    return api->xCreateFunction(api, "photod_column_weight", NULL, column_weight, NULL);
+}

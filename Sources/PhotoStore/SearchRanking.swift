@@ -1,0 +1,140 @@
+import PhotoModel
+
+/// A search's scores by asset, apart from SQLite: each term's weights (a byte per pk, from
+/// `SearchSources.weights`) required in turn and added up, as `SearchSources.points`; 0 is not
+/// a match.
+struct SearchScores {
+    private(set) var score: [UInt16]
+
+    init(first weights: [UInt8]) {
+        score = weights.map { SearchSources.points[Int(min($0, 3))] }
+    }
+
+    /// Keeps the assets `weights` also has, adding its points.
+    mutating func require(_ weights: [UInt8]) {
+        score.withUnsafeMutableBufferPointer { s in
+            weights.withUnsafeBufferPointer { w in
+                let shared = min(s.count, w.count)
+                for i in 0..<shared where s[i] != 0 {
+                    let code = w[i]
+                    s[i] = code == 0 ? 0 : s[i] &+ SearchSources.points[Int(min(code, 3))]
+                }
+                for i in shared..<s.count { s[i] = 0 }
+            }
+        }
+    }
+
+    mutating func exclude(_ pk: Int64) {
+        if pk >= 0, pk < score.count { score[Int(pk)] = 0 }
+    }
+
+    /// The scores that occur, the highest first, with how many assets have each.
+    func tiers() -> [(score: UInt16, members: Int)] {
+        var counts = [Int](repeating: 0, count: Int(UInt16.max) + 1)
+        var highest = 0
+        score.withUnsafeBufferPointer { s in
+            for v in s where v != 0 {
+                counts[Int(v)] += 1
+                highest = max(highest, Int(v))
+            }
+        }
+        return stride(from: highest, through: 1, by: -1).compactMap { v in counts[v] > 0 ? (UInt16(v), counts[v]) : nil }
+    }
+
+    /// A byte per pk, 1 for the assets with this score.
+    func membership(scoring value: UInt16) -> [UInt8] {
+        score.map { $0 == value ? 1 : 0 }
+    }
+
+    /// The assets with this score, pks ascending.
+    func members(scoring value: UInt16) -> [Int64] {
+        var pks: [Int64] = []
+        score.withUnsafeBufferPointer { s in
+            for i in s.indices where s[i] == value { pks.append(Int64(i)) }
+        }
+        return pks
+    }
+
+    /// The assets that match so far, when few (nil when more than `limit`).
+    func candidates(atMost limit: Int) -> [Int64]? {
+        var pks: [Int64] = []
+        var over = false
+        score.withUnsafeBufferPointer { s in
+            for i in s.indices where s[i] != 0 {
+                guard pks.count < limit else { over = true; return }
+                pks.append(Int64(i))
+            }
+        }
+        return over ? nil : pks
+    }
+
+    /// Whether the first `wanted` of a tier of `members`, newest first, are found by walking
+    /// the capture-order index from the newest inside SQLite (at most every entry, ~40 ns
+    /// each, and far fewer when the tier's assets are spread over time) rather than by
+    /// reading each member's time by pk (~1 µs each) and sorting: a few thousand members are
+    /// read; more are walked for, unless all of them are wanted and a walk over the whole
+    /// index would cost more than reading them.
+    static func walks(members: Int, wanted: Int, assets: Int, readAtMost: Int = 2_000) -> Bool {
+        guard members > readAtMost else { return false }
+        return wanted < members || Double(members) > Double(assets) * 0.04
+    }
+}
+
+extension IndexReader {
+    /// A page of the library's assets that match `text`, most relevant first then newest, and
+    /// how many match: each term's weights computed inside SQLite (`photod_weights`, a byte per
+    /// asset), combined here, then each score's assets in capture order, newest first — read
+    /// by pk and sorted, or found by walking the capture-order index when they are many and
+    /// only the first are wanted. `query` has no predicate and no sort.
+    func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int,
+                      readAtMost: Int) throws(StoreError) -> (assets: [Asset], total: Int) {
+        var scores: SearchScores?
+        for term in text.terms {
+            // A later term is looked up for the assets still in (few after a rare word) only.
+            let few = scores?.candidates(atMost: 5_000)
+            if let few, few.isEmpty { break }
+            let weights = try db.statement(few == nil ? SearchSources.weights : SearchSources.weightsAmong)
+            weights.bind(term.ftsMatch, at: 1)
+            if let few { weights.bind("[" + few.map(String.init).joined(separator: ",") + "]", at: 2) }
+            let blob = try weights.step() ? weights.bytes(0) : []
+            weights.reset()
+            if scores == nil { scores = SearchScores(first: blob) } else { scores?.require(blob) }
+        }
+        guard var scores else { return ([], 0) }
+        let unseen = try db.statement("SELECT pk, deleted_at IS NOT NULL FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL")
+        while try unseen.step() {
+            if !query.includeHidden || unseen.int(1) != 0 { scores.exclude(unseen.int64(0)) }
+        }
+        unseen.reset()
+        if !query.includeAllBurstAssets {
+            let extras = try db.statement("SELECT pk FROM assets WHERE burst_id IS NOT NULL AND represents_burst = 0")
+            while try extras.step() { scores.exclude(extras.int64(0)) }
+            extras.reset()
+        }
+        let tiers = scores.tiers()
+        let total = tiers.reduce(0) { $0 + $1.members }
+        let wanted = min(max(0, offset) + max(0, limit), total)
+        var ordered: [Int64] = []
+        for tier in tiers where ordered.count < wanted {
+            let left = wanted - ordered.count
+            if SearchScores.walks(members: tier.members, wanted: left, assets: scores.score.count, readAtMost: readAtMost) {
+                let walk = try db.statement(SearchSources.newestMembers)
+                walk.bind(scores.membership(scoring: tier.score), at: 1)
+                walk.bind(left, at: 2)
+                while try walk.step() { ordered.append(walk.int64(0)) }
+                walk.reset()
+            } else {
+                let read = try db.statement("SELECT pk, local_datetime FROM assets WHERE pk IN (SELECT value FROM json_each(?1))")
+                read.bind("[" + scores.members(scoring: tier.score).map(String.init).joined(separator: ",") + "]", at: 1)
+                var timed: [(pk: Int64, local: String)] = []
+                timed.reserveCapacity(tier.members)
+                while try read.step() { timed.append((read.int64(0), read.string(1))) }
+                read.reset()
+                timed.sort { $0.local != $1.local ? $0.local > $1.local : $0.pk > $1.pk }
+                ordered += timed.prefix(left).map(\.pk)
+            }
+        }
+        let page = Array(ordered.dropFirst(max(0, offset)))
+        return (try assets(page, limit: limit, offset: 0), total)
+    }
+}
