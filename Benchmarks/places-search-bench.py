@@ -49,7 +49,8 @@ DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGG
 DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
 DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
 DROP TRIGGER assets_location_insert; DROP TRIGGER assets_location_update; DROP TRIGGER assets_location_delete;
-DROP TABLE asset_locations; DROP INDEX assets_place;
+DROP TABLE asset_locations; DROP INDEX assets_place; DROP TABLE place_counts;
+DROP TRIGGER assets_place_count_insert; DROP TRIGGER assets_place_count_update; DROP TRIGGER assets_place_count_delete;
 ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset; ALTER TABLE assets DROP COLUMN file_place;
 ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;
 ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;

@@ -1,15 +1,15 @@
 import PhotoModel
 
 extension IndexReader {
-    /// Every place with visible assets, with their count and span: one pass over the partial
-    /// index `assets_place` (place, capture time).
+    /// Every place with visible assets, with their count (kept in `place_counts`) and span
+    /// (the first and last entry of the place in the partial index `assets_place`).
     public func placeTallies() throws(StoreError) -> [PlaceTally] {
+        let visible = "a.place_id = c.place_id AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL"
         let s = try db.statement("""
-            SELECT t.place_id, p.key, t.n, t.first, t.last FROM (
-                SELECT a.place_id AS place_id, count(*) AS n, min(a.local_datetime) AS first, max(a.local_datetime) AS last
-                FROM assets a WHERE a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL
-                GROUP BY a.place_id) t
-            JOIN places p ON p.id = t.place_id
+            SELECT c.place_id, p.key, c.assets,
+                   (SELECT min(a.local_datetime) FROM assets a WHERE \(visible)),
+                   (SELECT max(a.local_datetime) FROM assets a WHERE \(visible))
+            FROM place_counts c JOIN places p ON p.id = c.place_id WHERE c.assets > 0
             """)
         defer { s.reset() }
         var tallies: [PlaceTally] = []

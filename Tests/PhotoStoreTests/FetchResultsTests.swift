@@ -48,6 +48,7 @@ struct FetchResultsTests {
             }
             #expect(ids == freshIDs, "step \(step): ids of \(text ?? "all") sorted '\(sort)' in \(scope)")
         }
+        try SearchStoreTests.expectWordsConsistent(db)
     }
 
     @Test("Random writes (new, changed, removed, moved files and folders, favorites, hidden, keywords, purges, raw SQL and an invalidation), 12 seeds × 40 steps")
@@ -55,7 +56,9 @@ struct FetchResultsTests {
         for seed in UInt64(1)...12 {
             let dir = try TemporaryDirectory("fetch-results")
             defer { dir.remove() }
-            let db = try Database(path: dir("c.db").string)
+            var options = Database.Options()
+            options.places = TablePlaces()   // places too, for the search lists and kept place counts checked below
+            let db = try Database(path: dir("c.db").string, options: options)
             _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
             var g = SplitMix64(seed: seed)
             var inode: UInt64 = 1

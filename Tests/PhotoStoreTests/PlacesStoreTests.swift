@@ -465,6 +465,24 @@ struct SearchStoreTests {
             }
         }
         for i in stride(from: 0, to: counts.count, by: 2) { #expect(counts[i] == counts[i + 1], "\(i / 2): \(counts)") }
+        // The kept counts of places equal a recount.
+        let differing = try db.read { r in
+            try r.connection.scalar("""
+                SELECT count(*) FROM (
+                    SELECT place_id, assets FROM place_counts WHERE assets != 0
+                    EXCEPT SELECT place_id, count(*) FROM assets
+                        WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY place_id)
+                """).int64
+        }
+        let missing = try db.read { r in
+            try r.connection.scalar("""
+                SELECT count(*) FROM (
+                    SELECT place_id, count(*) FROM assets
+                        WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY place_id
+                    EXCEPT SELECT place_id, assets FROM place_counts)
+                """).int64
+        }
+        #expect(differing == 0 && missing == 0, "place counts differ from a recount: \(differing ?? -1), \(missing ?? -1)")
     }
 
     @Test("A database from before the search sources gets every asset's, folder's and place's words when it is opened")

@@ -82,6 +82,8 @@ struct StoreTests {
             tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
         DROP INDEX assets_place;
         CREATE INDEX assets_place ON assets(place_id, local_datetime) WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
+        DROP TABLE place_counts;
+        DROP TRIGGER assets_place_count_insert; DROP TRIGGER assets_place_count_update; DROP TRIGGER assets_place_count_delete;
 
         """
 

@@ -512,6 +512,33 @@ public enum Schema {
             DROP INDEX assets_place;
             CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at)
                 WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
+            -- How many visible assets each place row has, kept by triggers as assets are written,
+            -- so the places list reads its counts instead of counting (spans and newest assets
+            -- are a look into `assets_place` per place).
+            CREATE TABLE place_counts (
+                place_id INTEGER PRIMARY KEY,
+                assets INTEGER NOT NULL
+            ) STRICT;
+            INSERT INTO place_counts (place_id, assets) SELECT place_id, count(*) FROM assets
+                WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY place_id;
+            CREATE TRIGGER assets_place_count_insert AFTER INSERT ON assets
+                WHEN new.place_id IS NOT NULL AND new.is_hidden = 0 AND new.deleted_at IS NULL BEGIN
+                INSERT INTO place_counts (place_id, assets) VALUES (new.place_id, 1)
+                    ON CONFLICT (place_id) DO UPDATE SET assets = assets + 1;
+            END;
+            CREATE TRIGGER assets_place_count_update AFTER UPDATE OF place_id, is_hidden, deleted_at ON assets
+                WHEN old.place_id IS NOT new.place_id OR (old.is_hidden = 0 AND old.deleted_at IS NULL)
+                    IS NOT (new.is_hidden = 0 AND new.deleted_at IS NULL) BEGIN
+                UPDATE place_counts SET assets = assets - 1
+                    WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL;
+                INSERT INTO place_counts (place_id, assets) SELECT new.place_id, 1
+                    WHERE new.place_id IS NOT NULL AND new.is_hidden = 0 AND new.deleted_at IS NULL
+                    ON CONFLICT (place_id) DO UPDATE SET assets = assets + 1;
+            END;
+            CREATE TRIGGER assets_place_count_delete AFTER DELETE ON assets
+                WHEN old.place_id IS NOT NULL AND old.is_hidden = 0 AND old.deleted_at IS NULL BEGIN
+                UPDATE place_counts SET assets = assets - 1 WHERE place_id = old.place_id;
+            END;
             CREATE VIEW asset_words_source AS
                 SELECT pk, \(SearchSQL.name("path")) AS name, keywords, \(SearchSQL.camera("")) AS camera FROM assets;
             CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, camera, content = 'asset_words_source',
