@@ -121,6 +121,7 @@ struct PlacesStoreTests {
             updated += changes.updated.count
             rounds += 1
             if !more { break }
+            #expect(try db.read { try $0.placingProgress() } == PlacingProgress(done: 4, total: 6))
         }
         #expect(rounds == 2 && updated == 6)
         #expect(try db.read { try $0.placingProgress() } == nil)

@@ -16,18 +16,23 @@ public struct PlacingProgress: Sendable, Hashable {
 
 extension IndexReader {
     /// What the placing pass has left (nil: nothing, or no pass was ever needed).
+    /// Kept by the pass as it goes (meta `places.done`, `places.total`), so that
+    /// `library.status` reads two rows; counted before its first job only.
     public func placingProgress() throws(StoreError) -> PlacingProgress? {
         guard let end = try metaInteger("places.end") else { return nil }
-        let cursor = try metaInteger("places.cursor") ?? 0
-        let s = try db.statement("""
-            SELECT count(*) FILTER (WHERE pk <= :cursor), count(*) FROM assets
-            WHERE pk <= :end AND latitude IS NOT NULL AND deleted_at IS NULL
-            """)
+        if let total = try metaInteger("places.total") {
+            return PlacingProgress(done: Int(try metaInteger("places.done") ?? 0), total: Int(total))
+        }
+        return PlacingProgress(done: 0, total: try placeable(upTo: end))
+    }
+
+    /// The assets with coordinates outside Recently Deleted up to pk `end`.
+    func placeable(upTo end: Int64) throws(StoreError) -> Int {
+        let s = try db.statement("SELECT count(*) FROM assets WHERE pk <= :end AND latitude IS NOT NULL AND deleted_at IS NULL")
         defer { s.reset() }
-        s.bind(":cursor", to: cursor)
         s.bind(":end", to: end)
         _ = try s.step()
-        return PlacingProgress(done: s.int(0), total: s.int(1))
+        return s.int(0)
     }
 }
 
@@ -44,6 +49,7 @@ extension IndexWriter {
             let meta = IndexReader(db)
             guard let end = try meta.metaInteger("places.end") else { return ChangeSet() }
             let cursor = try meta.metaInteger("places.cursor") ?? 0
+            if try meta.metaInteger("places.total") == nil { try setMetaInteger("places.total", Int64(try meta.placeable(upTo: end))) }
             let s = try db.statement("""
                 SELECT a.pk, a.place_id, a.zone_offset, \(MediaColumns.list.names(prefix: "a")) FROM assets a
                 WHERE a.pk > :cursor AND a.pk <= :end AND a.latitude IS NOT NULL AND a.deleted_at IS NULL
@@ -75,9 +81,10 @@ extension IndexWriter {
             }
             if let last = rows.last?.pk, rows.count == limit {
                 try setMetaInteger("places.cursor", last)
+                try setMetaInteger("places.done", (try meta.metaInteger("places.done") ?? 0) + Int64(rows.count))
                 more = true
             } else {
-                try db.execute("DELETE FROM meta WHERE key IN ('places.end', 'places.cursor')")
+                try db.execute("DELETE FROM meta WHERE key IN ('places.end', 'places.cursor', 'places.done', 'places.total')")
             }
             return ChangeSet()
         }
