@@ -342,3 +342,9 @@ public struct PlaceCollection: Sendable, Hashable, Identifiable {
     }
 }
 
+/// What `PhotoLibrary.searchCollections` found, in photod's order.
+public struct CollectionSearch: Sendable, Hashable {
+    public var places: [PlaceCollection]
+    public var collections: [PhotoCollection]
+    public var token: Int64
+}

@@ -221,6 +221,26 @@ public final class PhotoLibrary: Sendable {
         }
     }
 
+    /// The collections whose own words match `query` (`collections.search`): places first,
+    /// then user albums, folder albums, moments and smart albums, at most `limit` of each.
+    public func searchCollections(_ query: String, limit: Int = 20) throws(ClientError) -> CollectionSearch {
+        try call("collections.search", ["query": .string(query), "limit": .int(Int64(limit))]) { f throws(MalformedReply) in
+            var found = CollectionSearch(places: [], collections: [], token: try f.int("token"))
+            _ = try f.objects("collections") { v, p throws(MalformedReply) -> Bool in
+                switch v["kind"]?.stringValue {
+                case "country", "region", "city": found.places.append(try PlaceCollection(json: v, path: p))
+                case "user": found.collections.append(.userAlbum(try PhotoCollection.UserAlbum(json: v, path: p)))
+                case "folder": found.collections.append(.folderAlbum(try PhotoCollection.FolderAlbum(json: v, path: p)))
+                case "moment": found.collections.append(.moment(try PhotoCollection.Moment(json: v, path: p)))
+                case "smart": found.collections.append(.smartAlbum(try PhotoCollection.SmartAlbum(json: v, path: p)))
+                default: break   // a kind this client does not know yet
+                }
+                return true
+            }
+            return found
+        }
+    }
+
     /// Where the photos were taken: countries, each with its regions and cities.
     public func fetchPlaces() throws(ClientError) -> Collections<PlaceCollection> {
         try call("places.fetch") { f throws(MalformedReply) in

@@ -178,6 +178,8 @@ struct PlacesEndToEndTests {
         #expect(zurich == ["region:Canton of Zurich", "city:Zurich", "moment:Zurich"], "\(zurich)")
         #expect(try kinds("favor") == ["smart:Favorites"])
         #expect(try kinds("nothing here").isEmpty)
+        let viaSwift = try PhotoLibrary(socket: daemon.socket).searchCollections("zurich")
+        #expect(viaSwift.places.map(\.title) == ["Canton of Zurich", "Zurich"] && viaSwift.collections.map(\.id) == ["m_20210702"])
         #expect(throws: (any Error).self) { try c.call("collections.search", ["query": "\"porto"]) }
         #expect(daemon.stop() == 0)
     }
