@@ -65,9 +65,9 @@ final class ChangeFeed: Sendable {
     /// Subscribes a client from `since` (default: now); returns the current token. The
     /// response goes out before any notification (both on the client's queue, in order).
     func subscribe(client: Int, since: Int64?, filter: Filter) throws(RPCError) -> Int64 {
-        let bounds = try journalBounds()
+        let (bounds, known) = try journalBounds(resuming: since)
         let start = since ?? bounds.current
-        try Self.check(start, against: bounds)
+        try Self.check(start, against: bounds, known: known)
         state.withLock { $0.subscribers[client] = Subscriber(sent: start, live: false, filter: filter) }
         guard let conn = connection(client) else {
             unsubscribe(client: client)
@@ -85,16 +85,27 @@ final class ChangeFeed: Sendable {
     }
 
     func journalBounds() throws(RPCError) -> JournalBounds {
+        try journalBounds(resuming: nil).bounds
+    }
+
+    /// The journal's bounds and whether `token` is one a client may resume from, on one snapshot.
+    func journalBounds(resuming token: Int64?) throws(RPCError) -> (bounds: JournalBounds, known: Bool) {
         do {
-            return try database.read { try $0.journalBounds() }
+            return try database.read { r in
+                try r.consistent { () throws(StoreError) in
+                    let bounds = try r.journalBounds()
+                    return (bounds, try token.map { t throws(StoreError) in try r.resumable(t, in: bounds) } ?? true)
+                }
+            }
         } catch {
             throw .internalError("cannot read the change journal: \(error)")
         }
     }
 
-    /// A token a client may resume from, or `tokenExpired` (pruned from the journal, or newer
-    /// than this database: a rebuilt one).
-    static func check(_ token: Int64, against bounds: JournalBounds) throws(RPCError) {
+    /// A token a client may resume from, or `tokenExpired` (pruned from the journal, newer
+    /// than this database — a rebuilt one —, or taken back by a stop that was not clean:
+    /// `known` false).
+    static func check(_ token: Int64, against bounds: JournalBounds, known: Bool = true) throws(RPCError) {
         if token < bounds.floor {
             throw .tokenExpired(currentToken: bounds.current,
                                 detail: "token \(token) is older than the change journal keeps (it starts after \(bounds.floor)); "
@@ -105,20 +116,30 @@ final class ChangeFeed: Sendable {
                                 detail: "token \(token) is newer than this database's \(bounds.current) (was the database "
                                     + "rebuilt?); refetch and resume from currentToken")
         }
+        if !known {
+            throw .tokenExpired(currentToken: bounds.current,
+                                detail: "token \(token) names change sets a stop that was not clean (a power cut) took back; "
+                                    + "refetch and resume from currentToken")
+        }
     }
 
     /// `changes.since`: the change sets after `since` that pass the filter, at most `limit`
     /// examined; `token` is the last one examined (resume from it).
     func changes(since: Int64, filter: Filter, limit: Int) throws(RPCError) -> (token: Int64, changes: [ChangeSet], more: Bool) {
-        let read: (JournalBounds, [ChangeSet])
+        let read: (JournalBounds, Bool, [ChangeSet])
         do {
             // The bounds and the rows from one snapshot: a pruning in between cannot open a gap.
-            read = try database.read { r in try r.consistent { () throws(StoreError) in (try r.journalBounds(), try r.changes(after: since, limit: limit)) } }
+            read = try database.read { r in
+                try r.consistent { () throws(StoreError) in
+                    let bounds = try r.journalBounds()
+                    return (bounds, try r.resumable(since, in: bounds), try r.changes(after: since, limit: limit))
+                }
+            }
         } catch {
             throw .internalError("cannot read the change journal: \(error)")
         }
-        let (bounds, rows) = read
-        try Self.check(since, against: bounds)
+        let (bounds, known, rows) = read
+        try Self.check(since, against: bounds, known: known)
         let token = rows.last?.token ?? since
         do {
             return (token, try rows.compactMap { try self.filtered($0, filter) }, token < bounds.current)
@@ -197,8 +218,13 @@ final class ChangeFeed: Sendable {
                 return
             }
             let rows: [ChangeSet]
+            let resumable: Bool
             do {
-                rows = try database.read { try $0.changes(after: sub.sent, limit: Self.catchUpPage) }
+                (rows, resumable) = try database.read { r in
+                    try r.consistent { () throws(StoreError) in
+                        (try r.changes(after: sub.sent, limit: Self.catchUpPage), try r.resumable(sub.sent, in: try r.journalBounds()))
+                    }
+                }
             } catch {
                 logger.error("cannot read the change journal for a subscriber: \(error)", [("client.id", String(client))])
                 conn.perform(after: .seconds(1)) { [self] in catchUp(client) }
@@ -219,8 +245,9 @@ final class ChangeFeed: Sendable {
                 }
                 continue
             }
-            if let first = rows.first, first.token != sub.sent + 1 {
+            if let first = rows.first, first.token != sub.sent + 1, !resumable {
                 // Pruned under a slow subscriber: it must refetch, then resume from the current token.
+                // (Tokens an unclean stop skipped leave a gap after a token that is still resumable.)
                 let current = (try? database.read { try $0.journalBounds() })?.current ?? rows.last?.token ?? sub.sent
                 conn.enqueue(RPCNotification(method: "changes.expired", params: .object([
                     "token": .int(sub.sent), "currentToken": .int(current),
@@ -254,6 +281,8 @@ final class ChangeFeed: Sendable {
     /// coming or going always updates it) whole; a media-type filter keeps the inserted and
     /// updated assets of that type (and every deleted id: a purged asset's type is gone).
     private func filtered(_ change: ChangeSet, _ filter: Filter) throws -> ChangeSet? {
+        // The empty change set an unclean stop's skip leaves (`Database.skipUndoneTokens`).
+        if change.isEmpty { return nil }
         if let collection = filter.collection, !change.collections.contains(collection) { return nil }
         guard let type = filter.mediaType else { return change }
         let ofType = try database.read { try $0.assetIDs((change.inserted + change.updated).map(\.rawValue), mediaType: type) }

@@ -124,6 +124,7 @@ public final class Database: Sendable {
             try? AtomicFile.remove(resultsPath)
             try? Directory.removeWithFiles(PathBytes(path + ".catalog"))
         }
+        if options.exclusive { try Self.skipUndoneTokens(connection, now: SmartCounters.now) }
         results = Locked(kept ?? FetchResults())
         let indexWriter = IndexWriter(connection, places: options.places)
         writer = Locked(indexWriter)
@@ -188,7 +189,13 @@ public final class Database: Sendable {
     /// Checkpoints the WAL into the database file and truncates it (on a clean shutdown, so
     /// that the database file alone is complete). Waits for the writer.
     public func checkpoint() throws(StoreError) {
-        try writer.withLock { w throws(StoreError) in try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try writer.withLock { w throws(StoreError) in
+            // Every change set up to now is on disk once the checkpoint has synced the WAL:
+            // the next open need not skip tokens (`skipUndoneTokens`).
+            let current = try IndexReader(w.connection).journalBounds().current
+            try w.connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal.durableThrough', \(current))")
+            try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
 
     /// Rewrites the database file compactly (SQLite's `VACUUM`), then checkpoints: for after
@@ -207,6 +214,38 @@ public final class Database: Sendable {
             try w.connection.execute("VACUUM")
             try w.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return (before, try size())
+        }
+    }
+
+    /// After a stop that was not clean (a kill, a crash, a power cut), change sets committed
+    /// without an fsync may be gone though subscribers were sent them. Unless the last stop
+    /// checkpointed (meta `journal.durableThrough` is the newest token: every change set was
+    /// on disk), the journal goes on after every token it may have handed out (meta
+    /// `journal.reserved`, made durable before any of them was used), with an empty change set
+    /// at the last one: the tokens between the last change set on disk and it are in no row,
+    /// and a client resuming from one of them is told `tokenExpired`
+    /// (`IndexReader.resumable`), never sent other change sets under its number. After a kill
+    /// nothing was lost and no client holds such a token: the numbers jump, nothing else. The
+    /// mark is cleared durably, so a power cut later cannot bring it back.
+    static func skipUndoneTokens(_ connection: Connection, now: Int64) throws(StoreError) {
+        let reader = IndexReader(connection)
+        let current = try reader.journalBounds().current
+        let durableThrough = try reader.metaInteger("journal.durableThrough")
+        if durableThrough != nil {
+            try connection.transaction(durable: true) { () throws(StoreError) in
+                try connection.execute("DELETE FROM meta WHERE key = 'journal.durableThrough'")
+            }
+        }
+        guard durableThrough != current, let reserved = try reader.metaInteger("journal.reserved"), reserved > current else { return }
+        try connection.transaction(durable: true) { () throws(StoreError) in
+            let s = try connection.statement("""
+                INSERT INTO changes (token, time, assets_inserted, assets_updated, assets_deleted, collections_inserted,
+                                     collections_updated, collections_deleted)
+                VALUES (:token, :time, '', '', '', '', '', '')
+                """)
+            s.bind(":token", to: reserved)
+            s.bind(":time", to: now)
+            try s.run()
         }
     }
 

@@ -24,6 +24,15 @@ extension IndexReader {
         return JournalBounds(current: current, floor: oldest.map { $0 - 1 } ?? current)
     }
 
+    /// Whether a client holding `token` may resume from it: it is within `bounds` and names a
+    /// change set the journal holds (or the journal's ends). A token in no row between them is
+    /// one an unclean stop took back (`Database.skipUndoneTokens`).
+    public func resumable(_ token: Int64, in bounds: JournalBounds) throws(StoreError) -> Bool {
+        guard token >= bounds.floor, token <= bounds.current else { return false }
+        if token == bounds.floor || token == bounds.current { return true }
+        return try db.scalar("SELECT 1 FROM changes WHERE token = ?1", .integer(token)).int64 != nil
+    }
+
     /// Change sets after `token`, oldest first, at most `limit`.
     public func changes(after token: Int64, limit: Int) throws(StoreError) -> [ChangeSet] {
         let s = try db.statement("""

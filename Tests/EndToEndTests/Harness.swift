@@ -92,6 +92,20 @@ final class DaemonProcess {
         return process.terminationStatus
     }
 
+    /// The tokens of the change sets the journal holds after `token`, oldest first (every page
+    /// of `changes.since`). They are consecutive but where a stop that was not clean made the
+    /// numbers jump.
+    func journalTokens(after token: Int64) throws -> [Int64] {
+        var since = token
+        var tokens: [Int64] = []
+        while true {
+            let page = try call("changes.since", ["since": .int(since), "limit": 1000])
+            tokens += (page["changes"]?.arrayValue ?? []).compactMap { $0["token"]?.int64Value }
+            since = page["token"]?.int64Value ?? since
+            if page["more"]?.boolValue != true { return tokens }
+        }
+    }
+
     /// SIGKILL: no chance to clean up.
     func kill9() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }

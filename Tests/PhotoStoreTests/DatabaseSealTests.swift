@@ -110,4 +110,46 @@ struct DatabaseSealTests {
         #expect(throws: StoreError.self) { _ = try Database(path: path) }
         #expect(access(DatabaseSeal.path(forDatabase: path).string, F_OK) == 0)
     }
+
+    @Test("After a stop that was not clean the journal goes on past every token it may have handed out: a token the stop took back is not resumable, the last one on disk is; a clean stop skips nothing")
+    func uncleanStopSkipsTokens() throws {
+        let dir = try TemporaryDirectory("tokens")
+        defer { dir.remove() }
+        let path = dir("t.db").string
+        func batch(_ i: UInt64) -> WriteBatch { Make.batch([Make.outcome("/a/\(i).jpg", inode: i, .media(Make.media()))]) }
+        do {
+            let db = try Database(path: path)
+            _ = try db.write { try $0.registerRoots([PathBytes("/a")]) }
+            for i in UInt64(1)...5 { _ = try db.write { try $0.apply(batch(i), now: Int64(i)) } }
+            #expect(try db.read { try $0.journalBounds().current } == 5)
+            #expect(try db.read { try $0.metaInteger("journal.reserved") } == JournalRows.reservation)
+            // The power takes back the change sets committed since the last fsync: 4 and 5
+            // (their subscribers had been sent them). No seal: the stop was not clean.
+            _ = try db.write { w in
+                try w.connection.execute("DELETE FROM changes WHERE token > 3; UPDATE sqlite_sequence SET seq = 3 WHERE name = 'changes'")
+            }
+        }
+        let reserved = JournalRows.reservation
+        do {
+            let db = try Database(path: path)
+            #expect(!db.openedSealed)
+            let bounds = try db.read { try $0.journalBounds() }
+            #expect(bounds.current == reserved)
+            for (token, resumable) in [(Int64(3), true), (4, false), (5, false), (reserved - 1, false), (reserved, true), (reserved + 1, false)] {
+                #expect(try db.read { try $0.resumable(token, in: bounds) } == resumable, "\(token)")
+            }
+            let next = try db.write { try $0.apply(batch(6), now: 6) }
+            #expect(next.token == reserved + 1)
+            #expect(try db.read { try $0.metaInteger("journal.reserved") } == reserved + JournalRows.reservation)
+            // From the last token on disk: the skip's empty change set, then the new one.
+            let after = try db.read { try $0.changes(after: 3, limit: 10) }
+            #expect(after.map(\.token) == [reserved, reserved + 1] && after[0].isEmpty && !after[1].isEmpty)
+            try db.checkpoint()
+            #expect(try db.seal())
+        }
+        // A clean stop: nothing to skip.
+        let db = try Database(path: path)
+        #expect(db.openedSealed)
+        #expect(try db.read { try $0.journalBounds().current } == reserved + 1)
+    }
 }

@@ -54,6 +54,11 @@ struct WriterDesignTests {
                                    fingerprint: 5, kind: .media(media), isSoleNewMember: true)]
         let changes = try db.write { try $0.apply(batch, now: 1_000) }
         let id = try #require(changes.inserted.first)
+        var second = WriteBatch()
+        second.files = [FileOutcome(directory: "/lib/a", name: Array("y.jpg".utf8),
+                                    identity: FileIdentity(fsid: 1, inode: 3, size: 300, mtimeNanoseconds: 4),
+                                    fingerprint: 6, kind: .media(Make.media()), isSoleNewMember: true)]
+        _ = try db.write { try $0.apply(second, now: 1_500) }
         let asset = try #require(try db.read { try $0.asset(id: id) })
         #expect(asset.media == media)
         #expect(asset.lensModel == "iPhone 12 front camera")
@@ -75,12 +80,18 @@ struct WriterDesignTests {
                                    fingerprint: 5, kind: .media(Make.media()), isSoleNewMember: true)]
         let changes = try db.write { try $0.apply(batch, now: 1_000) }
         let id = try #require(changes.inserted.first)
+        var second = WriteBatch()
+        second.files = [FileOutcome(directory: "/lib/a", name: Array("y.jpg".utf8),
+                                    identity: FileIdentity(fsid: 1, inode: 3, size: 300, mtimeNanoseconds: 4),
+                                    fingerprint: 6, kind: .media(Make.media()), isSoleNewMember: true)]
+        _ = try db.write { try $0.apply(second, now: 1_500) }
         _ = try db.write { try $0.set(.favorite, true, ids: [id], now: 2_000) }
         let album = try db.write { try $0.createUserAlbum(title: "Trip", folder: nil, now: 3_000) }
         _ = try db.write { try $0.addToUserAlbum(album.id, ids: [id], now: 4_000) }
         _ = try db.write { try $0.editKeywords(.add(["sea"]), source: "tagger", ids: [id], now: 5_000) }
-        // NORMAL is 1, FULL 2 (SQLite's numbering).
-        #expect(levels.withLock { $0 } == [1, 2, 2, 2, 2])
+        // NORMAL is 1, FULL 2 (SQLite's numbering). The first change set ever reserves the
+        // journal's first tokens (JournalRows), durably; the next index batch is NORMAL.
+        #expect(levels.withLock { $0 } == [2, 1, 2, 2, 2, 2])
         // And the connection is back to NORMAL for the next index batch.
         #expect(try db.write { try $0.connection.scalar("PRAGMA synchronous").int64 } == 1)
     }

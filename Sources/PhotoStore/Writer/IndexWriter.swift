@@ -41,7 +41,8 @@ public final class IndexWriter {
     func commit(now: Int64, durable: Bool = false, recount: Bool = true,
                 _ body: (WriteJob) throws(StoreError) -> ChangeSet) throws(StoreError) -> ChangeSet {
         do {
-            return try db.transaction(durable: durable) { () throws(StoreError) in
+            let commitsDurably = durable ? true : try journal.reservationDue()
+            return try db.transaction(durable: commitsDurably) { () throws(StoreError) in
                 let job = WriteJob(now: now, assets: assets)
                 let extra = try body(job)
                 try assets.updateBursts(job)
@@ -67,6 +68,7 @@ public final class IndexWriter {
             directories.forget()
             collections.keys.forget()
             places.forget()
+            journal.forget()
             throw error
         }
     }

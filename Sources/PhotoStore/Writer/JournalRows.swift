@@ -50,8 +50,16 @@ enum JournalIDs {
 /// the library).
 final class JournalRows {
     let db: Connection
+    /// The highest token the journal may hand out before saying so on disk again (meta
+    /// `journal.reserved`), cached; nil until read.
+    private var reserved: Int64?
+    /// Tokens reserved at once: one durable commit every so many change sets.
+    static let reservation: Int64 = 10_000
 
     init(_ db: Connection) { self.db = db }
+
+    /// Forgets the cached reservation (after a rollback).
+    func forget() { reserved = nil }
 
     /// Records the change set unless it is empty; returns it with its token and time.
     func record(_ changes: ChangeSet, now: Int64) throws(StoreError) -> ChangeSet {
@@ -70,10 +78,42 @@ final class JournalRows {
         insert.bind(":collectionsUpdated", to: changes.collectionsUpdated.joined(separator: ","))
         insert.bind(":collectionsDeleted", to: changes.collectionsDeleted.joined(separator: ","))
         try insert.run()
+        let token = db.lastInsertRowID
+        try reserve(through: token)
         var recorded = changes
-        recorded.token = db.lastInsertRowID
+        recorded.token = token
         recorded.time = now
         return recorded
+    }
+
+    /// Whether the next change set's token is past the tokens reserved on disk, so that the
+    /// job recording it must commit durably (`IndexWriter.commit` asks before it begins: SQLite
+    /// sets a commit's durability outside the transaction only).
+    func reservationDue() throws(StoreError) -> Bool {
+        let next = (try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").int64 ?? 0) + 1
+        return next > (try reservedToken())
+    }
+
+    private func reservedToken() throws(StoreError) -> Int64 {
+        if let reserved { return reserved }
+        let read = try IndexReader(db).metaInteger("journal.reserved") ?? 0
+        reserved = read
+        return read
+    }
+
+    /// Makes sure `token` is within the tokens reserved on disk: past the reservation, the
+    /// next block is reserved in this transaction, which then commits durably
+    /// (`reservationDue`) before its change set can be sent. After a stop that was not clean,
+    /// the journal goes on past every reserved token (`Database.skipUndoneTokens`), so a token
+    /// a subscriber was sent and the power took back is never handed out again for other
+    /// change sets.
+    private func reserve(through token: Int64) throws(StoreError) {
+        guard token > (try reservedToken()) else { return }
+        let next = token + Self.reservation - 1
+        let s = try db.statement("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal.reserved', :value)")
+        s.bind(":value", to: next)
+        try s.run()
+        reserved = next
     }
 
     /// Adds a job's deltas to the counters (per-root counters come and go with roots: they are
