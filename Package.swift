@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // libtiff (libtiff-dev): TIFF's first page through its RGBA interface, a band of rows at a time.
+        .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
         // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libswscale-dev, libavutil-dev):
@@ -48,7 +50,7 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging", "CVideo"],
+        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),

@@ -26,12 +26,20 @@ public struct ImageRenderer: Sendable {
     public var pixelLimit: Int
     /// Files bigger than this are refused with `.fileTooLarge` (a file is read whole).
     public var fileSizeLimit: Int64
+    /// CPU time one decode of a TIFF, GIF or RAW may take (checked between its steps: a band
+    /// of rows, LibRaw's stages); past it the render fails with `.timedOut`.
+    public var cpuLimitMilliseconds: Int64
+
+    /// The default CPU limit of one still decode: a video poster's (`posterCPULimitMilliseconds`).
+    public static let decodeCPULimitMilliseconds: Int64 = 5_000
 
     /// A renderer. The defaults admit every camera and phone photo (a 100-megapixel medium
     /// format frame) and refuse decompression bombs.
-    public init(pixelLimit: Int = 100_000_000, fileSizeLimit: Int64 = 512 << 20) {
+    public init(pixelLimit: Int = 100_000_000, fileSizeLimit: Int64 = 512 << 20,
+                cpuLimitMilliseconds: Int64 = ImageRenderer.decodeCPULimitMilliseconds) {
         self.pixelLimit = pixelLimit
         self.fileSizeLimit = fileSizeLimit
+        self.cpuLimitMilliseconds = cpuLimitMilliseconds
     }
 
     /// Renders the file at `path` (see the type's documentation).
@@ -40,7 +48,8 @@ public struct ImageRenderer: Sendable {
     ///   it); `nil` reads it from the file. Ignored for HEIF/AVIF.
     /// - Throws: `.unsupported` (videos: `"video"`), `.tooLarge`, `.fileTooLarge`,
     ///   `.corrupt`, `.undecodable` (a valid image of a kind no decoder here renders),
-    ///   `.unreadable`, `.invalidRequest` (an empty target).
+    ///   `.unreadable`, `.invalidRequest` (an empty target), `.timedOut` (a TIFF, GIF or RAW
+    ///   decode past `cpuLimitMilliseconds`).
     public func render(path: PathBytes, targetSize: PixelSize, contentMode: ContentMode,
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
@@ -53,7 +62,8 @@ public struct ImageRenderer: Sendable {
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
         let (codec, fileOrientation) = try Self.identify(bytes)
-        let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit)
+        let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit,
+                              cpuLimitMilliseconds: cpuLimitMilliseconds)
         let result = bytes.withUnsafeBytes { (data: UnsafeRawBufferPointer) -> Result<RenderedImage, ImageError> in
             Result { () throws(ImageError) -> RenderedImage in
                 switch codec {
@@ -61,6 +71,7 @@ public struct ImageRenderer: Sendable {
                 case .png: return try PNGDecoder.render(data, request, orientation ?? fileOrientation)
                 case .webp: return try WebPDecoder.render(data, request, orientation ?? fileOrientation)
                 case .heif: return try HEIFDecoder.render(data, request)
+                case .tiff: return try TIFFDecoder.render(data, request, orientation ?? fileOrientation)
                 }
             }
         }
@@ -91,7 +102,7 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif }
+    enum Codec { case jpeg, png, webp, heif, tiff }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
     /// and picks the decoder; everything else is `.unsupported`.
@@ -106,6 +117,7 @@ public struct ImageRenderer: Sendable {
         case .png, .apng: return (.png, orientation)
         case .webp: return (.webp, orientation)
         case .heic, .heif, .avif: return (.heif, .up)  // libheif applies irot/imir
+        case .tiff: return (.tiff, orientation)
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")
@@ -140,6 +152,11 @@ struct Request {
     var target: PixelSize
     var mode: ContentMode
     var pixelLimit: Int
+    /// CPU time a decode that works in steps may take (TIFF, GIF, RAW; see `CPUDeadline`).
+    var cpuLimitMilliseconds: Int64 = ImageRenderer.decodeCPULimitMilliseconds
+
+    /// The deadline of a decode starting now.
+    func deadline() -> CPUDeadline { CPUDeadline(milliseconds: cpuLimitMilliseconds) }
 
     func checkLimit(_ size: PixelSize) throws(ImageError) {
         guard size.width > 0, size.height > 0 else { throw .corrupt("the header gives an empty size \(size)") }
