@@ -72,6 +72,8 @@ public struct ImageRenderer: Sendable {
                 case .webp: return try WebPDecoder.render(data, request, orientation ?? fileOrientation)
                 case .heif: return try HEIFDecoder.render(data, request)
                 case .tiff: return try TIFFDecoder.render(data, request, orientation ?? fileOrientation)
+                case .gif: return try GIFDecoder.render(data, request, orientation ?? fileOrientation)
+                case .bmp: return try BMPDecoder.render(data, request, orientation ?? fileOrientation)
                 }
             }
         }
@@ -102,7 +104,7 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif, tiff }
+    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
     /// and picks the decoder; everything else is `.unsupported`.
@@ -118,6 +120,8 @@ public struct ImageRenderer: Sendable {
         case .webp: return (.webp, orientation)
         case .heic, .heif, .avif: return (.heif, .up)  // libheif applies irot/imir
         case .tiff: return (.tiff, orientation)
+        case .gif: return (.gif, orientation)
+        case .bmp: return (.bmp, orientation)
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")

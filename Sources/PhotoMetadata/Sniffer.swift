@@ -59,9 +59,10 @@ enum Sniffer {
         if h.matches(asfGUID) { return .container(.asf) }
         if h.matches("FUJIFILMCCD-RAW") { return .container(.raf) }
         if b0 == 0x42, b1 == 0x4D, h.count >= 26 {
-            // "BM" alone is weak: also require a known DIB header size.
+            // "BM" alone is weak: also require a known DIB header size (OS/2 2.x's may be cut
+            // at any length from 16 to 64 bytes).
             switch h.le32(14) {
-            case 12, 16, 40, 52, 56, 64, 108, 124: return .container(.bmp)
+            case 12, 16...64, 108, 124: return .container(.bmp)
             default: break
             }
         }
