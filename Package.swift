@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         // giflib (libgif-dev): a GIF's first frame on its logical screen.
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
+        // LibRaw (libraw-dev, the reentrant libraw_r): a RAW's embedded preview, or its sensor data developed.
+        .target(name: "CRaw", linkerSettings: [.linkedLibrary("raw_r")]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
         // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libswscale-dev, libavutil-dev):
@@ -52,7 +54,7 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF", "CImaging", "CVideo"],
+        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF", "CRaw", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),

@@ -61,7 +61,7 @@ public struct ImageRenderer: Sendable {
     public func render(bytes: [UInt8], targetSize: PixelSize, contentMode: ContentMode,
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
-        let (codec, fileOrientation) = try Self.identify(bytes)
+        let (codec, fileOrientation, rawOrientation) = try Self.identify(bytes)
         let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit,
                               cpuLimitMilliseconds: cpuLimitMilliseconds)
         let result = bytes.withUnsafeBytes { (data: UnsafeRawBufferPointer) -> Result<RenderedImage, ImageError> in
@@ -74,6 +74,7 @@ public struct ImageRenderer: Sendable {
                 case .tiff: return try TIFFDecoder.render(data, request, orientation ?? fileOrientation)
                 case .gif: return try GIFDecoder.render(data, request, orientation ?? fileOrientation)
                 case .bmp: return try BMPDecoder.render(data, request, orientation ?? fileOrientation)
+                case .raw: return try RAWDecoder.render(data, request, orientation ?? rawOrientation)
                 }
             }
         }
@@ -104,24 +105,26 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp }
+    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, raw }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
-    /// and picks the decoder; everything else is `.unsupported`.
-    static func identify(_ bytes: [UInt8]) throws(ImageError) -> (Codec, Orientation) {
+    /// and picks the decoder; everything else is `.unsupported`. For a RAW, the orientation
+    /// only when its metadata gives one (else LibRaw's is used).
+    static func identify(_ bytes: [UInt8]) throws(ImageError) -> (Codec, Orientation, raw: Orientation?) {
         guard !bytes.isEmpty else { throw .corrupt("the file is empty (0 bytes)") }
         var source = MemorySource(bytes)
         let meta: MediaMetadata
         do { meta = try MetadataReader().read(&source, fileName: []) } catch { throw map(error) }
         let orientation = Orientation(exif: meta.orientation)
+        if meta.format.isRaw { return (.raw, orientation, meta.orientation.map { Orientation(exif: $0) }) }
         switch meta.format {
-        case .jpeg, .mpo: return (.jpeg, orientation)
-        case .png, .apng: return (.png, orientation)
-        case .webp: return (.webp, orientation)
-        case .heic, .heif, .avif: return (.heif, .up)  // libheif applies irot/imir
-        case .tiff: return (.tiff, orientation)
-        case .gif: return (.gif, orientation)
-        case .bmp: return (.bmp, orientation)
+        case .jpeg, .mpo: return (.jpeg, orientation, nil)
+        case .png, .apng: return (.png, orientation, nil)
+        case .webp: return (.webp, orientation, nil)
+        case .heic, .heif, .avif: return (.heif, .up, nil)  // libheif applies irot/imir
+        case .tiff: return (.tiff, orientation, nil)
+        case .gif: return (.gif, orientation, nil)
+        case .bmp: return (.bmp, orientation, nil)
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")
