@@ -33,6 +33,10 @@ let package = Package(
         .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
         // LibRaw (libraw-dev, the reentrant libraw_r): a RAW's embedded preview, or its sensor data developed.
         .target(name: "CRaw", linkerSettings: [.linkedLibrary("raw_r")]),
+        // OpenJPEG (libopenjp2-7-dev): JPEG 2000 at the resolution level a request needs.
+        .target(name: "COpenJPEG", linkerSettings: [.linkedLibrary("openjp2")]),
+        // libjxl (libjxl-dev): JPEG XL's first frame.
+        .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
         // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libswscale-dev, libavutil-dev):
@@ -54,7 +58,7 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF", "CRaw", "CImaging", "CVideo"],
+        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF", "CRaw", "COpenJPEG", "CJXL", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),

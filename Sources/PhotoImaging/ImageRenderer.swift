@@ -12,7 +12,13 @@ import PhotoModel
 /// JPEG, PNG and WebP, and `fit`/`fill` are computed on the displayed (oriented) dimensions.
 /// HEIC/HEIF/AVIF are displayed as libheif decodes them: it applies the container's
 /// `irot`/`imir` itself, so the EXIF orientation inside them is never applied on top (the
-/// metadata reader reports `irot`/`imir` as their orientation: the same result).
+/// metadata reader reports `irot`/`imir` as their orientation: the same result). JPEG XL
+/// likewise: libjxl applies the codestream's orientation, the format's authority.
+///
+/// Formats and their decoders: JPEG (TurboJPEG), PNG (libpng), WebP (libwebp), HEIF (libheif),
+/// TIFF (`TIFFDecoder`, libtiff), GIF (`GIFDecoder`, giflib), BMP (`BMPDecoder`, read here),
+/// camera RAW (`RAWDecoder`, LibRaw), JPEG 2000 (`JPEG2000Decoder`, OpenJPEG), JPEG XL
+/// (`JXLDecoder`, libjxl). The last six obey `cpuLimitMilliseconds` besides the pixel limit.
 ///
 /// Sizes: see `RenderPlan` — `fit` is the largest size with the image's aspect ratio inside
 /// the target; `fill` covers the target and is centre-cropped to it. Neither upscales: an
@@ -75,6 +81,8 @@ public struct ImageRenderer: Sendable {
                 case .gif: return try GIFDecoder.render(data, request, orientation ?? fileOrientation)
                 case .bmp: return try BMPDecoder.render(data, request, orientation ?? fileOrientation)
                 case .raw: return try RAWDecoder.render(data, request, orientation ?? rawOrientation)
+                case .jpeg2000: return try JPEG2000Decoder.render(data, request, orientation ?? fileOrientation)
+                case .jpegXL: return try JXLDecoder.render(data, request)
                 }
             }
         }
@@ -105,7 +113,7 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, raw }
+    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, raw, jpeg2000, jpegXL }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
     /// and picks the decoder; everything else is `.unsupported`. For a RAW, the orientation
@@ -125,6 +133,8 @@ public struct ImageRenderer: Sendable {
         case .tiff: return (.tiff, orientation, nil)
         case .gif: return (.gif, orientation, nil)
         case .bmp: return (.bmp, orientation, nil)
+        case .jpeg2000: return (.jpeg2000, orientation, nil)
+        case .jpegXL: return (.jpegXL, .up, nil)  // libjxl applies the codestream's orientation
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")

@@ -3,7 +3,7 @@ import PhotoImaging
 import PhotoModel
 import Testing
 
-/// The shared corpus: every JPEG, PNG, WebP, HEIC/HEIF, TIFF, GIF and BMP renders at 512×512 fit and fill
+/// The shared corpus: every JPEG, PNG, WebP, HEIC/HEIF, TIFF, GIF, BMP, JPEG 2000 and JPEG XL renders at 512×512 fit and fill
 /// within one pixel of the size exiftool's oracle implies; a few are compared with ImageMagick's
 /// renders; every deliberately broken file gives an error or an image, never a crash.
 @Suite struct CorpusRenderTests {
@@ -30,12 +30,12 @@ import Testing
         for e in list {
             guard let file = e["SourceFile"] as? String else { continue }
             let ext = (file as NSString).pathExtension.lowercased()
-            guard ["jpg", "jpeg", "png", "webp", "heic", "heif", "tif", "tiff", "gif", "bmp"].contains(ext) else { continue }
+            guard ["jpg", "jpeg", "png", "webp", "heic", "heif", "tif", "tiff", "gif", "bmp", "jp2", "jxl"].contains(ext) else { continue }
             let type = e["File:FileType"] as? String ?? ""
             var w = (e["File:ImageWidth"] ?? e["PNG:ImageWidth"] ?? e["RIFF:ImageWidth"] ?? e["GIF:ImageWidth"]
-                     ?? e["EXIF:ImageWidth"]) as? Int
+                     ?? e["EXIF:ImageWidth"] ?? e["Jpeg2000:ImageWidth"]) as? Int
             var h = (e["File:ImageHeight"] ?? e["PNG:ImageHeight"] ?? e["RIFF:ImageHeight"] ?? e["GIF:ImageHeight"]
-                     ?? e["EXIF:ImageHeight"]) as? Int
+                     ?? e["EXIF:ImageHeight"] ?? e["Jpeg2000:ImageHeight"]) as? Int
             let swap: Bool
             if type == "HEIC" {
                 let r = e["QuickTime:Rotation"] as? Int ?? 0
