@@ -227,7 +227,8 @@ enum BMPDecoder {
         }
         @inline(__always) func value(_ pixel: UInt32) -> UInt8 {
             guard bits > 0 else { return 0 }
-            let v = (pixel & mask) >> shift
+            // The run's bits only: a mask with holes (0x0F0F) must not bring its upper bits.
+            let v = (pixel >> shift) & (bits >= 32 ? UInt32.max : (UInt32(1) << bits) - 1)
             if bits >= 8 { return UInt8(truncatingIfNeeded: v >> (bits - 8)) }
             let top = (UInt32(1) << bits) - 1
             return UInt8((v * 255 + top / 2) / top)

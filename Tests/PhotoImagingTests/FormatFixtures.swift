@@ -3,6 +3,18 @@ import PhotoImaging
 import PhotoModel
 import PhotoTesting
 
+/// One way of writing a fixture: convert's options, the output (`$OUT` is the file, with a coder
+/// prefix such as `TIFF64:`), whether it has alpha, and the mean difference per sample allowed
+/// against the reference decode (lossy codecs and colour conversions decode a little differently).
+struct FormatVariant: Sendable, CustomStringConvertible {
+    let name: String
+    let options: [String]
+    var output = "$OUT"
+    var alpha = false
+    var tolerance = 0.5
+    var description: String { name }
+}
+
 /// Fixtures of the formats photod decodes with libtiff, giflib, LibRaw and its own BMP reader,
 /// made by ImageMagick from a pattern, and ImageMagick's own decode of each file as the
 /// reference the renders are compared with.

@@ -10,38 +10,29 @@ import Testing
 @Suite struct GIFBMPRenderTests {
     static let hasConvert = MadeFormats.convert != nil
 
-    struct Variant: Sendable, CustomStringConvertible {
-        let name: String
-        let options: [String]
-        let output: String
-        var alpha = false
-        var tolerance = 0.5
-        var description: String { name }
-    }
-
-    static let variants: [Variant] = [
-        Variant(name: "GIF", options: [], output: "GIF:$OUT"),
-        Variant(name: "GIF interlaced", options: ["-interlace", "GIF"], output: "GIF:$OUT"),
-        Variant(name: "GIF87a", options: [], output: "GIF87:$OUT"),
-        Variant(name: "BMP2 (OS/2 1.x core header)", options: [], output: "BMP2:$OUT"),
-        Variant(name: "BMP3 24-bit", options: [], output: "BMP3:$OUT"),
-        Variant(name: "BMP3 8-bit palette", options: ["-type", "Palette"], output: "BMP3:$OUT"),
-        Variant(name: "BMP3 4-bit palette", options: ["-type", "Palette", "-colors", "8"], output: "BMP3:$OUT"),
-        Variant(name: "BMP3 1-bit", options: ["-monochrome"], output: "BMP3:$OUT"),
-        Variant(name: "BMP3 RLE8", options: ["-type", "Palette", "-compress", "RLE"], output: "BMP3:$OUT"),
-        Variant(name: "BMP5 24-bit", options: [], output: "BMP:$OUT"),
-        Variant(name: "BMP5 RGB565 bit fields", options: ["-define", "bmp:subtype=RGB565"], output: "BMP:$OUT", tolerance: 3),
-        Variant(name: "BMP5 RGB555", options: ["-define", "bmp:subtype=RGB555"], output: "BMP:$OUT", tolerance: 3),
-        Variant(name: "BMP5 ARGB8888", options: ["-alpha", "on", "-define", "bmp:subtype=ARGB8888"], output: "BMP:$OUT", alpha: true),
+    static let variants: [FormatVariant] = [
+        FormatVariant(name: "GIF", options: [], output: "GIF:$OUT"),
+        FormatVariant(name: "GIF interlaced", options: ["-interlace", "GIF"], output: "GIF:$OUT"),
+        FormatVariant(name: "GIF87a", options: [], output: "GIF87:$OUT"),
+        FormatVariant(name: "BMP2 (OS/2 1.x core header)", options: [], output: "BMP2:$OUT"),
+        FormatVariant(name: "BMP3 24-bit", options: [], output: "BMP3:$OUT"),
+        FormatVariant(name: "BMP3 8-bit palette", options: ["-type", "Palette"], output: "BMP3:$OUT"),
+        FormatVariant(name: "BMP3 4-bit palette", options: ["-type", "Palette", "-colors", "8"], output: "BMP3:$OUT"),
+        FormatVariant(name: "BMP3 1-bit", options: ["-monochrome"], output: "BMP3:$OUT"),
+        FormatVariant(name: "BMP3 RLE8", options: ["-type", "Palette", "-compress", "RLE"], output: "BMP3:$OUT"),
+        FormatVariant(name: "BMP5 24-bit", options: [], output: "BMP:$OUT"),
+        FormatVariant(name: "BMP5 RGB565 bit fields", options: ["-define", "bmp:subtype=RGB565"], output: "BMP:$OUT", tolerance: 3),
+        FormatVariant(name: "BMP5 RGB555", options: ["-define", "bmp:subtype=RGB555"], output: "BMP:$OUT", tolerance: 3),
+        FormatVariant(name: "BMP5 ARGB8888", options: ["-alpha", "on", "-define", "bmp:subtype=ARGB8888"], output: "BMP:$OUT", alpha: true),
         // ImageMagick widens 4-bit samples by a shift (0xF -> 240), photod scales them (0xF -> 255).
-        Variant(name: "BMP5 ARGB4444", options: ["-alpha", "on", "-define", "bmp:subtype=ARGB4444"], output: "BMP:$OUT", alpha: true,
+        FormatVariant(name: "BMP5 ARGB4444", options: ["-alpha", "on", "-define", "bmp:subtype=ARGB4444"], output: "BMP:$OUT", alpha: true,
                 tolerance: 16),
     ]
 
     /// A 64×48 pattern (transparent left half for the alpha variants) in each variant equals
     /// ImageMagick's decode of the file, at full and at half size.
     @Test(.enabled(if: hasConvert, "ImageMagick's convert is not installed (scripts/install-deps --tests)"), arguments: variants)
-    func rendersAsImageMagickDecodes(_ variant: Variant) throws {
+    func rendersAsImageMagickDecodes(_ variant: FormatVariant) throws {
         let made = try MadeFormats("gifbmp")
         defer { made.remove() }
         let source = try made.source(Fixtures.pattern(width: 64, height: 48, alpha: variant.alpha))
@@ -184,6 +175,20 @@ import Testing
         #expect(throws: ImageError.tooLarge(width: 65535, height: 65535, limit: renderer.pixelLimit)) {
             try renderer.render(bytes: bigGIF, targetSize: target, contentMode: .fit)
         }
+    }
+
+    /// Fuzzer finding (`image-bmp`, a trap): a bit-field mask with holes (0xF0F0F0F0) made a
+    /// channel's value carry the bits above its lowest run, and scaling it to 8 bits overflowed.
+    /// A channel is now its mask's lowest run of ones alone. The input is replayed from
+    /// scripts/fuzz-targets/regressions/image-bmp/ at every `scripts/fuzz` run.
+    @Test func bitFieldMaskWithHoles() throws {
+        // V3 header (56 bytes, masks inside), 2x1, 32-bit BI_BITFIELDS: red 0xF0F0F0F0.
+        let dib = le32(56) + le32(2) + le32(1) + le16(1) + le16(32) + le32(3) + le32(8) + le32(0) + le32(0) + le32(0) + le32(0)
+            + le32(0xF0F0_F0F0) + le32(0x0000_FF00) + le32(0x0000_00FF) + le32(0)
+        let file = bmp(dib: dib, palette: [], pixels: [0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x10])
+        let out = try ImageRenderer().render(bytes: file, targetSize: PixelSize(width: 8, height: 8), contentMode: .fit)
+        // Pixel 0xFFFFFFFF: red's run 0xF0 is full; pixel 0x10000000: red's run is empty.
+        #expect(out.pixels == [255, 255, 255, 0, 0, 0])
     }
 
     /// Every BMP header version is indexed as a BMP with its size, the corpus's 30-byte one too.

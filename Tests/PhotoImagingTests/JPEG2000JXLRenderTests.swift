@@ -11,33 +11,24 @@ import Testing
     static let hasConvert = MadeFormats.convert != nil
     static let cjxl = Reference.tool("cjxl"), djxl = Reference.tool("djxl")
 
-    struct Variant: Sendable, CustomStringConvertible {
-        let name: String
-        let options: [String]
-        let coder: String
-        var alpha = false
-        var tolerance = 1.0
-        var description: String { name }
-    }
-
-    static let jpeg2000: [Variant] = [
-        Variant(name: "JP2 lossless", options: ["-define", "jp2:quality=0"], coder: "JP2:"),
-        Variant(name: "JP2 lossy", options: ["-quality", "40"], coder: "JP2:", tolerance: 2),
-        Variant(name: "J2K codestream", options: [], coder: "J2K:"),
-        Variant(name: "JP2 grey", options: ["-colorspace", "Gray"], coder: "JP2:"),
-        Variant(name: "JP2 16-bit", options: ["-depth", "16"], coder: "JP2:"),
-        Variant(name: "JP2 alpha", options: ["-alpha", "on"], coder: "JP2:", alpha: true),
+    static let jpeg2000: [FormatVariant] = [
+        FormatVariant(name: "JP2 lossless", options: ["-define", "jp2:quality=0"], output: "JP2:$OUT"),
+        FormatVariant(name: "JP2 lossy", options: ["-quality", "40"], output: "JP2:$OUT", tolerance: 2),
+        FormatVariant(name: "J2K codestream", options: [], output: "J2K:$OUT"),
+        FormatVariant(name: "JP2 grey", options: ["-colorspace", "Gray"], output: "JP2:$OUT"),
+        FormatVariant(name: "JP2 16-bit", options: ["-depth", "16"], output: "JP2:$OUT"),
+        FormatVariant(name: "JP2 alpha", options: ["-alpha", "on"], output: "JP2:$OUT", alpha: true),
     ]
 
     /// Each variant of a 256×192 pattern equals ImageMagick's decode at full size, and at a
     /// quarter (decoded two resolution levels down, whose wavelet low-pass differs from a box
     /// filter at the pattern's edges) is close to that decode shrunk.
     @Test(.enabled(if: hasConvert, "ImageMagick's convert is not installed (scripts/install-deps --tests)"), arguments: jpeg2000)
-    func jpeg2000RendersAsImageMagickDecodes(_ variant: Variant) throws {
+    func jpeg2000RendersAsImageMagickDecodes(_ variant: FormatVariant) throws {
         let made = try MadeFormats("jp2")
         defer { made.remove() }
         let source = try made.source(Fixtures.pattern(width: 256, height: 192, alpha: variant.alpha))
-        let file = try made.make([source] + variant.options + [variant.coder + "$OUT"], output: "v")
+        let file = try made.make([source] + variant.options + [variant.output], output: "v")
         let reference = try made.reference(file, alpha: variant.alpha)
         let renderer = ImageRenderer()
         #expect(try renderer.probe(path: PathBytes(file)).format == .jpeg2000)

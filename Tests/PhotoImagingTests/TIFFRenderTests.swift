@@ -11,45 +11,34 @@ import Testing
 @Suite struct TIFFRenderTests {
     static let hasConvert = MadeFormats.convert != nil
 
-    struct Variant: Sendable, CustomStringConvertible {
-        let name: String
-        let options: [String]
-        /// The output coder prefix (`TIFF64:` for BigTIFF).
-        var coder = "TIFF:"
-        /// The mean difference per sample allowed against ImageMagick's decode (lossy codecs
-        /// and colour conversions decode a little differently in the two).
-        var tolerance = 0.5
-        var description: String { name }
-    }
-
-    static let variants: [Variant] = [
-        Variant(name: "uncompressed strips", options: ["-compress", "None"]),
-        Variant(name: "LZW", options: ["-compress", "LZW"]),
-        Variant(name: "Deflate", options: ["-compress", "Zip"]),
-        Variant(name: "PackBits", options: ["-compress", "RLE"]),
-        Variant(name: "JPEG", options: ["-compress", "JPEG", "-quality", "90"], tolerance: 3),
-        Variant(name: "tiles 16x16 LZW", options: ["-compress", "LZW", "-define", "tiff:tile-geometry=16x16"]),
-        Variant(name: "tiles 32x16 JPEG", options: ["-compress", "JPEG", "-define", "tiff:tile-geometry=32x16"], tolerance: 3),
-        Variant(name: "one strip", options: ["-compress", "LZW", "-define", "tiff:rows-per-strip=48"]),
-        Variant(name: "16-bit", options: ["-depth", "16", "-compress", "Zip"]),
-        Variant(name: "CMYK", options: ["-colorspace", "CMYK", "-compress", "LZW"], tolerance: 2),
-        Variant(name: "grey", options: ["-colorspace", "Gray", "-compress", "LZW"]),
-        Variant(name: "16-bit grey", options: ["-colorspace", "Gray", "-depth", "16"]),
-        Variant(name: "bilevel", options: ["-threshold", "50%", "-type", "Bilevel", "-compress", "Group4"]),
-        Variant(name: "palette", options: ["-type", "Palette", "-compress", "LZW"]),
-        Variant(name: "big-endian", options: ["-endian", "MSB", "-compress", "LZW"]),
-        Variant(name: "BigTIFF", options: ["-compress", "LZW"], coder: "TIFF64:"),
-        Variant(name: "BigTIFF tiles", options: ["-compress", "Zip", "-define", "tiff:tile-geometry=16x16"], coder: "TIFF64:"),
+    static let variants: [FormatVariant] = [
+        FormatVariant(name: "uncompressed strips", options: ["-compress", "None"], output: "TIFF:$OUT"),
+        FormatVariant(name: "LZW", options: ["-compress", "LZW"], output: "TIFF:$OUT"),
+        FormatVariant(name: "Deflate", options: ["-compress", "Zip"], output: "TIFF:$OUT"),
+        FormatVariant(name: "PackBits", options: ["-compress", "RLE"], output: "TIFF:$OUT"),
+        FormatVariant(name: "JPEG", options: ["-compress", "JPEG", "-quality", "90"], output: "TIFF:$OUT", tolerance: 3),
+        FormatVariant(name: "tiles 16x16 LZW", options: ["-compress", "LZW", "-define", "tiff:tile-geometry=16x16"], output: "TIFF:$OUT"),
+        FormatVariant(name: "tiles 32x16 JPEG", options: ["-compress", "JPEG", "-define", "tiff:tile-geometry=32x16"], output: "TIFF:$OUT", tolerance: 3),
+        FormatVariant(name: "one strip", options: ["-compress", "LZW", "-define", "tiff:rows-per-strip=48"], output: "TIFF:$OUT"),
+        FormatVariant(name: "16-bit", options: ["-depth", "16", "-compress", "Zip"], output: "TIFF:$OUT"),
+        FormatVariant(name: "CMYK", options: ["-colorspace", "CMYK", "-compress", "LZW"], output: "TIFF:$OUT", tolerance: 2),
+        FormatVariant(name: "grey", options: ["-colorspace", "Gray", "-compress", "LZW"], output: "TIFF:$OUT"),
+        FormatVariant(name: "16-bit grey", options: ["-colorspace", "Gray", "-depth", "16"], output: "TIFF:$OUT"),
+        FormatVariant(name: "bilevel", options: ["-threshold", "50%", "-type", "Bilevel", "-compress", "Group4"], output: "TIFF:$OUT"),
+        FormatVariant(name: "palette", options: ["-type", "Palette", "-compress", "LZW"], output: "TIFF:$OUT"),
+        FormatVariant(name: "big-endian", options: ["-endian", "MSB", "-compress", "LZW"], output: "TIFF:$OUT"),
+        FormatVariant(name: "BigTIFF", options: ["-compress", "LZW"], output: "TIFF64:$OUT"),
+        FormatVariant(name: "BigTIFF tiles", options: ["-compress", "Zip", "-define", "tiff:tile-geometry=16x16"], output: "TIFF64:$OUT"),
     ]
 
     /// Each variant of a 64×48 pattern rendered at its own size equals ImageMagick's decode of
     /// the same file, and at half size is that decode halved.
     @Test(.enabled(if: hasConvert, "ImageMagick's convert is not installed (scripts/install-deps --tests)"), arguments: variants)
-    func rendersAsImageMagickDecodes(_ variant: Variant) throws {
+    func rendersAsImageMagickDecodes(_ variant: FormatVariant) throws {
         let made = try MadeFormats("tiff")
         defer { made.remove() }
         let source = try made.source(Fixtures.pattern(width: 64, height: 48))
-        let file = try made.make([source] + variant.options + [variant.coder + "$OUT"], output: "v.tif")
+        let file = try made.make([source] + variant.options + [variant.output], output: "v.tif")
         let reference = try made.reference(file)
         let renderer = ImageRenderer()
         let full = try renderer.render(path: PathBytes(file), targetSize: PixelSize(width: 64, height: 48), contentMode: .fit)
