@@ -15,6 +15,12 @@ struct photo_raw {
     photo_raw_info info;
 };
 
+/* Debian builds LibRaw with OpenMP, and developing runs parallel regions: they are held to
+   one thread, the caller's, so that the daemon's image workers are the parallelism and the
+   caller's CPU clock measures the whole decode. omp_set_num_threads sets the calling thread's
+   own setting only. libgomp comes with libraw_r; weak, so that a LibRaw without OpenMP links too. */
+extern void omp_set_num_threads(int) __attribute__((weak));
+
 static int64_t cpu_now(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
@@ -131,6 +137,7 @@ int photo_raw_develop(photo_raw *r, int half, const uint8_t **pixels, uint32_t *
     lr->params.output_bps = 8;
     lr->params.output_color = 1; /* sRGB */
     lr->params.user_flip = 0;    /* as stored: the renderer turns it */
+    if (omp_set_num_threads) omp_set_num_threads(1);
     int rc = libraw_unpack(lr);
     if (rc != LIBRAW_SUCCESS) return fail(r, rc, "LibRaw cannot unpack the sensor data", error, error_size);
     rc = libraw_dcraw_process(lr);
