@@ -9,36 +9,11 @@ import Testing
 /// embedded preview when it covers the request, else the sensor data developed — at half size
 /// when that is enough — in the RAW's orientation; damaged and slow files fail with a reason.
 @Suite struct RAWRenderTests {
-    /// A linear DNG: IFD0 holds a JPEG preview of `preview` (NewSubfileType 1), its SubIFD the
-    /// 16-bit linear RGB "sensor" data of `sensor` (LinearRaw, ColorMatrix1 = XYZ to linear
-    /// sRGB, so the camera's colours are sRGB's), Orientation `orientation`.
+    /// A linear DNG (PhotoTesting's `DNGFixture`) of `sensor`, with a JPEG of `preview` as its
+    /// embedded preview when given.
     static func dng(preview: RenderedImage?, sensor: RenderedImage, orientation: Int) throws -> [UInt8] {
-        let jpeg = try preview.map { try $0.encodeJPEG(quality: 95).bytes } ?? []
-        var linear = [UInt8]()
-        linear.reserveCapacity(sensor.pixels.count * 2)
-        for v in sensor.pixels {
-            let l = Int((pow(Double(v) / 255, 2.2) * 65535).rounded())
-            linear += [UInt8(l & 0xFF), UInt8(l >> 8)]
-        }
-        let xyzToSRGB = [32406, -15372, -4986, -9689, 18758, 415, 557, -2040, 10570]
-        var ifd0: [TIFFBuilder.Entry] = [
-            .long(254, [preview == nil ? 0 : 1]),
-            .ascii(271, "photod"), .ascii(272, "Test DNG"), .short(274, [orientation]),
-            .byte(50706, [1, 4, 0, 0]), .byte(50707, [1, 1, 0, 0]), .ascii(50708, "photod Test DNG"),
-            .srational(50721, xyzToSRGB.map { ($0, 10000) }), .short(50778, [21]),
-            .subIFD(330),
-        ]
-        if let preview {
-            ifd0 += [.long(256, [preview.size.width]), .long(257, [preview.size.height]), .short(258, [8, 8, 8]), .short(259, [7]),
-                     .short(262, [6]), .blob(273, 0), .short(277, [3]), .long(278, [preview.size.height]), .long(279, [jpeg.count]),
-                     .short(284, [1])]
-        }
-        let raw: [TIFFBuilder.Entry] = [
-            .long(254, [0]), .long(256, [sensor.size.width]), .long(257, [sensor.size.height]), .short(258, [16, 16, 16]),
-            .short(259, [1]), .short(262, [34892]), .blob(273, 1), .short(277, [3]), .long(278, [sensor.size.height]),
-            .long(279, [linear.count]), .short(284, [1]),
-        ]
-        return TIFFBuilder.build(ifd0: ifd0, sub: raw, blobs: [jpeg, linear])
+        let jpeg = try preview.map { DNGFixture.Preview(jpeg: try $0.encodeJPEG(quality: 95).bytes, width: $0.size.width, height: $0.size.height) }
+        return DNGFixture(width: sensor.size.width, height: sensor.size.height, rgb: sensor.pixels, orientation: orientation, preview: jpeg).bytes()
     }
 
     static let pattern = Fixtures.pattern(width: 128, height: 96)
@@ -92,6 +67,18 @@ import Testing
         }
     }
 
+    /// The preview alone (the daemon's stand-in while a RAW is developed): at most 1024×1024, in
+    /// the RAW's orientation; nil without a preview, or for a file that is not a RAW.
+    @Test func previewAsAStandIn() throws {
+        let file = try Self.dng(preview: Fixtures.shrink(Self.pattern, by: 2), sensor: Self.sensor, orientation: 6)
+        let preview = try #require(try RAWPreview.render(bytes: file))
+        #expect(preview.size == PixelSize(width: 48, height: 64))
+        #expect(Fixtures.meanDifference(preview, Fixtures.displayed(Fixtures.shrink(Self.pattern, by: 2), .right)) < 8)
+        #expect(try RAWPreview.render(bytes: file, orientation: .up)?.size == PixelSize(width: 64, height: 48))
+        #expect(try RAWPreview.render(bytes: try Self.dng(preview: nil, sensor: Self.sensor, orientation: 1)) == nil)
+        #expect(try RAWPreview.render(bytes: try Fixtures.jpeg(Self.pattern)) == nil)
+    }
+
     /// A DNG without any preview is developed too.
     @Test func developsWithoutAPreview() throws {
         let file = try Self.dng(preview: nil, sensor: Self.sensor, orientation: 1)
@@ -140,68 +127,5 @@ import Testing
         } catch {
             #expect(error.code == "timeout", "\(error)")
         }
-    }
-}
-
-/// A little-endian classic TIFF of two IFDs (IFD0 and one SubIFD), values out of line where
-/// they do not fit, and blobs (strips) after them.
-enum TIFFBuilder {
-    struct Entry {
-        var tag: Int, type: Int, count: Int, bytes: [UInt8]
-        /// A StripOffsets-like LONG pointing at blob `blob`, or at the SubIFD.
-        var blob: Int? = nil, isSubIFD = false
-
-        static func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
-        static func byte(_ tag: Int, _ v: [Int]) -> Entry { Entry(tag: tag, type: 1, count: v.count, bytes: v.map { UInt8($0) }) }
-        static func short(_ tag: Int, _ v: [Int]) -> Entry { Entry(tag: tag, type: 3, count: v.count, bytes: v.flatMap { le($0, 2) }) }
-        static func long(_ tag: Int, _ v: [Int]) -> Entry { Entry(tag: tag, type: 4, count: v.count, bytes: v.flatMap { le($0, 4) }) }
-        static func ascii(_ tag: Int, _ s: String) -> Entry { Entry(tag: tag, type: 2, count: s.utf8.count + 1, bytes: Array(s.utf8) + [0]) }
-        static func srational(_ tag: Int, _ v: [(Int, Int)]) -> Entry {
-            Entry(tag: tag, type: 10, count: v.count, bytes: v.flatMap { le($0.0, 4) + le($0.1, 4) })
-        }
-        static func blob(_ tag: Int, _ index: Int) -> Entry { Entry(tag: tag, type: 4, count: 1, bytes: [0, 0, 0, 0], blob: index) }
-        static func subIFD(_ tag: Int) -> Entry { Entry(tag: tag, type: 4, count: 1, bytes: [0, 0, 0, 0], isSubIFD: true) }
-    }
-
-    static func build(ifd0: [Entry], sub: [Entry], blobs: [[UInt8]]) -> [UInt8] {
-        let a = ifd0.sorted { $0.tag < $1.tag }, b = sub.sorted { $0.tag < $1.tag }
-        func size(_ e: [Entry]) -> Int { 2 + 12 * e.count + 4 }
-        let ifd0At = 8, subAt = ifd0At + size(a)
-        var dataAt = subAt + size(b)
-        // Out-of-line values, then blobs, each at an even offset.
-        var values: [[UInt8]] = []
-        var valueAt: [Int] = []
-        for e in a + b where e.bytes.count > 4 {
-            valueAt.append(dataAt)
-            values.append(e.bytes)
-            dataAt += e.bytes.count + (e.bytes.count & 1)
-        }
-        var blobAt: [Int] = []
-        for blob in blobs {
-            blobAt.append(dataAt)
-            dataAt += blob.count + (blob.count & 1)
-        }
-        var out: [UInt8] = [0x49, 0x49, 0x2A, 0] + Entry.le(ifd0At, 4)
-        var v = 0
-        for entries in [a, b] {
-            out += Entry.le(entries.count, 2)
-            for e in entries {
-                out += Entry.le(e.tag, 2) + Entry.le(e.type, 2) + Entry.le(e.count, 4)
-                if let blob = e.blob {
-                    out += Entry.le(blobAt[blob], 4)
-                } else if e.isSubIFD {
-                    out += Entry.le(subAt, 4)
-                } else if e.bytes.count > 4 {
-                    out += Entry.le(valueAt[v], 4)
-                    v += 1
-                } else {
-                    out += e.bytes + [UInt8](repeating: 0, count: 4 - e.bytes.count)
-                }
-            }
-            out += [0, 0, 0, 0]
-        }
-        for value in values { out += value + (value.count & 1 == 1 ? [0] : []) }
-        for blob in blobs { out += blob + (blob.count & 1 == 1 ? [0] : []) }
-        return out
     }
 }
