@@ -52,6 +52,25 @@ import Testing
         #expect(dh <= variant.tolerance + 1, "\(variant) at half size: mean difference \(dh)")
     }
 
+    /// `fill` crops: the bands below the crop are not decoded, and the result equals the same
+    /// crop of ImageMagick's decode rendered through the PNG decoder.
+    @Test(.enabled(if: hasConvert, "ImageMagick's convert is not installed"),
+          arguments: [["-compress", "LZW", "-define", "tiff:rows-per-strip=5"], ["-compress", "Zip", "-define", "tiff:tile-geometry=16x16"]])
+    func fillCropsLikeEveryFormat(_ options: [String]) throws {
+        let made = try MadeFormats("tiff-fill")
+        defer { made.remove() }
+        let source = try made.source(Fixtures.pattern(width: 64, height: 48))
+        let file = try made.make([source] + options + ["$OUT"], output: "f.tif")
+        let png = try made.reference(file).encodePNG().bytes
+        let renderer = ImageRenderer()
+        for target in [PixelSize(width: 16, height: 40), PixelSize(width: 40, height: 10), PixelSize(width: 30, height: 30)] {
+            let ours = try renderer.render(path: PathBytes(file), targetSize: target, contentMode: .fill)
+            let theirs = try renderer.render(bytes: png, targetSize: target, contentMode: .fill)
+            #expect(ours.size == target)
+            #expect(Fixtures.meanDifference(ours, theirs) < 0.5, "\(options) \(target)")
+        }
+    }
+
     /// A multi-page file shows its first page, not the second.
     @Test(.enabled(if: hasConvert, "ImageMagick's convert is not installed"))
     func firstPageOfMultiPage() throws {
