@@ -141,7 +141,12 @@ enum BMPDecoder {
             case (4, false): compression = .jpeg
             case (5, false): compression = .png
             default:
-                throw .undecodable("BMP: \(os2 ? "OS/2 " : "")compression \(rawCompression) (\(os2 && rawCompression == 3 ? "Huffman 1D" : os2 && rawCompression == 4 ? "RLE24" : "unknown"))")
+                let name = switch (rawCompression, os2) {
+                case (3, true): "Huffman 1D"
+                case (4, true): "RLE24"
+                default: "unknown"
+                }
+                throw .undecodable("BMP: \(os2 ? "OS/2 " : "")compression \(rawCompression) (\(name))")
             }
             if compression == .jpeg || compression == .png { rowBytes = 0; return }
             guard [1, 2, 4, 8, 16, 24, 32].contains(bitCount) else { throw .undecodable("BMP: \(bitCount) bits a pixel") }
