@@ -27,6 +27,16 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // libtiff (libtiff-dev): TIFF's first page through its RGBA interface, a band of rows at a time.
+        .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
+        // giflib (libgif-dev): a GIF's first frame on its logical screen.
+        .target(name: "CGIF", linkerSettings: [.linkedLibrary("gif")]),
+        // LibRaw (libraw-dev, the reentrant libraw_r): a RAW's embedded preview, or its sensor data developed.
+        .target(name: "CRaw", linkerSettings: [.linkedLibrary("raw_r")]),
+        // OpenJPEG (libopenjp2-7-dev): JPEG 2000 at the resolution level a request needs.
+        .target(name: "COpenJPEG", linkerSettings: [.linkedLibrary("openjp2")]),
+        // libjxl (libjxl-dev): JPEG XL's first frame.
+        .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
         // Text search's inner loops inside SQLite (an aggregate and an FTS5 auxiliary function).
@@ -50,7 +60,8 @@ let package = Package(
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
         .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CSearch", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CImaging", "CVideo"],
+        .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF",
+                                                     "CRaw", "COpenJPEG", "CJXL", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),

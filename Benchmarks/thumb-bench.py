@@ -66,6 +66,44 @@ def make_corpus(args):
     return sorted(os.path.join(corpus, f) for f in os.listdir(corpus))[: args.count]
 
 
+def release_bench(root, scratch_path=None):
+    """Builds photod-thumb-bench in release mode; its path."""
+    cmd = ["swift", "build", "-c", "release", "--product", "photod-thumb-bench", "--package-path", root]
+    if scratch_path:
+        cmd += ["--scratch-path", scratch_path]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    bin_dir = subprocess.run(cmd + ["--show-bin-path"], check=True, capture_output=True, text=True).stdout.strip()
+    return os.path.join(bin_dir, "photod-thumb-bench")
+
+
+def prepare(args):
+    """The shared directory (../shared, else /work/shared), the work directory, and the
+    photod-thumb-bench binary (built in release mode unless --bench names one)."""
+    if not os.path.isdir(os.path.join(args.shared, "bench")) and os.path.isdir("/work/shared/bench"):
+        args.shared = "/work/shared"
+    os.makedirs(args.workdir, exist_ok=True)
+    if not args.bench:
+        args.bench = release_bench(ROOT, getattr(args, "scratch_path", None))
+
+
+def rounds(args, names):
+    """(round, tool, its emptied output directory) for every run; rounds rotate the tools' order."""
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            out = os.path.join(args.workdir, "out", name)
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
+            yield r, name, out
+
+
+def warm(files):
+    """Reads every file once: every tool then reads from the page cache."""
+    for f in files:
+        with open(f, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+
+
 def run_photod(args, files, out):
     cmd = [args.bench, "thumbs", "--threads", "2", "--size", str(args.size), "--out", out] + files
     t = time.monotonic()
@@ -115,42 +153,25 @@ def main():
     ap.add_argument("--scratch-path", default=None, help="swift build --scratch-path for the release build")
     ap.add_argument("--tools", default="photod,vipsthumbnail,convert,convert-hint")
     args = ap.parse_args()
-    if not os.path.isdir(os.path.join(args.shared, "bench")) and os.path.isdir("/work/shared/bench"):
-        args.shared = "/work/shared"
-    os.makedirs(args.workdir, exist_ok=True)
-    if not args.bench:
-        cmd = ["swift", "build", "-c", "release", "--product", "photod-thumb-bench", "--package-path", ROOT]
-        if args.scratch_path:
-            cmd += ["--scratch-path", args.scratch_path]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        bin_dir = subprocess.run(cmd + ["--show-bin-path"], check=True, capture_output=True, text=True).stdout.strip()
-        args.bench = os.path.join(bin_dir, "photod-thumb-bench")
+    prepare(args)
     files = make_corpus(args)
-    for f in files:  # warm the page cache: every tool reads from memory
-        with open(f, "rb") as fh:
-            while fh.read(1 << 20):
-                pass
+    warm(files)
     tools = {"photod": run_photod, "vipsthumbnail": run_vips, "convert": run_convert,
              "convert-hint": lambda a, f, o: run_convert(a, f, o, hint=True)}
     names = [t for t in args.tools.split(",") if t in tools]
     results = {n: [] for n in names}
     cpu_rates = {n: [] for n in names}
-    for r in range(args.rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            out = os.path.join(args.workdir, "out", name)
-            shutil.rmtree(out, ignore_errors=True)
-            os.makedirs(out)
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            wall, errors = tools[name](args, files, out)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            made = len([x for x in os.listdir(out) if x.endswith(".jpg")])
-            rate = made / wall
-            results[name].append(rate)
-            cpu_rates[name].append(made / cpu if cpu > 0 else 0.0)
-            log("round %d %-13s %6.1f images/s (%d made, %d errors, %.1f s wall, %.1f s CPU)"
-                % (r + 1, name, rate, made, errors, wall, cpu))
+    for r, name, out in rounds(args, names):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall, errors = tools[name](args, files, out)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        made = len([x for x in os.listdir(out) if x.endswith(".jpg")])
+        rate = made / wall
+        results[name].append(rate)
+        cpu_rates[name].append(made / cpu if cpu > 0 else 0.0)
+        log("round %d %-13s %6.1f images/s (%d made, %d errors, %.1f s wall, %.1f s CPU)"
+            % (r + 1, name, rate, made, errors, wall, cpu))
     best = {n: max(v) for n, v in results.items()}
     best_cpu = {n: max(v) for n, v in cpu_rates.items()}
     print("\n%d JPEGs of 3000x2000 (~%s each) -> %dx%d-bounded JPEG thumbnails, 2 cores, warm cache, best of %d rounds"

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoImaging
+import PhotoMetadata
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -463,8 +464,9 @@ final class ImageService: Service {
     /// A quickly available image of the same file version: the cached one closest in size (a
     /// smaller poster of a video made before), else the thumbnail the file carries — a JPEG's
     /// in its EXIF block (extracted without decoding the photo), a HEIF file's thumbnail item
-    /// (decoded alone, a few milliseconds where the photo takes hundreds), a video's cover
-    /// picture (MP4 `covr`, a Matroska cover attachment).
+    /// (decoded alone, a few milliseconds where the photo takes hundreds), a camera RAW's
+    /// embedded preview (a JPEG decoded at a DCT scale, where developing takes seconds), a
+    /// video's cover picture (MP4 `covr`, a Matroska cover attachment).
     ///
     /// `smallerThanFinal` (an opportunistic request's stand-in): only an image with fewer
     /// pixels than the final one will have — a larger one is no quicker to show and is
@@ -499,6 +501,11 @@ final class ImageService: Service {
             guard let thumbnail = try? HEIFThumbnail.render(path: target.path, accept: sameVersion),
                   let image = try? thumbnail.encoded(jpegQuality: options.jpegQuality) else { return nil }
             encoded = image  // PNG when it has transparency, as the final image would be
+        case let format where MediaFormat(rawValue: format)?.isRaw == true:
+            guard let preview = try? RAWPreview.render(path: target.path, orientation: target.orientation, renderer: renderer,
+                                                       accept: sameVersion),
+                  let image = try? preview.encoded(jpegQuality: options.jpegQuality) else { return nil }
+            encoded = image
         default:
             return nil
         }

@@ -1,7 +1,7 @@
 /// Why an image could not be rendered. Every decoder failure maps to one of these; none is a
 /// crash, and none is raised after allocating for a size the file only claims.
 public enum ImageError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A format the renderer does not decode: what the content is (`"GIF image"`,
+    /// A format the renderer does not decode: what the content is (`"MNG image"`,
     /// `"animated WebP"`, `"text"`, ...); `"video"` when a video is given to `render` (its
     /// poster is `renderPoster`).
     case unsupported(String)

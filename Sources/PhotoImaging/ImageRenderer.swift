@@ -12,7 +12,13 @@ import PhotoModel
 /// JPEG, PNG and WebP, and `fit`/`fill` are computed on the displayed (oriented) dimensions.
 /// HEIC/HEIF/AVIF are displayed as libheif decodes them: it applies the container's
 /// `irot`/`imir` itself, so the EXIF orientation inside them is never applied on top (the
-/// metadata reader reports `irot`/`imir` as their orientation: the same result).
+/// metadata reader reports `irot`/`imir` as their orientation: the same result). JPEG XL
+/// likewise: libjxl applies the codestream's orientation, the format's authority.
+///
+/// Formats and their decoders: JPEG (TurboJPEG), PNG (libpng), WebP (libwebp), HEIF (libheif),
+/// TIFF (`TIFFDecoder`, libtiff), GIF (`GIFDecoder`, giflib), BMP (`BMPDecoder`, read here),
+/// camera RAW (`RAWDecoder`, LibRaw), JPEG 2000 (`JPEG2000Decoder`, OpenJPEG), JPEG XL
+/// (`JXLDecoder`, libjxl). The last six obey `cpuLimitMilliseconds` besides the pixel limit.
 ///
 /// Sizes: see `RenderPlan` — `fit` is the largest size with the image's aspect ratio inside
 /// the target; `fill` covers the target and is centre-cropped to it. Neither upscales: an
@@ -26,12 +32,20 @@ public struct ImageRenderer: Sendable {
     public var pixelLimit: Int
     /// Files bigger than this are refused with `.fileTooLarge` (a file is read whole).
     public var fileSizeLimit: Int64
+    /// CPU time one decode of a TIFF, GIF or RAW may take (checked between its steps: a band
+    /// of rows, LibRaw's stages); past it the render fails with `.timedOut`.
+    public var cpuLimitMilliseconds: Int64
+
+    /// The default CPU limit of one still decode: a video poster's (`posterCPULimitMilliseconds`).
+    public static let decodeCPULimitMilliseconds: Int64 = 5_000
 
     /// A renderer. The defaults admit every camera and phone photo (a 100-megapixel medium
     /// format frame) and refuse decompression bombs.
-    public init(pixelLimit: Int = 100_000_000, fileSizeLimit: Int64 = 512 << 20) {
+    public init(pixelLimit: Int = 100_000_000, fileSizeLimit: Int64 = 512 << 20,
+                cpuLimitMilliseconds: Int64 = ImageRenderer.decodeCPULimitMilliseconds) {
         self.pixelLimit = pixelLimit
         self.fileSizeLimit = fileSizeLimit
+        self.cpuLimitMilliseconds = cpuLimitMilliseconds
     }
 
     /// Renders the file at `path` (see the type's documentation).
@@ -40,7 +54,8 @@ public struct ImageRenderer: Sendable {
     ///   it); `nil` reads it from the file. Ignored for HEIF/AVIF.
     /// - Throws: `.unsupported` (videos: `"video"`), `.tooLarge`, `.fileTooLarge`,
     ///   `.corrupt`, `.undecodable` (a valid image of a kind no decoder here renders),
-    ///   `.unreadable`, `.invalidRequest` (an empty target).
+    ///   `.unreadable`, `.invalidRequest` (an empty target), `.timedOut` (a TIFF, GIF or RAW
+    ///   decode past `cpuLimitMilliseconds`).
     public func render(path: PathBytes, targetSize: PixelSize, contentMode: ContentMode,
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
@@ -52,8 +67,9 @@ public struct ImageRenderer: Sendable {
     public func render(bytes: [UInt8], targetSize: PixelSize, contentMode: ContentMode,
                        orientation: Orientation? = nil) throws(ImageError) -> RenderedImage {
         try validate(targetSize)
-        let (codec, fileOrientation) = try Self.identify(bytes)
-        let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit)
+        let (codec, fileOrientation, rawOrientation) = try Self.identify(bytes)
+        let request = Request(target: targetSize, mode: contentMode, pixelLimit: pixelLimit,
+                              cpuLimitMilliseconds: cpuLimitMilliseconds)
         let result = bytes.withUnsafeBytes { (data: UnsafeRawBufferPointer) -> Result<RenderedImage, ImageError> in
             Result { () throws(ImageError) -> RenderedImage in
                 switch codec {
@@ -61,6 +77,12 @@ public struct ImageRenderer: Sendable {
                 case .png: return try PNGDecoder.render(data, request, orientation ?? fileOrientation)
                 case .webp: return try WebPDecoder.render(data, request, orientation ?? fileOrientation)
                 case .heif: return try HEIFDecoder.render(data, request)
+                case .tiff: return try TIFFDecoder.render(data, request, orientation ?? fileOrientation)
+                case .gif: return try GIFDecoder.render(data, request, orientation ?? fileOrientation)
+                case .bmp: return try BMPDecoder.render(data, request, orientation ?? fileOrientation)
+                case .raw: return try RAWDecoder.render(data, request, orientation ?? rawOrientation)
+                case .jpeg2000: return try JPEG2000Decoder.render(data, request, orientation ?? fileOrientation)
+                case .jpegXL: return try JXLDecoder.render(data, request)
                 }
             }
         }
@@ -91,21 +113,28 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif }
+    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, raw, jpeg2000, jpegXL }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
-    /// and picks the decoder; everything else is `.unsupported`.
-    static func identify(_ bytes: [UInt8]) throws(ImageError) -> (Codec, Orientation) {
+    /// and picks the decoder; everything else is `.unsupported`. For a RAW, the orientation
+    /// only when its metadata gives one (else LibRaw's is used).
+    static func identify(_ bytes: [UInt8]) throws(ImageError) -> (Codec, Orientation, raw: Orientation?) {
         guard !bytes.isEmpty else { throw .corrupt("the file is empty (0 bytes)") }
         var source = MemorySource(bytes)
         let meta: MediaMetadata
         do { meta = try MetadataReader().read(&source, fileName: []) } catch { throw map(error) }
         let orientation = Orientation(exif: meta.orientation)
+        if meta.format.isRaw { return (.raw, orientation, meta.orientation.map { Orientation(exif: $0) }) }
         switch meta.format {
-        case .jpeg, .mpo: return (.jpeg, orientation)
-        case .png, .apng: return (.png, orientation)
-        case .webp: return (.webp, orientation)
-        case .heic, .heif, .avif: return (.heif, .up)  // libheif applies irot/imir
+        case .jpeg, .mpo: return (.jpeg, orientation, nil)
+        case .png, .apng: return (.png, orientation, nil)
+        case .webp: return (.webp, orientation, nil)
+        case .heic, .heif, .avif: return (.heif, .up, nil)  // libheif applies irot/imir
+        case .tiff: return (.tiff, orientation, nil)
+        case .gif: return (.gif, orientation, nil)
+        case .bmp: return (.bmp, orientation, nil)
+        case .jpeg2000: return (.jpeg2000, orientation, nil)
+        case .jpegXL: return (.jpegXL, .up, nil)  // libjxl applies the codestream's orientation
         default:
             if meta.mediaType == .video { throw .unsupported("video") }
             throw .unsupported("\(meta.format.rawValue.uppercased()) image")
@@ -140,6 +169,11 @@ struct Request {
     var target: PixelSize
     var mode: ContentMode
     var pixelLimit: Int
+    /// CPU time a decode that works in steps may take (TIFF, GIF, RAW; see `CPUDeadline`).
+    var cpuLimitMilliseconds: Int64 = ImageRenderer.decodeCPULimitMilliseconds
+
+    /// The deadline of a decode starting now.
+    func deadline() -> CPUDeadline { CPUDeadline(milliseconds: cpuLimitMilliseconds) }
 
     func checkLimit(_ size: PixelSize) throws(ImageError) {
         guard size.width > 0, size.height > 0 else { throw .corrupt("the header gives an empty size \(size)") }

@@ -29,7 +29,8 @@ enum Sniffer {
         if h.matches([0x8B, 0x4A, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .unsupported("JNG image") }
         if h.matches("II*\0") || h.matches("MM\0*") || h.matches("IIRO") || h.matches("IIRS") || h.matches("MMOR")
             || h.matches("IIU\0") { return .container(.tiff) }
-        if h.matches("II+\0") || h.matches("MM\0+") { return .unsupported("BigTIFF image") }
+        // BigTIFF (64-bit offsets), which TIFFWalker walks too.
+        if h.matches("II+\0") || h.matches("MM\0+") { return .container(.tiff) }
         if h.matches("GIF87a") || h.matches("GIF89a") { return .container(.gif) }
         if h.matches("RIFF"), h.count >= 12 {
             if h.matches("WEBP", at: 8) { return .container(.webp) }
@@ -58,9 +59,10 @@ enum Sniffer {
         if h.matches(asfGUID) { return .container(.asf) }
         if h.matches("FUJIFILMCCD-RAW") { return .container(.raf) }
         if b0 == 0x42, b1 == 0x4D, h.count >= 26 {
-            // "BM" alone is weak: also require a known DIB header size.
+            // "BM" alone is weak: also require a known DIB header size (OS/2 2.x's may be cut
+            // at any length from 16 to 64 bytes).
             switch h.le32(14) {
-            case 12, 16, 40, 52, 56, 64, 108, 124: return .container(.bmp)
+            case 12, 16...64, 108, 124: return .container(.bmp)
             default: break
             }
         }

@@ -20,7 +20,8 @@ struct MemoryTIFF: TIFFStore {
 struct FileTIFF: TIFFStore {
     var input: Input
     let base: Int64
-    var length: Int { Int(min(input.size - base, Int64(UInt32.max))) }
+    /// A classic TIFF's offsets are 32-bit; a BigTIFF's reach the whole file.
+    var length: Int { Int(input.size - base) }
     mutating func view(_ offset: Int, _ count: Int) throws(MetadataError) -> ByteView? {
         guard offset >= 0, count >= 0, offset <= length, count <= length - offset else { return nil }
         return try input.view(at: base + Int64(offset), count: count)
@@ -97,7 +98,7 @@ struct TIFFImage: Sendable, Hashable {
 /// TIFF file describes, where the maker note and XMP sit, and whether the structure is clean.
 struct TIFFLayout: Sendable {
     var littleEndian: Bool
-    /// The TIFF magic (42 for TIFF, 0x4F52/0x5352 for ORF, 0x55 for RW2).
+    /// The TIFF magic (42 for TIFF, 43 for BigTIFF, 0x4F52/0x5352 for ORF, 0x55 for RW2).
     var magic: Int
     var ifd0: [TIFFEntry] = []
     var exif: [TIFFEntry] = []
@@ -145,32 +146,56 @@ enum TIFFWalkMode {
 /// A bounded, loop-safe TIFF IFD walker: every offset is checked against the structure,
 /// each IFD is visited once, the number of IFDs and entries is capped, and only the values
 /// of wanted tags are copied.
+///
+/// BigTIFF (magic 43) is walked by the same code with its wider fields: a 16-byte header with
+/// a 64-bit first offset, 64-bit entry counts, 20-byte entries whose count and value are 64
+/// bits, and 8-byte inline values. The entries it keeps are ordinary TIFF types, which the
+/// repacker writes into a classic block for libexif.
 struct TIFFWalker<Store: TIFFStore> {
     var store: Store
     var layout: TIFFLayout
     private var visited: [Int] = []
     private let little: Bool
+    /// BigTIFF's field widths.
+    private let big: Bool
+    /// An entry's size; where its count and value start; the size of an inline value and of
+    /// an IFD's entry count.
+    private var entrySize: Int { big ? 20 : 12 }
+    private var valueField: Int { big ? 12 : 8 }
+    private var inlineSize: Int { big ? 8 : 4 }
+    private var countSize: Int { big ? 8 : 2 }
 
-    /// Reads the 8-byte header; `nil` when it is not a TIFF header.
+    /// Reads the header; `nil` when it is not a TIFF header.
     init?(store: Store) throws(MetadataError) {
         var s = store
         guard let h = try s.view(0, 8) else { return nil }
         let little: Bool
         if h[0] == 0x49, h[1] == 0x49 { little = true } else if h[0] == 0x4D, h[1] == 0x4D { little = false } else { return nil }
         let magic = little ? h.le16(2) : h.be16(2)
-        guard magic == 42 || magic == 0x4F52 || magic == 0x5352 || magic == 0x55 else { return nil }
+        guard magic == 42 || magic == 43 || magic == 0x4F52 || magic == 0x5352 || magic == 0x55 else { return nil }
+        // BigTIFF: the offsets' byte size (8), then 0.
+        if magic == 43, (little ? h.le16(4) : h.be16(4)) != 8 || (little ? h.le16(6) : h.be16(6)) != 0 { return nil }
         self.store = s
         self.little = little
+        self.big = magic == 43
         self.layout = TIFFLayout(littleEndian: little, magic: magic)
     }
 
     @inline(__always) private func u16(_ v: ByteView, _ i: Int) -> Int { little ? v.le16(i) : v.be16(i) }
     @inline(__always) private func u32(_ v: ByteView, _ i: Int) -> Int { Int(little ? v.le32(i) : v.be32(i)) }
+    /// A 64-bit value; one of 2^62 or more reads as 2^62: outside any structure, and far
+    /// enough below `Int.max` that an offset plus a value's size cannot overflow.
+    @inline(__always) private func u64(_ v: ByteView, _ i: Int) -> Int {
+        let low = little ? v.le32(i) : v.be32(i + 4), high = little ? v.le32(i + 4) : v.be32(i)
+        return high >= 0x4000_0000 ? 1 << 62 : Int(high) << 32 | Int(low)
+    }
+    /// An offset or count field: 32 bits, or 64 in BigTIFF.
+    @inline(__always) private func word(_ v: ByteView, _ i: Int) -> Int { big ? u64(v, i) : u32(v, i) }
 
     /// Walks the structure and returns what it found.
     mutating func walk(_ mode: TIFFWalkMode) throws(MetadataError) -> TIFFLayout {
-        guard let h = try store.view(0, 8) else { return layout }
-        let first = u32(h, 4)
+        guard let h = try store.view(0, big ? 16 : 8) else { return layout }
+        let first = big ? u64(h, 8) : u32(h, 4)
         switch mode {
         case .exif:
             let r = try readIFD(first, .ifd0, imageFile: false)
@@ -228,12 +253,12 @@ struct TIFFWalker<Store: TIFFStore> {
             return result
         }
         visited.append(offset)
-        guard let countView = try store.view(offset, 2) else {
+        guard let countView = try store.view(offset, countSize) else {
             layout.problem("IFD at \(offset) is cut off")
             return result
         }
-        var n = u16(countView, 0)
-        let available = (store.length - offset - 2) / 12
+        var n = big ? u64(countView, 0) : u16(countView, 0)
+        let available = (store.length - offset - countSize) / entrySize
         if n > available {
             layout.problem("IFD at \(offset) claims \(n) entries, \(available) fit")
             n = available
@@ -242,26 +267,40 @@ struct TIFFWalker<Store: TIFFStore> {
             layout.problem("IFD at \(offset) claims \(n) entries")
             n = Limits.maxIFDEntries
         }
-        guard n > 0, let table = try store.view(offset + 2, 12 * n) else { return result }
-        layout.extent = max(layout.extent, offset + 2 + 12 * n + 4)
-        if let nextView = try store.view(offset + 2 + 12 * n, 4) {
-            let next = u32(nextView, 0)
+        let tableAt = offset + countSize
+        guard n > 0, let table = try store.view(tableAt, entrySize * n) else { return result }
+        layout.extent = max(layout.extent, tableAt + entrySize * n + inlineSize)
+        if let nextView = try store.view(tableAt + entrySize * n, inlineSize) {
+            let next = word(nextView, 0)
             if next != 0 { result.next = next }
         }
         var width: Int?, height: Int?, subfile: Int?
         for i in 0..<n {
-            let e = 12 * i
+            let e = entrySize * i
             let tag = UInt16(u16(table, e))
             let type = u16(table, e + 2)
-            let count = u32(table, e + 4)
-            guard let size = tiffTypeSize(type) else {
+            let count = word(table, e + 4)
+            // The value field: an inline value, or the offset of the value.
+            let vf = e + valueField
+            // BigTIFF's 64-bit types: only as an image size or SubIFD offsets (LONG8, IFD8).
+            if big, type == 16 || type == 18, count >= 1 {
+                if imageFile, kind != .exif, kind != .gps, count == 1 {
+                    if tag == ExifTags.imageWidth { width = u64(table, vf) }
+                    if tag == ExifTags.imageLength { height = u64(table, vf) }
+                    if tag == ExifTags.subIFDs { result.subIFDs.append(u64(table, vf)) }
+                }
+                if kind == .ifd0, count == 1, tag == ExifTags.exifPointer { result.exif = u64(table, vf) }
+                if kind == .ifd0, count == 1, tag == ExifTags.gpsPointer { result.gps = u64(table, vf) }
+                continue
+            }
+            guard count <= Int(UInt32.max), let size = tiffTypeSize(type) else {
                 // libexif drops such entries too; only a problem when it is one we need.
                 if tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer { layout.problem("tag 0x\(hex(tag)) has invalid type \(type)") }
                 continue
             }
             let byteCount = count * size   // count < 2^32, size <= 8: no overflow in Int64
-            let inline = byteCount <= 4
-            let valueOffset = inline ? -1 : u32(table, e + 8)
+            let inline = byteCount <= inlineSize
+            let valueOffset = inline ? -1 : word(table, vf)
 
             // Sub-IFD pointers.
             if kind == .ifd0 && (tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer) {
@@ -269,7 +308,7 @@ struct TIFFWalker<Store: TIFFStore> {
                     layout.problem("IFD0 0x\(hex(tag)) (type \(type), count \(count)) is not an offset; ignored")
                     continue
                 }
-                let target = type == 3 ? u16(table, e + 8) : u32(table, e + 8)
+                let target = type == 3 ? u16(table, vf) : u32(table, vf)
                 guard target >= 8, target < store.length else {
                     layout.problem("IFD0 0x\(hex(tag)) points outside the structure (\(target)); ignored")
                     continue
@@ -280,13 +319,13 @@ struct TIFFWalker<Store: TIFFStore> {
             // libexif 0.6.24 abandons the rest of an IFD when one of these holds an offset past
             // the data: such a block must not go to libexif as is.
             if (tag == 0x0201 || tag == 0x0202 || tag == 0xA005) && (type == 4 || type == 3) && count >= 1 {
-                let v = type == 3 ? u16(table, e + 8) : u32(table, e + 8)
+                let v = type == 3 ? u16(table, vf) : u32(table, vf)
                 if v >= store.length { layout.problem("tag 0x\(hex(tag)) points outside the structure (\(v))") }
             }
             if imageFile && tag == ExifTags.subIFDs && (type == 4 || type == 13) {
                 let k = min(count, 16)
                 if inline {
-                    if k >= 1 { result.subIFDs.append(u32(table, e + 8)) }
+                    for j in 0..<min(k, inlineSize / 4) { result.subIFDs.append(u32(table, vf + 4 * j)) }
                 } else if let v = try store.view(valueOffset, 4 * k) {
                     for j in 0..<k { result.subIFDs.append(u32(v, 4 * j)) }
                 }
@@ -294,9 +333,9 @@ struct TIFFWalker<Store: TIFFStore> {
             }
             if imageFile && kind != .exif && kind != .gps {
                 switch tag {
-                case ExifTags.imageWidth: width = type == 3 ? u16(table, e + 8) : u32(table, e + 8); continue
-                case ExifTags.imageLength: height = type == 3 ? u16(table, e + 8) : u32(table, e + 8); continue
-                case ExifTags.newSubfileType: subfile = u32(table, e + 8); continue
+                case ExifTags.imageWidth: width = type == 3 ? u16(table, vf) : u32(table, vf); continue
+                case ExifTags.imageLength: height = type == 3 ? u16(table, vf) : u32(table, vf); continue
+                case ExifTags.newSubfileType: subfile = u32(table, vf); continue
                 case ExifTags.dngVersion: if kind == .ifd0 { layout.hasDNGVersion = true }; continue
                 case ExifTags.xmp:
                     if kind == .ifd0, !inline, byteCount <= Limits.maxRead, valueOffset + byteCount <= store.length {
@@ -304,9 +343,9 @@ struct TIFFWalker<Store: TIFFStore> {
                     }
                     continue
                 case ExifTags.rw2SensorWidth where layout.magic == 0x55 && kind == .ifd0:
-                    layout.sensorSize = (u16(table, e + 8), layout.sensorSize?.height ?? 0); continue
+                    layout.sensorSize = (u16(table, vf), layout.sensorSize?.height ?? 0); continue
                 case ExifTags.rw2SensorHeight where layout.magic == 0x55 && kind == .ifd0:
-                    layout.sensorSize = (layout.sensorSize?.width ?? 0, u16(table, e + 8)); continue
+                    layout.sensorSize = (layout.sensorSize?.width ?? 0, u16(table, vf)); continue
                 default: break
                 }
             }
@@ -334,7 +373,7 @@ struct TIFFWalker<Store: TIFFStore> {
             }
             let value: ByteView
             if inline {
-                value = table.slice(e + 8, byteCount)
+                value = table.slice(vf, byteCount)
             } else if let v = try store.view(valueOffset, byteCount) {
                 value = v
                 layout.extent = max(layout.extent, valueOffset + byteCount)

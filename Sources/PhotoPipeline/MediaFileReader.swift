@@ -14,7 +14,8 @@ public struct MediaFileReader: FileReading {
     /// orientation, IPTC-IIM dates, DateTime after XMP and IPTC dates, HEIF orientation as shown.
     /// 3: a video's frame rate, codecs, bit rate and capture rate (libavformat); HDR, depth
     /// maps and animation (`MediaTraits`).
-    public static let rulesVersion = 3
+    /// 4: BigTIFF files and BMPs with an OS/2 2.x header of any length are indexed.
+    public static let rulesVersion = 4
     public var rulesVersion: Int { Self.rulesVersion }
 
     let reader = MetadataReader()

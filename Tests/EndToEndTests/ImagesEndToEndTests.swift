@@ -568,6 +568,47 @@ struct ImagesEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test("A RAW alone is drawn from its embedded preview when that covers the request, else developed with the preview standing in first; a RAW+JPEG pair draws its JPEG")
+    func rawFiles() throws {
+        let lib = try TemporaryDirectory("img-raw-lib")
+        let state = try TemporaryDirectory("img-raw")
+        defer { lib.remove(); state.remove() }
+        // A 1200×800 sensor turned by orientation 6 (shown 800×1200), with a 320×213 preview.
+        let preview = DNGFixture.Preview(jpeg: try Self.pattern(width: 320, height: 213).encodeJPEG(quality: 90).bytes, width: 320, height: 213)
+        let dng = DNGFixture(width: 1200, height: 800, rgb: Self.pattern(width: 1200, height: 800).pixels, orientation: 6, preview: preview).bytes()
+        try lib.write("raw/IMG_0001.DNG", dng)
+        try lib.write("pair/IMG_0002.DNG", dng)
+        try lib.write("pair/IMG_0002.JPG", try Self.photo(width: 600, height: 400, orientation: 1))
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state)
+        try daemon.waitForIdle()
+        let c = try RawClient(daemon.socket)
+        let raw = try Self.asset(daemon, named: "IMG_0001.DNG")
+
+        // 1024 px, nothing cached: developed (683×1024); the preview (213×320) comes first.
+        try Self.request(c, id: 2, asset: raw, size: [1024, 1024], delivery: "opportunistic")
+        let (answer, before) = try Self.answer(c, id: 2)
+        let large = try #require(answer["result"], "\(answer)")
+        #expect(large["width"]?.intValue == 683 && large["height"]?.intValue == 1024, "\(large)")
+        #expect(large["isDegraded"]?.boolValue == false)
+        let degraded = try #require(before.first { $0["method"]?.stringValue == "images.degraded" }, "no stand-in before the developed image")
+        #expect(degraded["params"]?["width"]?.intValue == 213 && degraded["params"]?["height"]?.intValue == 320, "\(degraded)")
+        // Both upright with the pattern's colours where the final image has them.
+        let (_, a) = try Self.inspect(try #require(degraded["params"]?["path"]?.stringValue))
+        let (_, b) = try Self.inspect(try #require(large["path"]?.stringValue))
+        #expect(zip(a, b).allSatisfy { Self.near($0, $1) }, "\(a) vs \(b)")
+        // 256 px: the preview covers it (shown 213×320, fit 170×256; from the sensor it would be 171×256).
+        try Self.request(c, id: 1, asset: raw, size: [256, 256])
+        let small = try #require(try Self.answer(c, id: 1).response["result"])
+        #expect(small["width"]?.intValue == 170 && small["height"]?.intValue == 256, "\(small)")
+
+        // The pair's asset is its JPEG (landscape 600×400), not the portrait RAW.
+        let pair = try Self.asset(daemon, named: "IMG_0002.JPG")
+        try Self.request(c, id: 3, asset: pair, size: [256, 256])
+        let jpeg = try #require(try Self.answer(c, id: 3).response["result"])
+        #expect(jpeg["width"]?.intValue == 256 && jpeg["height"]?.intValue == 171, "\(jpeg)")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test("Every image and video of the real corpus gets an image (a video its poster) or a clear error over the socket",
           .enabled(if: TestPaths.corpus != nil, Comment(rawValue: CorpusTests.absent)))
     func realCorpus() throws {

@@ -3,7 +3,7 @@ import PhotoImaging
 import PhotoModel
 import Testing
 
-/// The shared corpus: every JPEG, PNG, WebP and HEIC/HEIF renders at 512×512 fit and fill
+/// The shared corpus: every JPEG, PNG, WebP, HEIC/HEIF, TIFF, GIF, BMP, JPEG 2000 and JPEG XL renders at 512×512 fit and fill
 /// within one pixel of the size exiftool's oracle implies; a few are compared with ImageMagick's
 /// renders; every deliberately broken file gives an error or an image, never a crash.
 @Suite struct CorpusRenderTests {
@@ -12,6 +12,7 @@ import Testing
         "mathiasbynens-small/png-truncated.png": "truncated",
         "mathiasbynens-small/webp.webp": "a 26-byte stub",
         "exiftool/t/images/QuickTime.heic": "a 623-byte stub without image data",
+        "mathiasbynens-small/gif.gif": "a 14-byte GIF of a screen and no frame",
     ]
 
     struct Entry: Sendable, CustomStringConvertible {
@@ -29,10 +30,12 @@ import Testing
         for e in list {
             guard let file = e["SourceFile"] as? String else { continue }
             let ext = (file as NSString).pathExtension.lowercased()
-            guard ["jpg", "jpeg", "png", "webp", "heic", "heif"].contains(ext) else { continue }
+            guard ["jpg", "jpeg", "png", "webp", "heic", "heif", "tif", "tiff", "gif", "bmp", "jp2", "jxl"].contains(ext) else { continue }
             let type = e["File:FileType"] as? String ?? ""
-            var w = (e["File:ImageWidth"] ?? e["PNG:ImageWidth"] ?? e["RIFF:ImageWidth"]) as? Int
-            var h = (e["File:ImageHeight"] ?? e["PNG:ImageHeight"] ?? e["RIFF:ImageHeight"]) as? Int
+            var w = (e["File:ImageWidth"] ?? e["PNG:ImageWidth"] ?? e["RIFF:ImageWidth"] ?? e["GIF:ImageWidth"]
+                     ?? e["EXIF:ImageWidth"] ?? e["Jpeg2000:ImageWidth"]) as? Int
+            var h = (e["File:ImageHeight"] ?? e["PNG:ImageHeight"] ?? e["RIFF:ImageHeight"] ?? e["GIF:ImageHeight"]
+                     ?? e["EXIF:ImageHeight"] ?? e["Jpeg2000:ImageHeight"]) as? Int
             let swap: Bool
             if type == "HEIC" {
                 let r = e["QuickTime:Rotation"] as? Int ?? 0
@@ -94,6 +97,7 @@ import Testing
         "ianare-exif-samples/jpg/orientation/portrait_6.jpg", "immich-test-assets/metadata/faces/portrait-orientation-6.jpg",
         "immich-test-assets/formats/png/density_plot.png", "metadata-extractor-images/webp/HTC Desire.webp",
         "ianare-exif-samples/heic/mobile/iphone_13_pro_max.HEIC",
+        "ianare-exif-samples/tiff/Tless0.tiff", "ianare-exif-samples/tiff/Picoawards.tiff",
     ])
     func matchesImageMagick(_ file: String) throws {
         let corpus = try #require(Reference.corpus)

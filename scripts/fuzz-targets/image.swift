@@ -1,7 +1,8 @@
-// Fuzz target: the image renderer on untrusted files (sniffing, the TurboJPEG, libpng, libwebp
-// and libheif decoders as we drive them, the resampler, orientation, JPEG/PNG encoding of the
-// result), the embedded EXIF thumbnail (finding, decoding, caching it) and a HEIF file's
-// thumbnail item.
+// Fuzz target: the image renderer on untrusted files (sniffing, the TurboJPEG, libpng, libwebp,
+// libheif, libtiff, giflib, LibRaw, OpenJPEG and libjxl decoders and the BMP reader as we drive
+// them, the resampler, orientation, JPEG/PNG encoding of the result), the embedded EXIF
+// thumbnail (finding, decoding, caching it), a HEIF file's thumbnail item and a RAW's embedded
+// preview. (The image-<format> targets run this harness on one format's seeds.)
 //
 // Input: one option byte, then the file. The option byte picks the request, so that one seed
 // reaches every path: bit 0 the content mode, bits 1-2 the target size, bits 3-6 the
@@ -40,6 +41,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let thumbnail = EmbeddedThumbnail.extract(bytes: bytes, orientation: option & 0x80 == 0 ? nil : orientation) {
         if let image = try? thumbnail.decode() { check(image, within: thumbnail.size) }
         _ = try? thumbnail.encodedForCache()
+    }
+    if let image = (try? RAWPreview.render(bytes: bytes, renderer: renderer)) ?? nil {
+        check(image, within: PixelSize(width: 1024, height: 1024))
     }
     if let image = (try? HEIFThumbnail.render(bytes: bytes)) ?? nil {
         // Any shape up to the thumbnail limit (4 MP), never empty.

@@ -117,7 +117,7 @@ class Overloaded(PhotodError):
 
 
 class Unsupported(PhotodError):
-    """An image of a format photod does not render (GIF, TIFF, RAW…)."""
+    """An image of a format photod does not render (MNG, ICO, BPG)."""
     code, name = -32006, "unsupported"
 
 

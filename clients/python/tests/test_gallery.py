@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -312,11 +313,11 @@ class InABrowser(unittest.TestCase):
         self.look("after-restart.png", 200)
 
     def test_files_it_cannot_show(self):
-        # A GIF (photod does not render it) and a JPEG cut short (its header is whole, its image not).
-        gif = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,"
-               b"\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+        # An ICO (photod does not render it) and a JPEG cut short (its header is whole, its image not).
+        dib = struct.pack("<IiiHHIIiiII", 40, 1, 2, 1, 32, 0, 8, 0, 0, 0, 0) + b"\x00\x00\xff\xff" + b"\x00" * 4
+        ico = struct.pack("<HHH", 0, 1, 1) + struct.pack("<BBBBHHII", 1, 1, 0, 0, 1, 32, len(dib), 22) + dib
         (self.root / "odd").mkdir()
-        (self.root / "odd" / "IMG_20190601_120000.gif").write_bytes(gif)
+        (self.root / "odd" / "IMG_20190601_120000.ico").write_bytes(ico)
         whole = make_jpeg(Path(self.daemon.state) / "whole.jpg", "2019:06:01 12:00:01", width=640, height=480).read_bytes()
         (self.root / "odd" / "cut.jpg").write_bytes(whole[:len(whole) * 2 // 3])
         self.daemon.wait_until_idle()
@@ -324,7 +325,7 @@ class InABrowser(unittest.TestCase):
         b.goto(self.gallery.url)
         labels = b.wait("(() => { const l = [...document.querySelectorAll('#content .moment[data-id=\"m_20190601\"] .noimage')]"
                         ".map(e => e.textContent).sort(); return l.length === 2 && l; })()")
-        self.assertEqual(labels, ["gif", "jpeg · damaged"])
+        self.assertEqual(labels, ["ico", "jpeg · damaged"])
 
     def test_scrolling_loads_more(self):
         # Forty days: the first page shows six moments, the rest come as one scrolls.
