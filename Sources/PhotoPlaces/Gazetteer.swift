@@ -62,8 +62,16 @@ public final class Gazetteer: Sendable {
     }
 
     /// Builds the tree (24,000 places: a few ms).
+    /// Each entry as the place of a photo in it, made once: a lookup copies one (cleaning the
+    /// names at every lookup cost a tenth of the writer's time on a first index).
+    private let places: [Place]
+
     public init(_ entries: [GazetteerEntry]) {
         self.entries = entries
+        places = entries.map { e in
+            Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
+                  timeZone: e.timeZone)
+        }
         var items = entries.enumerated().map { i, e in
             Node(entry: Int32(i), point: Self.unit(latitude: e.latitude, longitude: e.longitude),
                  reach: Self.chord(kilometres: Self.reach(population: e.population)))
@@ -83,10 +91,14 @@ public final class Gazetteer: Sendable {
     /// The nearest entry and its distance in km; nil for an empty gazetteer or a coordinate
     /// off the globe.
     public func nearest(latitude: Double, longitude: Double) -> (entry: GazetteerEntry, kilometres: Double)? {
+        nearestIndex(latitude: latitude, longitude: longitude).map { (entries[$0.index], $0.kilometres) }
+    }
+
+    private func nearestIndex(latitude: Double, longitude: Double) -> (index: Int, kilometres: Double)? {
         guard let q = Self.query(latitude, longitude), !nodes.isEmpty else { return nil }
         var best = (node: -1, squared: Double.infinity)
         nearest(q, 0, nodes.count, depth: 0, &best)
-        return (entries[Int(nodes[best.node].entry)], Self.kilometres(chord: best.squared.squareRoot()))
+        return (Int(nodes[best.node].entry), Self.kilometres(chord: best.squared.squareRoot()))
     }
 
     /// The place the rule above names for a coordinate.
@@ -94,19 +106,17 @@ public final class Gazetteer: Sendable {
         guard let q = Self.query(latitude, longitude), !nodes.isEmpty else { return nil }
         var inside = (node: -1, depth: 1.0)
         deepest(q, 0, nodes.count, depth: 0, &inside)
-        if inside.node >= 0 {
-            let e = entries[Int(nodes[inside.node].entry)]
-            return Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode,
-                         source: .geonames, timeZone: e.timeZone)
-        }
-        guard let (e, d) = nearest(latitude: latitude, longitude: longitude) else { return nil }
-        if d <= max(3 * Self.reach(population: e.population), 30) {
-            return Place(region: e.region, country: e.country, countryCode: e.countryCode, near: e.name,
-                         source: .geonames, timeZone: e.timeZone)
+        if inside.node >= 0 { return places[Int(nodes[inside.node].entry)] }
+        guard let (index, d) = nearestIndex(latitude: latitude, longitude: longitude) else { return nil }
+        var place = places[index]
+        if d <= max(3 * Self.reach(population: entries[index].population), 30) {
+            place.near = place.city
+            place.city = nil
+            return place
         }
         if d <= Self.regionLimit {
-            return Place(region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
-                         timeZone: e.timeZone)
+            place.city = nil
+            return place
         }
         return nil
     }
