@@ -45,6 +45,9 @@ struct Walk {
     /// elsewhere later in the walk (a move), and must then keep its id.
     private var deferredFiles: [(directory: PathBytes, name: [UInt8])] = []
     private var deferredDirectories: [PathBytes] = []
+    /// Where the files and directories found moved were indexed: their names missing there are
+    /// no removal (`finish` leaves them out, of the job and of the counts).
+    private var movedFrom = Set<PathBytes>()
     /// New files held back until the removals are committed (bounded: beyond it they are read
     /// at once, and a copy among them gets a new id).
     private var deferredCandidates: [Candidate] = []
@@ -344,6 +347,7 @@ struct Walk {
         emitAndWait(move)
         trees.directoriesMoved([DirectoryMove(from: origin, to: path)])
         movedDirectories += 1
+        movedFrom.insert(origin)
         logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
         return try database.read { try $0.snapshot(of: path) }
     }
@@ -384,6 +388,7 @@ struct Walk {
         case .move(let origin):
             moves.movedFiles.append(FileMove(from: origin, to: directory.appending(name), identity: identity))
             movedFiles += 1
+            movedFrom.insert(origin)
         case .restore(let tombstone):
             moves.restoredFiles.append(FileRestore(path: directory.appending(name), identity: identity,
                                                    tombstone: tombstone))
@@ -460,6 +465,14 @@ struct Walk {
     /// (a copy of a removed file is then recognised by its content and keeps the asset's id).
     mutating func finish() {
         flush()
+        // A name missing where the walk found it moved from was counted as a removal when the
+        // walk saw it gone: it is a move, counted once as one.
+        let files = deferredFiles.count, directories = deferredDirectories.count
+        deferredFiles.removeAll { movedFrom.contains($0.directory.appending($0.name)) }
+        deferredDirectories.removeAll { movedFrom.contains($0) }
+        removedFiles -= files - deferredFiles.count
+        removedDirectories -= directories - deferredDirectories.count
+        movedFrom = []
         let spared = trees.sparingTrees(deferredDirectories)
         deferredDirectories = spared.directories
         deferredFiles += spared.files

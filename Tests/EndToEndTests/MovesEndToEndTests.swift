@@ -70,6 +70,7 @@ struct MovesEndToEndTests {
         let status = try daemon.waitForIdle()
         #expect(status["metadataReads"]?.intValue == 0)
         #expect(status["lastScan"]?["movedDirectories"]?.intValue == 1)
+        #expect(status["lastScan"]?["removedDirectories"]?.intValue == 0, "a move counted once: \(status["lastScan"] ?? .null)")
         try expectFolderMoved(daemon, before: before, album: album, from: lib("2019/trip"), to: lib("best/Iceland"), total: 201)
         #expect(daemon.stop() == 0)
     }
@@ -187,6 +188,7 @@ struct MovesEndToEndTests {
         var status = try daemon.waitForIdle()
         #expect(status["metadataReads"]?.intValue == 0)
         #expect(status["lastScan"]?["movedFiles"]?.intValue == 3)
+        #expect(status["lastScan"]?["removedFiles"]?.intValue == 2, "the moves counted once, the two deletions as removals: \(status["lastScan"] ?? .null)")
         #expect(status["counts"]?["recentlyDeleted"]?.intValue == 2)
         let now = Dictionary(uniqueKeysWithValues: try daemon.allAssets().map { ($0["path"]!.stringValue!, $0["id"]!.stringValue!) })
         for i in 0..<3 { #expect(now[lib("b/q\(i).jpg").string] == ids[lib("a/p\(i).jpg").string]) }
