@@ -337,12 +337,14 @@ class InABrowser(unittest.TestCase):
         b.wait("document.querySelectorAll('#content .moment').length >= 6")
         first = b.js("document.querySelectorAll('#content .moment').length")
         self.assertLess(first, 44)
-        for _ in range(40):
+        count = "document.querySelectorAll('#content .moment').length"
+        shown = first
+        while shown < 44:
+            # Each scroll to the bottom brings the next page: awaited, however slow the machine.
             b.js("window.scrollTo(0, document.body.scrollHeight)")
-            time.sleep(0.15)
-            if b.js("document.querySelectorAll('#content .moment').length") == 44:
-                break
-        self.assertEqual(b.js("document.querySelectorAll('#content .moment').length"), 44)
+            b.wait(f"{count} > {shown} || (window.scrollTo(0, document.body.scrollHeight), false)", timeout=30)
+            shown = b.js(count)
+        self.assertEqual(b.js(count), 44)
 
 
 if __name__ == "__main__":
