@@ -195,3 +195,7 @@ int photo_thread_nice(void) {
     int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
     return (nice == -1 && errno != 0) ? 100 : nice;
 }
+
+int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname) {
+    return renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE);
+}

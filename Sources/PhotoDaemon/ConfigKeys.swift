@@ -21,6 +21,7 @@ extension ConfigFile {
         ConfigFile.Key(name: "image-pixel-limit", repeatable: false),
         ConfigFile.Key(name: "image-workers", repeatable: false),
         ConfigFile.Key(name: "gazetteer", repeatable: false),
+        ConfigFile.Key(name: "trash-root", repeatable: true),
         ConfigFile.Key(name: "log-level", repeatable: false),
     ]
 

@@ -37,6 +37,10 @@ public struct DaemonOptions: Sendable {
     /// `--gazetteer on|off`: name places from coordinates with GeoNames (default on); off,
     /// an asset's place is what its files say, and the gazetteer is never loaded.
     public var gazetteer = true
+    /// `--trash-root DIR` (repeatable): library roots whose files `assets.trash` may rename to
+    /// hidden names, and `assets.deletePermanently` and the retention purge unlink. None by
+    /// default: photod then writes nothing to the library.
+    public var trashRoots: [PathBytes] = []
     /// `--check-config`: parse and exit (0 when valid, 64 with the reason when not).
     public var checkOnly = false
 
@@ -85,6 +89,11 @@ public struct DaemonOptions: Sendable {
           --gazetteer on|off  Name the place of a photo whose files name none from its
                               coordinates, offline, with GeoNames' cities (default on). Off, a
                               place is only what the files say, and the gazetteer is not loaded.
+          --trash-root DIR    Let writers move assets of the library root DIR to Recently Deleted
+                              (assets.trash: its files are renamed in place to hidden .trashed-
+                              names), restore them, and delete them for good (repeatable; DIR is
+                              one of the --library roots). Without it photod writes nothing to
+                              the library (the systemd unit also needs ReadWritePaths=DIR).
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --config FILE       Read options from FILE first (`key = value` lines, the long option
                               names without --; see systemd/photod.conf); the command line's come
@@ -225,6 +234,7 @@ public struct DaemonOptions: Sendable {
                 let text = try next()
                 guard text == "on" || text == "off" else { throw .usage("--gazetteer must be on or off (got '\(text)')") }
                 options.gazetteer = text == "on"
+            case "--trash-root": options.trashRoots.append(DefaultPaths.absolute(try next()))
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {
@@ -237,13 +247,18 @@ public struct DaemonOptions: Sendable {
             i += 1
         }
         guard !options.libraries.isEmpty else { throw .usage("at least one --library DIR is required") }
+        for root in options.trashRoots where !options.libraries.contains(root) {
+            throw .usage("--trash-root \(root): not one of the library roots (--library \(options.libraries.map(\.string).joined(separator: ", --library ")))")
+        }
         return options
     }
 
     /// What `--check-config` prints: the paths photod would use.
     public var summary: String {
         "libraries \(libraries.map(\.string).joined(separator: ", ")); database \(database.string); socket \(socket.string); "
-            + "cache \(cacheDirectory.string)" + (configFile.map { "; read from \($0.string)" } ?? "")
+            + "cache \(cacheDirectory.string)"
+            + "; trash \(trashRoots.isEmpty ? "off (nothing in the library is written)" : trashRoots.map(\.string).joined(separator: ", "))"
+            + (configFile.map { "; read from \($0.string)" } ?? "")
     }
 
     /// `1073741824`, `500M`, `2G`, `64k` → bytes.

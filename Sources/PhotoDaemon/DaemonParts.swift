@@ -136,6 +136,7 @@ extension DaemonOptions {
         var live = LiveOptions()
         live.pollInterval = .seconds(pollIntervalSeconds)
         live.retentionMilliseconds = Int64(retentionDays) * 86_400_000
+        live.trashRoots = Set(trashRoots)
         if let n = maxWatches { live.watchLimits = WatchLimits(maxWatches: n) }
         live.journalMaxChanges = journalMaxChanges
         live.journalMaxAgeMilliseconds = Int64(journalMaxDays) * 86_400_000

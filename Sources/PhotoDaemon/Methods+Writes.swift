@@ -54,12 +54,16 @@ extension Methods {
             "albums.removeAssets": guarded { p throws(RPCError) in try albumMembers(p, add: false) },
             "library.rescan": guarded { p throws(RPCError) in try rescan(p) },
             "library.adopt": guarded { p throws(RPCError) in try adopt(p) },
+            "assets.trash": guarded { p throws(RPCError) in try trashAssets(p) },
+            "assets.restore": guarded { p throws(RPCError) in try restoreAssets(p) },
+            "assets.deletePermanently": guarded { p throws(RPCError) in try deleteAssetsPermanently(p) },
         ]
     }
 
     static let writeNames = ["assets.setFavorite", "assets.setHidden", "assets.setKeywords", "assets.addKeywords",
                              "assets.removeKeywords", "albums.create", "albums.createFolder", "albums.rename", "albums.move",
-                             "albums.delete", "albums.addAssets", "albums.removeAssets", "library.rescan", "library.adopt"]
+                             "albums.delete", "albums.addAssets", "albums.removeAssets", "library.rescan", "library.adopt",
+                             "assets.trash", "assets.restore", "assets.deletePermanently"]
 
     /// Runs a write on the sort queue and waits for its commit.
     func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> ChangeSet {

@@ -177,7 +177,8 @@ public final class LiveLoop: Service {
     private func purge() {
         let options = context.options
         let logger = context.logger
-        context.sortQueue.submitPurge(deletedBefore: wallClock() - options.retentionMilliseconds)
+        context.sortQueue.submitPurge(deletedBefore: wallClock() - options.retentionMilliseconds,
+                                      trash: LibraryTrash(roots: options.trashRoots, trees: context.trees))
         context.sortQueue.submit(operation: { [logger] writer, now in
             let dropped = try writer.pruneJournal(keep: options.journalMaxChanges, before: now - options.journalMaxAgeMilliseconds)
             if dropped > 0 { logger.info("pruned \(dropped) change sets from the journal") }

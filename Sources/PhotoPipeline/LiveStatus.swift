@@ -13,6 +13,9 @@ public struct LiveOptions: Sendable {
     public var rootRecheckInterval: Duration = .seconds(2)
     /// How long assets stay in Recently Deleted before they are purged (Unix milliseconds).
     public var retentionMilliseconds: Int64 = 30 * 86_400_000
+    /// The roots whose trashed files the purge unlinks (`--trash-root`); the assets whose
+    /// trashed files lie elsewhere stay in Recently Deleted (photod writes nothing there).
+    public var trashRoots: Set<PathBytes> = []
     /// How often the purge runs (and the change journal is pruned).
     public var purgeInterval: Duration = .seconds(3_600)
     /// The change journal keeps at most this many change sets, and none older than

@@ -92,9 +92,24 @@ public final class SortQueue: Service {
 
     /// Queues the purge of the assets that went to Recently Deleted before `cutoff` (Unix
     /// milliseconds): a job of its own, with its change set (they are `deleted`).
-    public func submitPurge(deletedBefore cutoff: Int64, done: @escaping Completion = { _ in }) {
+    /// The trashed files of those assets (`assets.trash`) are unlinked first; an asset whose
+    /// trashed files cannot be (its root closed to the trash, its tree unavailable) stays.
+    public func submitPurge(deletedBefore cutoff: Int64, trash: LibraryTrash, done: @escaping Completion = { _ in }) {
         submit(operation: { [logger] writer, now in
-            let summary = try writer.purge(deletedBefore: cutoff, now: now)
+            var keeping: Set<Int64> = []
+            for asset in try writer.trashedAssets(deletedBefore: cutoff) {
+                switch trash.trashedFiles(of: asset, requireAll: false) {
+                case .success(let found):
+                    if let refusal = trash.unlink(found, of: asset) {
+                        logger.warning("kept \(asset.id) in Recently Deleted: \(refusal.reason)")
+                        keeping.insert(asset.pk)
+                    }
+                case .failure(let refusal):
+                    logger.info("kept \(asset.id) in Recently Deleted past its time: \(refusal.reason)")
+                    keeping.insert(asset.pk)
+                }
+            }
+            let summary = try writer.purge(deletedBefore: cutoff, keeping: keeping, now: now)
             if !summary.deleted.isEmpty { logger.info("purged \(summary.deleted.count) assets from Recently Deleted") }
             return summary
         }, done: done)

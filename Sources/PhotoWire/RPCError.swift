@@ -13,6 +13,9 @@
 /// | -32004 | `notFound`         | an asset, album or other object named in the request does not exist |
 /// | -32005 | `overloaded`       | too many clients, or a batch whose responses exceed the budget |
 /// | -32006 | `unsupported`      | reserved: a valid request this daemon does not support |
+/// | -32007 | `cancelled`        | the request was cancelled before it was answered |
+/// | -32008 | `imageFailed`      | the asset's file could not be made into an image |
+/// | -32010 | `conflict`         | the file on disk is not the one photod indexed or trashed: the trash leaves it |
 public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The numeric code on the wire.
     public let rawValue: Int
@@ -47,11 +50,15 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
     /// -32008: the asset's file could not be made into an image: damaged, unreadable, or over
     /// the pixel limit (`data.reason`: `corrupt`, `unreadable`, `tooLarge`).
     public static let imageFailed = RPCErrorCode(rawValue: -32008)
+    /// -32010: the file on disk is not the one photod indexed or trashed (changed, replaced,
+    /// gone): the trash will not touch it (`data.refused` says which and why).
+    public static let conflict = RPCErrorCode(rawValue: -32010)
 
     /// Every code photod sends, in the order of the table above.
     public static let all: [RPCErrorCode] = [
         .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
         .tokenExpired, .unavailable, .permissionDenied, .notFound, .overloaded, .unsupported, .cancelled, .imageFailed,
+        .conflict,
     ]
 
     /// The symbolic name (`"tokenExpired"`), or nil for a code photod does not define.
@@ -70,6 +77,7 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
         case -32006: "unsupported"
         case -32007: "cancelled"
         case -32008: "imageFailed"
+        case -32010: "conflict"
         default: nil
         }
     }

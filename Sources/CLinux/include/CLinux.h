@@ -106,3 +106,8 @@ int photo_set_thread_nice(int nice);
 
 /// The calling thread's nice value (-20...19), or 100 when it cannot be read.
 int photo_thread_nice(void);
+
+/// `renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE)`: fails with `EEXIST`
+/// instead of replacing a file already at the new name. 0, or -1 and errno (`EINVAL` on file
+/// systems that cannot promise it).
+int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname);

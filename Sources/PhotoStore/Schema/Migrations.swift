@@ -622,6 +622,13 @@ public enum Schema {
                 DELETE FROM moment_words WHERE rowid = old.day;
             END;
             """),
+        Migration(name: "013_trash", sql: """
+            -- The hidden name (`TrashName`) a file of an asset in Recently Deleted was given by
+            -- `assets.trash` in its own directory: `assets.restore` renames it back,
+            -- `assets.deletePermanently` and the retention purge unlink it. Null for files
+            -- deleted by someone else.
+            ALTER TABLE tombstones ADD COLUMN trashed_name BLOB;
+            """),
     ]
 
     /// The `user_version` this build writes.

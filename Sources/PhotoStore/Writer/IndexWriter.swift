@@ -73,46 +73,79 @@ public final class IndexWriter {
         }
     }
 
-    /// Writes one batch in one transaction and returns its change set (with its token).
-    public func apply(_ batch: WriteBatch, now: Int64) throws(StoreError) -> ChangeSet {
-        try commit(now: now) { job throws(StoreError) in
-            // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies
-            // on this order (what a later batch removes or rewrites cancels an earlier write).
-            for path in batch.removedDirectories { try files.removeSubtree(path, job) }
-            for (dir, name) in batch.removedFiles { try files.remove(directory: dir, name: name, job) }
-            for move in batch.movedDirectories { try files.move(move, job) }
-            for move in batch.movedFiles { try files.move(move, job) }
-            for restore in batch.restoredFiles { try files.restore(restore, job) }
-            for copy in batch.copiesOfRemoved { try files.adoptRemovedOriginal(of: copy, job) }
-            for dir in batch.directories { try directories.update(dir, job) }
-            try files.beginWrites()
-            for file in batch.files { try files.write(file, job) }
-            // Then the groups whose files changed are recomposed. Groups a file moved into go
-            // first, so that a moved primary keeps its asset when the partners it left behind
-            // become assets of their own.
-            let groups = job.groups.sorted {
-                let (a, b) = (job.movedInto.contains($0), job.movedInto.contains($1))
-                if a != b { return a }
-                return $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
-            }
-            for group in groups { try assets.recompose(group, job) }
-            // Last, assets whose files were removed and which no remaining file took over go to
-            // Recently Deleted (their files' tombstones were kept). `job` then reads the states
-            // after, and the collections and the journal follow from them.
-            for pk in job.orphanCandidates.sorted() { try assets.trashIfOrphan(pk, job) }
+    /// Writes one batch in one transaction and returns its change set (with its token). A
+    /// `durable` batch is on disk before this returns (`assets.restore`).
+    public func apply(_ batch: WriteBatch, now: Int64, durable: Bool = false) throws(StoreError) -> ChangeSet {
+        try commit(now: now, durable: durable) { job throws(StoreError) in
+            try write(batch, job)
             return ChangeSet()
         }
     }
 
+    /// A batch's rows, in `job`.
+    func write(_ batch: WriteBatch, _ job: WriteJob) throws(StoreError) {
+        // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies
+        // on this order (what a later batch removes or rewrites cancels an earlier write).
+        for path in batch.removedDirectories { try files.removeSubtree(path, job) }
+        for (dir, name) in batch.removedFiles { try files.remove(directory: dir, name: name, job) }
+        for move in batch.movedDirectories { try files.move(move, job) }
+        for move in batch.movedFiles { try files.move(move, job) }
+        for restore in batch.restoredFiles { try files.restore(restore, job) }
+        for copy in batch.copiesOfRemoved { try files.adoptRemovedOriginal(of: copy, job) }
+        for dir in batch.directories { try directories.update(dir, job) }
+        try files.beginWrites()
+        for file in batch.files { try files.write(file, job) }
+        // Then the groups whose files changed are recomposed. Groups a file moved into go
+        // first, so that a moved primary keeps its asset when the partners it left behind
+        // become assets of their own.
+        let groups = job.groups.sorted {
+            let (a, b) = (job.movedInto.contains($0), job.movedInto.contains($1))
+            if a != b { return a }
+            return $0.directory != $1.directory ? $0.directory < $1.directory : $0.key.lexicographicallyPrecedes($1.key)
+        }
+        for group in groups { try assets.recompose(group, job) }
+        // Last, assets whose files were removed and which no remaining file took over go to
+        // Recently Deleted (their files' tombstones were kept). `job` then reads the states
+        // after, and the collections and the journal follow from them.
+        for pk in job.orphanCandidates.sorted() { try assets.trashIfOrphan(pk, job) }
+    }
+
     /// Deletes for good the assets that have been in Recently Deleted since before `cutoff`
-    /// (and their tombstones): one transaction, one change set (they are `deleted`).
-    public func purge(deletedBefore cutoff: Int64, now: Int64) throws(StoreError) -> ChangeSet {
-        // In Recently Deleted, they are in no moment or folder album: only smart albums change.
-        try commit(now: now, recount: false) { job throws(StoreError) in
-            let s = try db.statement("SELECT pk, id FROM assets WHERE deleted_at IS NOT NULL AND deleted_at < :cutoff")
+    /// (and their tombstones), but those in `keeping` (whose trashed files could not be
+    /// unlinked): one transaction, one change set (they are `deleted`).
+    public func purge(deletedBefore cutoff: Int64, keeping: Set<Int64> = [], now: Int64) throws(StoreError) -> ChangeSet {
+        try purge(now: now) { () throws(StoreError) in
+            let s = try db.statement("""
+                SELECT pk, id FROM assets WHERE deleted_at IS NOT NULL AND deleted_at < :cutoff
+                    AND pk NOT IN (SELECT value FROM json_each(:keep))
+                """)
             s.bind(":cutoff", to: cutoff)
+            s.bind(":keep", to: "[" + keeping.map(String.init).joined(separator: ",") + "]")
             var doomed: [(pk: Int64, id: String)] = []
             while try s.step() { doomed.append((s.int64(0), s.string(1))) }
+            return doomed
+        }
+    }
+
+    /// Deletes for good the assets in Recently Deleted among `pks` (`assets.deletePermanently`,
+    /// and the retention purge once their trashed files are unlinked).
+    public func purge(_ pks: [Int64], now: Int64) throws(StoreError) -> ChangeSet {
+        try purge(now: now) { () throws(StoreError) in
+            let s = try db.statement("""
+                SELECT pk, id FROM assets WHERE pk IN (SELECT value FROM json_each(:pks)) AND deleted_at IS NOT NULL
+                """)
+            s.bind(":pks", to: "[" + pks.map(String.init).joined(separator: ",") + "]")
+            var doomed: [(pk: Int64, id: String)] = []
+            while try s.step() { doomed.append((s.int64(0), s.string(1))) }
+            return doomed
+        }
+    }
+
+    /// Purges the assets `select` names, in one transaction with one change set.
+    private func purge(now: Int64, _ select: () throws(StoreError) -> [(pk: Int64, id: String)]) throws(StoreError) -> ChangeSet {
+        // In Recently Deleted, they are in no moment or folder album: only smart albums change.
+        try commit(now: now, recount: false) { job throws(StoreError) in
+            let doomed = try select()
             for (pk, _) in doomed { try assets.delete(pk, job) }
             // Gone for good: what users said about them goes too (albums lose them).
             var changes = ChangeSet()

@@ -1,0 +1,152 @@
+import PhotoModel
+
+/// A file of an asset as the index has it: where it is, what identifies it, and for an asset in
+/// Recently Deleted its tombstone and the hidden name `assets.trash` gave it (nil for a file
+/// someone else deleted).
+public struct AssetFile: Sendable, Hashable {
+    public var directory: PathBytes
+    public var name: [UInt8]
+    public var identity: FileIdentity
+    public var fingerprint: UInt64?
+    public var tombstone: Int64?
+    public var trashedName: [UInt8]?
+
+    public init(directory: PathBytes, name: [UInt8], identity: FileIdentity, fingerprint: UInt64?,
+                tombstone: Int64? = nil, trashedName: [UInt8]? = nil) {
+        self.directory = directory
+        self.name = name
+        self.identity = identity
+        self.fingerprint = fingerprint
+        self.tombstone = tombstone
+        self.trashedName = trashedName
+    }
+
+    public var path: PathBytes { directory.appending(name) }
+}
+
+/// An asset and its files: those on disk when it is in the library, those it had (its
+/// tombstones) when it is in Recently Deleted.
+public struct AssetFiles: Sendable, Hashable {
+    public var id: AssetID
+    public var pk: Int64
+    /// The library root it lies in.
+    public var root: PathBytes
+    /// When it went to Recently Deleted (Unix milliseconds); nil when it is in the library.
+    public var deletedAt: Int64?
+    public var files: [AssetFile]
+
+    public init(id: AssetID, pk: Int64, root: PathBytes, deletedAt: Int64?, files: [AssetFile]) {
+        self.id = id
+        self.pk = pk
+        self.root = root
+        self.deletedAt = deletedAt
+        self.files = files
+    }
+}
+
+/// A file `assets.trash` renamed: the name it had and the hidden one it has now.
+public struct TrashedFile: Sendable, Hashable {
+    public var file: AssetFile
+    public var trashedName: [UInt8]
+
+    public init(file: AssetFile, trashedName: [UInt8]) {
+        self.file = file
+        self.trashedName = trashedName
+    }
+}
+
+/// The trash's rows: what `assets.trash`, `assets.restore` and `assets.deletePermanently`
+/// read before they touch the disk, and what they write after.
+extension IndexWriter {
+    /// The files of each of `ids` that the index knows (an unknown id is absent).
+    public func assetFiles(_ ids: [AssetID]) throws(StoreError) -> [AssetID: AssetFiles] {
+        let asset = try db.statement("""
+            SELECT a.pk, a.deleted_at, r.path FROM assets a JOIN roots r ON r.id = a.root_id WHERE a.id = :id
+            """)
+        var found: [AssetID: AssetFiles] = [:]
+        for id in ids where found[id] == nil {
+            asset.bind(":id", to: id.rawValue)
+            defer { asset.reset() }
+            guard try asset.step() else { continue }
+            let pk = asset.int64(0)
+            let deletedAt = asset.isNull(1) ? nil : asset.int64(1)
+            let root = PathBytes(asset.bytes(2))
+            asset.reset()
+            found[id] = AssetFiles(id: id, pk: pk, root: root, deletedAt: deletedAt,
+                                   files: deletedAt == nil ? try files(ofAsset: pk) : try tombstones(ofAsset: pk))
+        }
+        return found
+    }
+
+    /// The assets in Recently Deleted since before `cutoff` that have trashed files (the
+    /// retention purge unlinks those first).
+    public func trashedAssets(deletedBefore cutoff: Int64) throws(StoreError) -> [AssetFiles] {
+        let s = try db.statement("""
+            SELECT DISTINCT a.id FROM tombstones t JOIN assets a ON a.pk = t.asset_pk
+            WHERE t.trashed_name IS NOT NULL AND a.deleted_at IS NOT NULL AND a.deleted_at < :cutoff
+            """)
+        s.bind(":cutoff", to: cutoff)
+        var ids: [AssetID] = []
+        while try s.step() { if let id = AssetID(rawValue: s.string(0)) { ids.append(id) } }
+        return try assetFiles(ids).values.sorted { $0.pk < $1.pk }
+    }
+
+    /// Takes the renamed files out of the library, in one durable transaction: their assets go
+    /// to Recently Deleted (ids and user state kept, as for any deleted file), each tombstone
+    /// remembering its file's hidden name.
+    public func trash(_ renamed: [TrashedFile], now: Int64) throws(StoreError) -> ChangeSet {
+        var batch = WriteBatch()
+        batch.removedFiles = renamed.map { ($0.file.directory, $0.file.name) }
+        return try commit(now: now, durable: true) { job throws(StoreError) in
+            try write(batch, job)
+            let mark = try db.statement("""
+                UPDATE tombstones SET trashed_name = :trashed
+                WHERE directory_path = :directory AND name = :name AND deleted_at = :now AND trashed_name IS NULL
+                """)
+            for r in renamed {
+                mark.bind(":trashed", to: r.trashedName)
+                mark.bind(":directory", to: r.file.directory)
+                mark.bind(":name", to: r.file.name)
+                mark.bind(":now", to: now)
+                try mark.run()
+            }
+            return ChangeSet()
+        }
+    }
+
+    // MARK: Reads
+
+    private func files(ofAsset pk: Int64) throws(StoreError) -> [AssetFile] {
+        let s = try db.statement("""
+            SELECT d.path, f.name, f.fsid, f.inode, f.size, f.mtime_ns, f.fingerprint
+            FROM files f JOIN directories d ON d.id = f.directory_id WHERE f.asset_pk = :pk ORDER BY d.path, f.name
+            """)
+        s.bind(":pk", to: pk)
+        var out: [AssetFile] = []
+        while try s.step() {
+            out.append(AssetFile(directory: PathBytes(s.bytes(0)), name: s.bytes(1), identity: Self.identity(s, from: 2),
+                                 fingerprint: s.isNull(6) ? nil : UInt64(bitPattern: s.int64(6))))
+        }
+        return out
+    }
+
+    private func tombstones(ofAsset pk: Int64) throws(StoreError) -> [AssetFile] {
+        let s = try db.statement("""
+            SELECT directory_path, name, fsid, inode, size, mtime_ns, fingerprint, pk, trashed_name
+            FROM tombstones WHERE asset_pk = :pk ORDER BY directory_path, name
+            """)
+        s.bind(":pk", to: pk)
+        var out: [AssetFile] = []
+        while try s.step() {
+            out.append(AssetFile(directory: PathBytes(s.bytes(0)), name: s.bytes(1), identity: Self.identity(s, from: 2),
+                                 fingerprint: s.isNull(6) ? nil : UInt64(bitPattern: s.int64(6)),
+                                 tombstone: s.int64(7), trashedName: s.isNull(8) ? nil : s.bytes(8)))
+        }
+        return out
+    }
+
+    private static func identity(_ s: Statement, from i: Int32) -> FileIdentity {
+        FileIdentity(fsid: UInt64(bitPattern: s.int64(i)), inode: UInt64(bitPattern: s.int64(i + 1)),
+                     size: s.int64(i + 2), mtimeNanoseconds: s.int64(i + 3))
+    }
+}
