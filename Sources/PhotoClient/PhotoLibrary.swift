@@ -429,6 +429,37 @@ public final class PhotoLibrary: Sendable {
         try call("library.rescan", path.map { ["path": .string($0.string)] } ?? [:]) { f throws(MalformedReply) in try f.int("token") }
     }
 
+    /// Moves assets to Recently Deleted: every file of each is renamed in its own folder to a
+    /// hidden `.trashed-` name (photod must run with `--trash-root` for its root). All or
+    /// nothing: a refusal (`data.refused`) changes nothing. Not retried (a second attempt finds
+    /// the assets gone from the library).
+    @discardableResult
+    public func trash(_ ids: [String]) throws(ClientError) -> WriteResult {
+        try write("assets.trash", ["ids": JSONValue(ids)], retry: false)
+    }
+
+    /// Brings trashed assets back with their ids, favorites and albums; `renamed` lists the
+    /// files restored under another name (theirs was taken).
+    @discardableResult
+    public func restore(_ ids: [String]) throws(ClientError) -> (result: WriteResult, renamed: [(from: String, to: String)]) {
+        try call("assets.restore", ["ids": JSONValue(ids)], retry: false) { f throws(MalformedReply) in
+            (try WriteResult(f), try f.objects("renamed") { v, at throws(MalformedReply) in
+                let r = try Fields(v, at: at)
+                return (try r.string("from"), try r.string("to"))
+            })
+        }
+    }
+
+    /// Deletes assets in Recently Deleted for good: their trashed files are unlinked, they and
+    /// their user state are purged. Returns the ids deleted (an asset whose file could not be
+    /// unlinked stays, and is not among them).
+    @discardableResult
+    public func deletePermanently(_ ids: [String]) throws(ClientError) -> (result: WriteResult, deleted: [String]) {
+        try call("assets.deletePermanently", ["ids": JSONValue(ids)], retry: false) { f throws(MalformedReply) in
+            (try WriteResult(f), try f.strings("deleted"))
+        }
+    }
+
     private func write(_ method: String, _ params: JSONObject, retry: Bool = true) throws(ClientError) -> WriteResult {
         try call(method, params, retry: retry) { f throws(MalformedReply) in try WriteResult(f) }
     }

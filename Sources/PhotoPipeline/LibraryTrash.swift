@@ -232,6 +232,13 @@ public struct LibraryTrash: Sendable {
                 return TrashRefusal(asset.id, .unavailable, "'\(tree)' is unavailable: \(reason)")
             }
         }
+        for path in paths.sorted() {
+            guard let dir = try? ConfinedDirectory(path, below: asset.root), let denial = dir.writeDenial() else { continue }
+            let hint = denial.errno == EROFS
+                ? " (a read-only mount; under systemd: systemctl edit photod.service, [Service] ReadWritePaths=\(asset.root))"
+                : " (photod's user needs write permission on the folder)"
+            return TrashRefusal(asset.id, .permissionDenied, "photod may not rename files in '\(path)': \(denial.message)" + hint)
+        }
         return nil
     }
 

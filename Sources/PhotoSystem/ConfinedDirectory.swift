@@ -44,6 +44,13 @@ public final class ConfinedDirectory {
         return info.fsid
     }
 
+    /// Why photod may not change names in this directory (`EROFS`: a read-only mount, as
+    /// systemd's `ProtectSystem=strict` makes the library; `EACCES`: its user lacks write
+    /// permission); nil when it may.
+    public func writeDenial() -> SystemError? {
+        faccessat(descriptor.rawValue, ".", W_OK, AT_EACCESS) == 0 ? nil : SystemError(call: "faccessat", errno: errno, context: path.string)
+    }
+
     /// Renames `name` to `newName` in this directory; `EEXIST` when `newName` is taken (never
     /// replaces a file).
     public func rename(_ name: [UInt8], to newName: [UInt8]) throws(SystemError) {

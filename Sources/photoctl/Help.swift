@@ -34,9 +34,13 @@ let overview = """
       keywords          Set, add or remove a tagger's keywords on an asset.
       rescan            Compare the library (or a directory in it) with the disk now.
       adopt             Accept a library root (or mount below one) that moved to another disk.
+      trash             Move assets to Recently Deleted: their files get hidden names in place.
+      restore           Bring assets back from Recently Deleted, their files under their names.
+      delete            Delete assets in Recently Deleted and their files for good (asks first).
       image             Render an asset at a size; print the path of the image file.
 
-    Writes (favorite, hide, album, keywords, rescan, adopt) are for root, photod's user and its --write-group.
+    Writes (favorite, hide, album, keywords, rescan, adopt, trash, restore, delete) are for root, photod's
+    user and its --write-group; trash, restore and delete only on roots photod runs with --trash-root for.
 
     The lists' --json output (assets, moments, albums, smart-albums, folders, album list) ends with a
     line {"token":N}: the change token the records reflect. 'watch --since N' then prints every
@@ -50,10 +54,10 @@ let overview = """
 
 /// The subcommands, in the order the overview lists them.
 let subcommands = ["status", "assets", "search", "moments", "albums", "smart-albums", "folders", "places", "errors", "watch", "favorite", "unfavorite",
-                   "hide", "unhide", "album", "keywords", "rescan", "adopt", "image"]
+                   "hide", "unhide", "album", "keywords", "rescan", "adopt", "trash", "restore", "delete", "image"]
 
 /// Subcommands whose help page another one shares.
-let helpAliases = ["unfavorite": "favorite", "unhide": "hide"]
+let helpAliases = ["unfavorite": "favorite", "unhide": "hide", "restore": "trash", "delete": "trash"]
 
 let helps: [String: String] = [
     "status": """
@@ -205,6 +209,25 @@ let helps: [String: String] = [
           --json              Print photod's answer as one JSON object: {"token", "updated": [ids that changed]}.
 
         An unknown id fails the whole write (exit 1).
+        """,
+    "trash": """
+        OVERVIEW: Move assets to Recently Deleted (trash), bring them back (restore), or delete them
+        and their files for good (delete: only assets in Recently Deleted; asks first).
+
+        USAGE: photoctl trash ASSET_ID...
+               photoctl restore ASSET_ID...
+               photoctl delete [--yes] ASSET_ID...
+
+        OPTIONS:
+          --json              Print photod's answer as one JSON object.
+          --yes               (delete) Do not ask.
+
+        trash renames every file of each asset (RAW, paired video, sidecar too) in its own folder to
+        a hidden name, .trashed-<expiry>-<name>, which photod recognises; nothing is copied or
+        deleted. The assets keep their ids, favorites and albums. restore renames them back (a name
+        taken meanwhile gets " (1)", said on the output). delete unlinks the trashed files; after
+        --retention-days photod does that itself. Only on library roots photod runs with
+        --trash-root for; anything refused is listed with its reason and nothing is changed (exit 1).
         """,
     "hide": """
         OVERVIEW: Hide assets (hide) — fetches leave them out unless asked — or show them again (unhide).

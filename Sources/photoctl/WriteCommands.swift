@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoClient
 import PhotoModel
 import PhotoSystem
@@ -184,4 +187,55 @@ func adopt(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     report(result, json: a.json, "adopted \(result["adopted"]?.stringValue ?? path): \(scan?["files"]?.intValue ?? 0) files, "
            + "\(scan?["readFiles"]?.intValue ?? 0) read; \(result["recentlyDeleted"]?.intValue ?? 0) assets not found there "
            + "went to Recently Deleted")
+}
+
+/// `trash`, `restore`, `delete`: `assets.trash`, `assets.restore`, `assets.deletePermanently`.
+/// `delete` asks first unless `--yes`.
+func trashCommand(_ command: String, _ args: [String], sockets: [PathBytes]) throws(Failure) {
+    let a = try Arguments(args, flags: command == "delete" ? ["--json", "--yes"] : ["--json"], values: [], command: command)
+    guard !a.positional.isEmpty else { throw Failure(code: .usage, message: "\(command) needs at least one asset id") }
+    let n = a.positional.count
+    let assets = "\(n) asset\(n == 1 ? "" : "s")"
+    if command == "delete", !a.flags.contains("--yes") {
+        writeAll(Array("Delete \(assets) and \(n == 1 ? "its" : "their") files for good? This cannot be undone. [y/N] ".utf8), to: 2)
+        let answer = readLine(strippingNewline: true)?.lowercased() ?? ""
+        guard answer == "y" || answer == "yes" else {
+            throw Failure(code: .failure, message: answer.isEmpty && isatty(0) != 1
+                          ? "not deleted: no answer (use --yes to delete without asking)" : "not deleted")
+        }
+    }
+    let method = switch command {
+    case "trash": "assets.trash"
+    case "restore": "assets.restore"
+    default: "assets.deletePermanently"
+    }
+    let result: JSONValue
+    do {
+        result = try call(try connect(sockets), method, ["ids": strings(a.positional)])
+    } catch {
+        // Every refused asset with its reason (the call's message names the first).
+        for r in error.rpc?.data?["refused"]?.arrayValue ?? [] where !a.json {
+            err("photoctl: refused \(r["id"]?.stringValue ?? "?"): \(r["detail"]?.stringValue ?? "?")")
+        }
+        throw error
+    }
+    switch command {
+    case "trash":
+        report(result, json: a.json, "moved \(assets) to Recently Deleted (their files renamed in place to .trashed- names)")
+    case "restore":
+        report(result, json: a.json, "restored \(assets)")
+        if !a.json {
+            for r in result["renamed"]?.arrayValue ?? [] {
+                out("  \(r["from"]?.stringValue ?? "?") was taken: restored as \(r["to"]?.stringValue ?? "?")")
+            }
+        }
+    default:
+        let deleted = result["deleted"]?.arrayValue?.count ?? 0
+        report(result, json: a.json, "deleted \(deleted) of \(assets) for good")
+        if !a.json {
+            for k in result["kept"]?.arrayValue ?? [] {
+                err("photoctl: kept \(k["id"]?.stringValue ?? "?"): \(k["reason"]?.stringValue ?? "?")")
+            }
+        }
+    }
 }

@@ -84,6 +84,7 @@ func run(_ argv: [String]) throws(Failure) {
     case "keywords": try keywords(rest, sockets: sockets)
     case "image": try image(rest, sockets: sockets)
     case "adopt": try adopt(rest, sockets: sockets)
+    case "trash", "restore", "delete": try trashCommand(command, rest, sockets: sockets)
     default: try rescan(rest, sockets: sockets)
     }
 }

@@ -110,6 +110,7 @@ struct ConfigFileTests {
         for key in ConfigFile.keys {
             let value = switch key.name {
             case "library", "database", "socket": "/x"
+            case "trash-root": "/srv"
             case "timezone": "UTC"
             case "socket-group", "write-group": "0"
             case "log-level": "debug"
@@ -166,9 +167,10 @@ struct ConfigFileTests {
         let text = try String(contentsOf: url, encoding: .utf8)
         #expect(try ConfigFile.parse(text: text) == ["--library", "/srv/photos"])
 
-        // Uncomment every "#key = value" line whose key is known.
+        // Uncomment every "#key = value" line whose key is known (beside the example library,
+        // which the commented trash root names).
         let names = Set(ConfigFile.keys.map(\.name))
-        var uncommented: [String] = []
+        var uncommented: [String] = ["library = /srv/photos"]
         var seen = Set<String>()
         for line in text.split(separator: "\n") where line.hasPrefix("#") {
             let body = line.dropFirst()

@@ -70,7 +70,10 @@ struct StoreTests {
 
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
-    static let withoutSearchSources = """
+    /// The database as version 12 left it: migration 013's column undone.
+    static let withoutTrash = "ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
+
+    static let withoutSearchSources = withoutTrash + """
         DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;
         DROP TRIGGER directories_words_insert; DROP TRIGGER directories_words_update; DROP TRIGGER directories_words_delete;
         DROP TRIGGER places_words_insert; DROP TRIGGER asset_keywords_words_insert; DROP TRIGGER asset_keywords_words_delete;

@@ -12,7 +12,7 @@ See docs/PYTHON.md; the protocol underneath is docs/PROTOCOL.md.
 """
 from ._connection import NULL, SYSTEM_SOCKET, default_sockets
 from .details import ChangeDetails, Move
-from .errors import (Cancelled, ConnectionLost, ImageFailed, InternalError, InvalidParams, InvalidRequest,
+from .errors import (Cancelled, Conflict, ConnectionLost, ImageFailed, InternalError, InvalidParams, InvalidRequest,
                      MalformedReply, MethodNotFound, NotFound, Overloaded, ParseError, PermissionDenied, PhotodError,
                      TokenExpired, TooLarge, Unavailable, Unreachable, Unsupported)
 from .library import Changes, Collections, FetchRequest, FetchResult, Library
@@ -27,6 +27,6 @@ __all__ = [
     "ChangeSet", "Image", "Status", "Record", "WriteResult",
     "PhotodError", "Unreachable", "ConnectionLost", "MalformedReply", "ParseError", "InvalidRequest", "MethodNotFound",
     "InvalidParams", "InternalError", "TokenExpired", "Unavailable", "PermissionDenied", "NotFound", "Overloaded",
-    "Unsupported", "Cancelled", "ImageFailed", "TooLarge",
+    "Unsupported", "Cancelled", "ImageFailed", "Conflict", "TooLarge",
     "default_sockets", "SYSTEM_SOCKET", "NULL",
 ]

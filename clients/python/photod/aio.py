@@ -563,5 +563,14 @@ class Library:
     async def delete_album(self, album_id: str) -> WriteResult:
         return await self._write("albums.delete", {"id": album_id})
 
+    async def trash(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        return await self._write("assets.trash", {"ids": self._ids(asset_ids)})
+
+    async def restore(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        return await self._write("assets.restore", {"ids": self._ids(asset_ids)})
+
+    async def delete_permanently(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        return await self._write("assets.deletePermanently", {"ids": self._ids(asset_ids)})
+
     async def rescan(self, path: Optional[Union[str, "os.PathLike[str]"]] = None) -> Record:
         return Record(await self.call("library.rescan", {"path": os.fspath(path) if path is not None else None}))

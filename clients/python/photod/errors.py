@@ -135,6 +135,13 @@ class ImageFailed(PhotodError):
         return self.data.get("reason")
 
 
+class Conflict(PhotodError):
+    """(``assets.trash``, ``restore``, ``deletePermanently``) a file on disk is not the one photod
+    indexed or trashed: changed, replaced or gone. ``refused`` lists each asset and its reason;
+    nothing was changed."""
+    code, name = -32010, "conflict"
+
+
 class TooLarge(PhotodError):
     """(photod-nats) an answer larger than the NATS server's ``max_payload``."""
     code, name = -32009, "tooLarge"
@@ -143,7 +150,7 @@ class TooLarge(PhotodError):
 _BY_CODE: Dict[int, Type[PhotodError]] = {
     c.code: c for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, TokenExpired,
                         Unavailable, PermissionDenied, NotFound, Overloaded, Unsupported, Cancelled, ImageFailed,
-                        TooLarge) if c.code is not None
+                        Conflict, TooLarge) if c.code is not None
 }
 
 

@@ -664,6 +664,24 @@ class Library:
         """Deletes a user album, or a folder with everything below it; the assets stay."""
         return self._write("albums.delete", {"id": album_id})
 
+    def trash(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        """Moves assets to Recently Deleted: every file of each is renamed in its own folder to a
+        hidden ``.trashed-`` name (photod must run with ``--trash-root`` for its root). All or
+        nothing: a refusal raises (``NotFound``, ``PermissionDenied``, ``Unavailable``, ``Conflict``,
+        each with ``data["refused"]``) and changes nothing."""
+        return self._write("assets.trash", {"ids": self._ids(asset_ids)})
+
+    def restore(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        """Brings trashed assets back with their ids, favorites and albums; ``result.renamed``
+        lists ``{"from", "to"}`` for files restored under another name (theirs was taken)."""
+        return self._write("assets.restore", {"ids": self._ids(asset_ids)})
+
+    def delete_permanently(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
+        """Deletes assets in Recently Deleted for good: their trashed files are unlinked, they and
+        their user state purged. ``result.deleted`` are the ids deleted; ``result.kept`` those
+        whose files could not be unlinked, with the reason."""
+        return self._write("assets.deletePermanently", {"ids": self._ids(asset_ids)})
+
     def rescan(self, path: Optional[Union[str, "os.PathLike[str]"]] = None) -> Record:
         """Compares a tree inside a root (or every root) with the disk now; answers when committed."""
         return Record(self.call("library.rescan", {"path": os.fspath(path) if path is not None else None}))

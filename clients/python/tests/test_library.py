@@ -303,5 +303,52 @@ class Changes(unittest.TestCase):
         self.assertTrue(self.lib.asset(ids[0]).is_favorite)
 
 
+
+@needs_photod
+class Trash(unittest.TestCase):
+    """trash, restore and delete_permanently on a root photod may write (--trash-root)."""
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp(prefix="photod-py-trash-"))
+        make_library(self.root, days=1, per_day=3)
+        self.daemon = Daemon(self.root, extra=["--trash-root", str(self.root)])
+        self.lib = self.daemon.library_client()
+
+    def tearDown(self):
+        self.lib.close()
+        self.daemon.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def test_trash_restore_delete(self):
+        ids = self.lib.assets(sort="localDateTime").ids
+        path = Path(self.lib.asset(ids[0]).path)
+        self.lib.set_favorite(ids[0])
+        trashed = self.lib.trash(ids[0])
+        self.assertEqual(trashed.trashed, [ids[0]])
+        self.assertFalse(path.exists())
+        hidden = [p.name for p in path.parent.iterdir() if p.name.startswith(".trashed-")]
+        self.assertEqual(len(hidden), 1)
+        self.assertTrue(hidden[0].endswith("-" + path.name))
+        self.assertEqual(self.lib.collection_assets("s_recentlyDeleted").ids, [ids[0]])
+        with self.assertRaises(photod.NotFound):
+            self.lib.trash(ids[0])                                   # not in the library any more
+        restored = self.lib.restore(ids[0])
+        self.assertEqual(restored.renamed, [])
+        self.assertTrue(path.exists())
+        self.assertTrue(self.lib.asset(ids[0]).is_favorite)
+        self.lib.trash([ids[1]])
+        gone = self.lib.delete_permanently(ids[1])
+        self.assertEqual(gone.deleted, [ids[1]])
+        self.assertEqual([p for p in path.parent.iterdir() if p.name.startswith(".trashed-")], [])
+        # A refusal is typed, names each asset, and changes nothing.
+        with self.assertRaises(photod.NotFound) as refused:
+            self.lib.restore([ids[2]])
+        self.assertEqual([r["id"] for r in refused.exception.data["refused"]], [ids[2]])
+        self.assertTrue(Path(self.lib.asset(ids[2]).path).exists())
+        conflict = photod.errors.from_response({"code": -32010, "message": "conflict",
+                                                "data": {"name": "conflict", "detail": "x", "refused": []}})
+        self.assertIsInstance(conflict, photod.Conflict)
+
+
 if __name__ == "__main__":
     unittest.main()
