@@ -37,6 +37,11 @@ public struct DaemonOptions: Sendable {
     /// `--gazetteer on|off`: name places from coordinates with GeoNames (default on); off,
     /// an asset's place is what its files say, and the gazetteer is never loaded.
     public var gazetteer = true
+    /// `--exclude` (repeatable) and `--default-excludes on|off`: the paths below the roots that
+    /// are not part of the library (default: the NAS and OS folders, `PathExclusions.defaultPatterns`).
+    public var exclusions = PathExclusions.none
+    private var excludePatterns: [String] = []
+    private var defaultExcludes = true
     /// `--check-config`: parse and exit (0 when valid, 64 with the reason when not).
     public var checkOnly = false
 
@@ -85,6 +90,15 @@ public struct DaemonOptions: Sendable {
           --gazetteer on|off  Name the place of a photo whose files name none from its
                               coordinates, offline, with GeoNames' cities (default on). Off, a
                               place is only what the files say, and the gazetteer is not loaded.
+          --exclude PATTERN   Leave out the files and folders below a root whose path matches PATTERN
+                              (repeatable): a glob over the path below the root, with *, ?, [a-z]
+                              and ** (any folders); a pattern without / is a name at any depth.
+                              Added to the defaults: NAS and OS folders such as @eaDir, #recycle,
+                              #snapshot, @Recycle, $RECYCLE.BIN, lost+found and ._* files
+                              (--check-config lists them all). A change takes effect at the next
+                              start or reload: what newly matches goes to Recently Deleted.
+          --default-excludes on|off
+                              Whether those defaults apply (default on).
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --config FILE       Read options from FILE first (`key = value` lines, the long option
                               names without --; see systemd/photod.conf); the command line's come
@@ -225,6 +239,11 @@ public struct DaemonOptions: Sendable {
                 let text = try next()
                 guard text == "on" || text == "off" else { throw .usage("--gazetteer must be on or off (got '\(text)')") }
                 options.gazetteer = text == "on"
+            case "--exclude": options.excludePatterns.append(try next())
+            case "--default-excludes":
+                let text = try next()
+                guard text == "on" || text == "off" else { throw .usage("--default-excludes must be on or off (got '\(text)')") }
+                options.defaultExcludes = text == "on"
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {
@@ -237,13 +256,20 @@ public struct DaemonOptions: Sendable {
             i += 1
         }
         guard !options.libraries.isEmpty else { throw .usage("at least one --library DIR is required") }
+        do {
+            options.exclusions = try PathExclusions(patterns: options.excludePatterns, defaults: options.defaultExcludes)
+        } catch {
+            throw .usage("--exclude: \(error)")
+        }
         return options
     }
 
     /// What `--check-config` prints: the paths photod would use.
     public var summary: String {
         "libraries \(libraries.map(\.string).joined(separator: ", ")); database \(database.string); socket \(socket.string); "
-            + "cache \(cacheDirectory.string)" + (configFile.map { "; read from \($0.string)" } ?? "")
+            + "cache \(cacheDirectory.string); "
+            + (exclusions.isEmpty ? "nothing excluded" : "excluded \(exclusions.patterns.joined(separator: " "))")
+            + (configFile.map { "; read from \($0.string)" } ?? "")
     }
 
     /// `1073741824`, `500M`, `2G`, `64k` → bytes.
