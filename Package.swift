@@ -37,6 +37,9 @@ let package = Package(
         .target(name: "COpenJPEG", linkerSettings: [.linkedLibrary("openjp2")]),
         // libjxl (libjxl-dev): JPEG XL's first frame.
         .target(name: "CJXL", linkerSettings: [.linkedLibrary("jxl")]),
+        // zlib (zlib1g-dev): PNG text chunks that are compressed (zTXt, iTXt), for the metadata
+        // reader. A target of its own: zlib.h pulls glibc headers this module must not capture.
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
         // libpng (its errors longjmp, which Swift cannot catch) and the resampler's inner loops.
         .target(name: "CImaging", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("m")]),
         // Text search's inner loops inside SQLite (an aggregate and an FTS5 auxiliary function).
@@ -58,7 +61,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
-        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo"], swiftSettings: strict),
+        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo", "CZlib"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CSearch", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF",
                                                      "CRaw", "COpenJPEG", "CJXL", "CImaging", "CVideo"],

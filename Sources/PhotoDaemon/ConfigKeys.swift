@@ -22,6 +22,8 @@ extension ConfigFile {
         ConfigFile.Key(name: "image-workers", repeatable: false),
         ConfigFile.Key(name: "gazetteer", repeatable: false),
         ConfigFile.Key(name: "trash-root", repeatable: true),
+        ConfigFile.Key(name: "exclude", repeatable: true),
+        ConfigFile.Key(name: "default-excludes", repeatable: false),
         ConfigFile.Key(name: "log-level", repeatable: false),
     ]
 

@@ -81,7 +81,7 @@ public final class Daemon: Sendable {
         let (mountWatcher, mountWatchError) = makeMountWatcher(trees: trees, inbox: inbox, options: live)
         let reads = ReadCounter()
         let indexer = Indexer(database: database, sortQueue: sortQueue, trees: trees, reader: MediaFileReader(zone: zone, reads: reads),
-                              logger: pipelineLog, workers: options.workers)
+                              logger: pipelineLog, workers: options.workers, exclusions: options.exclusions)
         let liveLoop = LiveLoop(indexer: indexer, sortQueue: sortQueue, trees: trees, inbox: inbox, roots: roots, watcher: watcher,
                                 watchError: watchError, mountWatcher: mountWatcher, mountWatchError: mountWatchError,
                                 options: live, logger: logger.facility("live"))

@@ -41,6 +41,11 @@ public struct DaemonOptions: Sendable {
     /// hidden names, and `assets.deletePermanently` and the retention purge unlink. None by
     /// default: photod then writes nothing to the library.
     public var trashRoots: [PathBytes] = []
+    /// `--exclude` (repeatable) and `--default-excludes on|off`: the paths below the roots that
+    /// are not part of the library (default: the NAS and OS folders, `PathExclusions.defaultPatterns`).
+    public var exclusions = PathExclusions.none
+    private var excludePatterns: [String] = []
+    private var defaultExcludes = true
     /// `--check-config`: parse and exit (0 when valid, 64 with the reason when not).
     public var checkOnly = false
 
@@ -94,6 +99,15 @@ public struct DaemonOptions: Sendable {
                               names), restore them, and delete them for good (repeatable; DIR is
                               one of the --library roots). Without it photod writes nothing to
                               the library (the systemd unit also needs ReadWritePaths=DIR).
+          --exclude PATTERN   Leave out the files and folders below a root whose path matches PATTERN
+                              (repeatable): a glob over the path below the root, with *, ?, [a-z]
+                              and ** (any folders); a pattern without / is a name at any depth.
+                              Added to the defaults: NAS and OS folders such as @eaDir, #recycle,
+                              #snapshot, @Recycle, $RECYCLE.BIN, lost+found and ._* files
+                              (--check-config lists them all). A change takes effect at the next
+                              start or reload: what newly matches goes to Recently Deleted.
+          --default-excludes on|off
+                              Whether those defaults apply (default on).
           --log-level LEVEL   error, warning, notice, info (default) or debug.
           --config FILE       Read options from FILE first (`key = value` lines, the long option
                               names without --; see systemd/photod.conf); the command line's come
@@ -235,6 +249,11 @@ public struct DaemonOptions: Sendable {
                 guard text == "on" || text == "off" else { throw .usage("--gazetteer must be on or off (got '\(text)')") }
                 options.gazetteer = text == "on"
             case "--trash-root": options.trashRoots.append(DefaultPaths.absolute(try next()))
+            case "--exclude": options.excludePatterns.append(try next())
+            case "--default-excludes":
+                let text = try next()
+                guard text == "on" || text == "off" else { throw .usage("--default-excludes must be on or off (got '\(text)')") }
+                options.defaultExcludes = text == "on"
             case "--log-level":
                 let text = try next()
                 guard let level = LogLevel.allCases.first(where: { $0.name == text }) else {
@@ -250,13 +269,19 @@ public struct DaemonOptions: Sendable {
         for root in options.trashRoots where !options.libraries.contains(root) {
             throw .usage("--trash-root \(root): not one of the library roots (--library \(options.libraries.map(\.string).joined(separator: ", --library ")))")
         }
+        do {
+            options.exclusions = try PathExclusions(patterns: options.excludePatterns, defaults: options.defaultExcludes)
+        } catch {
+            throw .usage("--exclude: \(error)")
+        }
         return options
     }
 
     /// What `--check-config` prints: the paths photod would use.
     public var summary: String {
         "libraries \(libraries.map(\.string).joined(separator: ", ")); database \(database.string); socket \(socket.string); "
-            + "cache \(cacheDirectory.string)"
+            + "cache \(cacheDirectory.string); "
+            + (exclusions.isEmpty ? "nothing excluded" : "excluded \(exclusions.patterns.joined(separator: " "))")
             + "; trash \(trashRoots.isEmpty ? "off (nothing in the library is written)" : trashRoots.map(\.string).joined(separator: ", "))"
             + (configFile.map { "; read from \($0.string)" } ?? "")
     }

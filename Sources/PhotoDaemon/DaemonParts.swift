@@ -103,7 +103,8 @@ extension Daemon {
     /// then polled), delivering to `inbox`.
     func makeWatcher(for inbox: LiveInbox, options live: LiveOptions) -> (InotifyWatcher?, String?) {
         do {
-            return (try InotifyWatcher(limits: live.watchLimits, logger: logger.facility("watch"), onChanges: inbox.receive), nil)
+            return (try InotifyWatcher(limits: live.watchLimits, exclusions: options.exclusions, logger: logger.facility("watch"),
+                                        onChanges: inbox.receive), nil)
         } catch {
             return (nil, "cannot open inotify (\(error)): every root is polled every \(live.pollInterval)")
         }

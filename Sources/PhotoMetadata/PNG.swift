@@ -1,6 +1,8 @@
 /// PNG, APNG and MNG: the size from IHDR (MHDR for MNG), EXIF from an `eXIf` chunk wherever it
 /// is (ImageMagick writes it after the image data), XMP from `iTXt` `XML:com.adobe.xmp`, and
-/// APNG from an `acTL` chunk before the first IDAT. Image-data chunks are skipped by their
+/// APNG from an `acTL` chunk before the first IDAT. ImageMagick's `Raw profile type exif`
+/// (`APP1`), `xmp`, `iptc` and `8bim` text chunks (`PNGText`), wherever they are, give EXIF, XMP
+/// and IPTC-IIM where the standard chunks give none. Image-data chunks are skipped by their
 /// lengths (never read), however many there are (`Limits.maxImageDataChunks`).
 enum PNG {
     static let xmpKeyword = Array("XML:com.adobe.xmp\0".utf8)
@@ -12,6 +14,16 @@ enum PNG {
         var imageDataChunks = 0
         var sawIDAT = false
         var lastLength: Int64 = 0
+        // What raw profiles give, used where the standard chunks (anywhere in the file) give none.
+        var profileExif: ExifFields?, profileXMP: XMPFields?, iptc: IPTCFields?
+        defer {
+            if exif == nil { exif = profileExif }
+            if xmp == nil { xmp = profileXMP }
+            if let iptc {
+                if meta.dates.iptc == nil { meta.dates.iptc = iptc.date }
+                if meta.iptcPlace == nil { meta.iptcPlace = iptc.place }
+            }
+        }
         while items < Limits.maxItems, imageDataChunks < Limits.maxImageDataChunks {
             // After a large chunk (image data) the next header is far away: read just the header.
             guard let h = try input.view(at: pos, count: 8, readAhead: lastLength < Int64(Limits.windowBytes)) else {
@@ -48,14 +60,26 @@ enum PNG {
                 } else {
                     exif = ExifReader.read(tiff: d, warnings: &meta.warnings)
                 }
-            case fcc("iTXt") where xmp == nil:
-                let d = try input.view(at: dataAt, upTo: Int(length))
-                // keyword\0, compression flag, method, language\0, translated keyword\0, text.
-                if d.matches(xmpKeyword), d[xmpKeyword.count] == 0 {
-                    var i = xmpKeyword.count + 2
-                    var nuls = 0
-                    while i < d.count, nuls < 2 { if d[i] == 0 { nuls += 1 }; i += 1 }
-                    xmp = XMP.scan(d.slice(from: i))
+            case fcc("tEXt"), fcc("zTXt"), fcc("iTXt"):
+                // The keyword first: most text chunks are comments, neither XMP nor a profile.
+                guard let key = try input.view(at: dataAt, count: Int(min(length, 80))) else { break }
+                if type == fcc("iTXt"), xmp == nil, key.matches(xmpKeyword) {
+                    let d = try input.view(at: dataAt, upTo: Int(length))
+                    // keyword\0, compression flag, method, language\0, translated keyword\0, text.
+                    if d.has(xmpKeyword.count, 1), d[xmpKeyword.count] == 0 {
+                        var i = xmpKeyword.count + 2
+                        var nuls = 0
+                        while i < d.count, nuls < 2 { if d[i] == 0 { nuls += 1 }; i += 1 }
+                        xmp = XMP.scan(d.slice(from: i))
+                    }
+                } else if PNGText.isProfile(keyword: key) {
+                    let d = try input.view(at: dataAt, upTo: Int(length))
+                    if let chunk = PNGText.chunk(type: type, d), let profile = PNGText.rawProfile(chunk.text) {
+                        PNGText.apply(profile, exif: &profileExif, xmp: &profileXMP, iptc: &iptc, warnings: &meta.warnings)
+                    } else {
+                        meta.warnings.append("PNG text chunk '\(String(decoding: key.array().prefix { $0 != 0 }, as: UTF8.self))' "
+                                             + "holds no readable profile")
+                    }
                 }
             case fcc("IEND"), fcc("MEND"):
                 return

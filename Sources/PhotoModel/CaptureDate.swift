@@ -58,7 +58,9 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
     /// name, and finally the file's mtime shown in `zone`.
     ///
     /// An EXIF time without an offset takes one from the GPS time stamp when that is
-    /// plausible (the difference, rounded to 15 minutes, within ±14 h).
+    /// plausible (the difference, rounded to 15 minutes, within ±14 h). An XMP time without an
+    /// offset takes the IPTC time's when that names the same moment (to the second) with one
+    /// (IPTC TimeCreated is `HHMMSS±HHMM`; XMP writers often drop the zone).
     public static func resolve(_ c: DateCandidates, fileName: [UInt8], mtimeNanoseconds: Int64,
                                zone: any ZoneRules) -> CaptureDate {
         func exif(_ t: Timestamp, _ source: DateSource) -> CaptureDate {
@@ -67,7 +69,7 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
         }
         if let t = c.exifOriginal { return exif(t, .exifOriginal) }
         if let t = c.exifDigitized { return exif(t, .exifDigitized) }
-        if let t = c.xmp { return CaptureDate(local: t.local, offset: t.offset, source: .xmp) }
+        if let t = c.xmp { return CaptureDate(local: t.local, offset: t.offset ?? iptcOffset(sameMomentAs: t.local, c.iptc), source: .xmp) }
         if let t = c.iptc { return CaptureDate(local: t.local, offset: t.offset, source: .iptc) }
         if let t = c.exifModified { return exif(t, .exifModified) }
         if let t = c.quickTimeLocal { return CaptureDate(local: t.local, offset: t.offset, source: .quicktime) }
@@ -84,6 +86,15 @@ public struct CaptureDate: Sendable, Hashable, CustomStringConvertible {
         // An mtime outside the plausible years (a clock at 0, a corrupt inode): the epoch.
         return CaptureDate(local: LocalDateTime(year: 1970, month: 1, day: 1)!, offset: UTCOffset(seconds: 0),
                            source: .fileModified)
+    }
+
+    /// The offset of the IPTC date and time when it is the same wall time as `local`, to the second.
+    static func iptcOffset(sameMomentAs local: LocalDateTime, _ iptc: Timestamp?) -> UTCOffset? {
+        guard let iptc, let offset = iptc.offset else { return nil }
+        let a = local, b = iptc.local
+        guard a.year == b.year, a.month == b.month, a.day == b.day, a.hour == b.hour, a.minute == b.minute, a.second == b.second
+        else { return nil }
+        return offset
     }
 
     /// The offset between an EXIF local time and the GPS UTC time of the same shot, rounded to

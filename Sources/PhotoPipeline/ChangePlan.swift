@@ -7,8 +7,8 @@ import PhotoWatch
 /// changes follow that order goes in one step; a change that must come after a later kind
 /// (a removal after a move, a move after a write) starts a new step, so the steps applied in
 /// order equal the changes applied in order. Scans come after every step (the watcher puts
-/// them last in its batch). Paths outside the roots or below a dot-directory are dropped: the
-/// scan never indexes them either.
+/// them last in its batch). Paths outside the roots, below a dot-directory or excluded
+/// (`PathExclusions`) are dropped: the scan never indexes them either.
 ///
 /// A removal by a rename the watcher saw only half of (`movedOut`: a `MOVED_FROM` without its
 /// `MOVED_TO`) that nothing else in the batch touches waits until after the scans
@@ -65,7 +65,9 @@ struct ChangePlan: Equatable {
     ///   - roots: the available roots (changes elsewhere are dropped).
     ///   - offline: mount points below them whose file system is not there: changes below them
     ///     are dropped too, but for scans (the walk checks the tree again).
-    init(_ changes: [WatchChange], roots: [PathBytes], offline: [PathBytes] = []) {
+    ///   - exclusions: what below the roots is not part of the library: changes there are
+    ///     dropped, scans too (a move out of it reads what is moved in, as from outside the roots).
+    init(_ changes: [WatchChange], roots: [PathBytes], offline: [PathBytes] = [], exclusions: PathExclusions = .none) {
         var step = Step()
         var phase = Phase.removeDirectory
         var reading = Set<PathBytes>()
@@ -78,7 +80,7 @@ struct ChangePlan: Equatable {
             phase = next
         }
         func inLibrary(_ path: PathBytes) -> Bool {
-            Self.isIndexable(path, roots: roots) && !offline.contains { path.isWithin($0) }
+            Self.isIndexable(path, roots: roots) && !offline.contains { path.isWithin($0) } && !exclusions.excludes(path, roots: roots)
         }
 
         for change in changes {
@@ -106,7 +108,7 @@ struct ChangePlan: Equatable {
                     continue
                 }
             case .directoryAdded(let p), .rescan(let p):
-                if Self.isIndexable(p, roots: roots) || roots.contains(p) { scans.append(p) }
+                if (Self.isIndexable(p, roots: roots) && !exclusions.excludes(p, roots: roots)) || roots.contains(p) { scans.append(p) }
             case .directoryRemoved(let p):
                 guard inLibrary(p) else { continue }
                 enter(.removeDirectory)

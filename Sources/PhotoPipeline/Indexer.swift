@@ -20,6 +20,9 @@ public final class Indexer: Sendable {
     let logger: Logger
     let workers: Int
     let now: @Sendable () -> Int64
+    /// What below the roots is not part of the library (`--exclude` and the defaults): every
+    /// scan, and the live path's plans, leave it out.
+    public let exclusions: PathExclusions
     private let statusBox = Locked(IndexerStatus())
     /// Whether a root, or a mount point below one, may be compared with the index (every scan
     /// asks before anything can be removed).
@@ -30,9 +33,12 @@ public final class Indexer: Sendable {
 
     /// - Parameters:
     ///   - workers: reader threads (default: one per core).
+    ///   - exclusions: what below the roots is not part of the library.
     ///   - now: wall-clock Unix milliseconds (injected for tests).
     public init(database: Database, sortQueue: SortQueue, trees: Trees, reader: any FileReading, logger: Logger,
-                workers: Int? = nil, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                workers: Int? = nil, exclusions: PathExclusions = .none,
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.exclusions = exclusions
         self.database = database
         self.sortQueue = sortQueue
         self.trees = trees
@@ -201,13 +207,14 @@ public final class Indexer: Sendable {
                         if finished { s.current?.countFinished = true }
                     }
                 }
-                let n = Census.count(roots: roots, shouldStop: shouldStop) { note($0, false) }
+                let n = Census.count(roots: roots, exclusions: exclusions, shouldStop: shouldStop) { note($0, false) }
                 if !shouldStop() { note(n, true) }
             }
         }
         trees.register(roots: roots)
         if trees.refreshTable() == nil { logger.debug("cannot read the mount table: mounts are judged by the file systems alone") }
-        var walker = Walk(database: database, logger: logger, status: statusBox, trees: trees, roots: roots, emit: { job in
+        var walker = Walk(database: database, logger: logger, status: statusBox, trees: trees, roots: roots,
+                          exclusions: exclusions, emit: { job in
                               inFlight.wait()
                               walked.send(job)
                           },

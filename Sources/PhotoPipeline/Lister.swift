@@ -59,9 +59,10 @@ final class Lister: Sendable {
     }
 
     /// Starts listing at `top` on a new thread. `isMountPoint` says which directories below it
-    /// are mount points of their own (not entered).
-    func start(_ top: PathBytes, isMountPoint: @escaping @Sendable (PathBytes) -> Bool) {
-        spawnThread("photod-list") { [self] in run(top, isMountPoint: isMountPoint) }
+    /// are mount points of their own, `isExcluded` which the walk leaves out (neither is entered).
+    func start(_ top: PathBytes, isMountPoint: @escaping @Sendable (PathBytes) -> Bool,
+               isExcluded: @escaping @Sendable (PathBytes) -> Bool = { _ in false }) {
+        spawnThread("photod-list") { [self] in run(top, isMountPoint: isMountPoint, isExcluded: isExcluded) }
     }
 
     /// Stops at the next directory; what is held is dropped.
@@ -110,11 +111,11 @@ final class Lister: Sendable {
     /// Whether it has listed everything it will (for tests).
     var isFinished: Bool { state.withLock { $0.finished } }
 
-    private func run(_ top: PathBytes, isMountPoint: (PathBytes) -> Bool) {
+    private func run(_ top: PathBytes, isMountPoint: (PathBytes) -> Bool, isExcluded: (PathBytes) -> Bool) {
         defer { state.withLock { $0.finished = true } }
         var stack = [top]
         while let path = stack.popLast(), !isStopped {
-            if path != top, isMountPoint(path) { continue }
+            if path != top, isMountPoint(path) || isExcluded(path) { continue }
             let walked = state.withLock { $0.passed.remove(path) != nil }
             guard let listing = Self.list(path, statFiles: !walked) else { continue }
             if !listing.entries.contains(where: { $0.name == Walk.noMedia }) {

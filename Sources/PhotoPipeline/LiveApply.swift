@@ -23,7 +23,8 @@ struct LiveApply: Sendable {
 
     func apply(_ batch: [WatchChange]) {
         treeWork.check(touchedBy: batch)
-        let plan = ChangePlan(batch, roots: context.availableRoots, offline: Array(trees.unavailableMounts.keys))
+        let plan = ChangePlan(batch, roots: context.availableRoots, offline: Array(trees.unavailableMounts.keys),
+                              exclusions: indexer.exclusions)
         let offline = trees.offline
         for root in plan.rootsGone where context.roots.contains(root) && !offline.contains(root) {
             treeWork.rootGone(root)

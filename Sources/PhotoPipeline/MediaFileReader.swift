@@ -15,7 +15,9 @@ public struct MediaFileReader: FileReading {
     /// 3: a video's frame rate, codecs, bit rate and capture rate (libavformat); HDR, depth
     /// maps and animation (`MediaTraits`).
     /// 4: BigTIFF files and BMPs with an OS/2 2.x header of any length are indexed.
-    public static let rulesVersion = 4
+    /// 5: ImageMagick's raw profiles in PNG text chunks (EXIF, XMP, IPTC-IIM); an XMP time
+    /// without an offset takes an IPTC time's of the same second.
+    public static let rulesVersion = 5
     public var rulesVersion: Int { Self.rulesVersion }
 
     let reader = MetadataReader()

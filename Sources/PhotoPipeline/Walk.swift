@@ -19,6 +19,9 @@ struct Walk {
     let trees: Trees
     /// The roots of this scan (the trees a subtree lies in are found below them).
     let roots: [PathBytes]
+    /// What below the roots is not part of the library (`--exclude` and the defaults): never
+    /// entered nor read, and removed from the index when it was indexed.
+    let exclusions: PathExclusions
     let emit: (Job) -> Void
     let shouldStop: () -> Bool
     /// Look up new files and directories by identity (moves while photod was down, files back
@@ -81,8 +84,10 @@ struct Walk {
     var adopting = Set<PathBytes>()
 
     init(database: Database, logger: Logger, status: Locked<IndexerStatus>, trees: Trees, roots: [PathBytes],
-         emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false }, lookForMoves: Bool = false) {
+         exclusions: PathExclusions = .none, emit: @escaping (Job) -> Void, shouldStop: @escaping () -> Bool = { false },
+         lookForMoves: Bool = false) {
         self.shouldStop = shouldStop
+        self.exclusions = exclusions
         self.lookForMoves = lookForMoves
         self.database = database
         self.logger = logger
@@ -109,7 +114,8 @@ struct Walk {
         // memory.
         guard lookForMoves else { return walkTree(root, on: trees.probedMount(of: root)) }
         let lister = Lister()
-        lister.start(root, isMountPoint: { [trees] in trees.isTree($0) })
+        lister.start(root, isMountPoint: { [trees] in trees.isTree($0) },
+                     isExcluded: { [exclusions] in exclusions.excludes($0, below: root) })
         self.lister = lister
         defer {
             lister.stop()
@@ -130,7 +136,7 @@ struct Walk {
         }
         let containing = trees.trees(containing: subtree, roots: roots)
         for tree in containing { trees.markAvailable(tree) }
-        if (try? FileStat.of(subtree))?.isDirectory != true {
+        if (try? FileStat.of(subtree))?.isDirectory != true || exclusions.excludes(subtree, roots: roots) {
             if (try? database.read({ try $0.snapshot(of: subtree) })) != nil { removeDirectory(subtree) }
             forgetUnreadable(below: subtree)
             return
@@ -212,10 +218,13 @@ struct Walk {
             return
         }
 
+        // Dot-names and what the exclusions name are not part of the library: as if not there.
+        let names = exclusions.isEmpty ? [] : PathExclusions.names(of: path, roots: roots) ?? []
+        let leftOut = { [exclusions] (name: [UInt8]) -> Bool in Self.isHidden(name) || exclusions.excludes(name, in: names) }
         let recordVisit: Bool
         switch Reconciliation.directory(indexed: snapshot, fsid: fsid, inode: dirStat.inode,
                                         mtimeNanoseconds: dirStat.mtimeNanoseconds,
-                                        hasVisibleEntries: entries.contains { !Self.isHidden($0.name) },
+                                        hasVisibleEntries: entries.contains { !leftOut($0.name) },
                                         hasNoMedia: entries.contains { $0.name == Self.noMedia }) {
         case .unavailable:
             trees.markUnavailable(path, reason: "the directory is empty and on another file system than when indexed "
@@ -235,7 +244,7 @@ struct Walk {
         // How many entries share each group key (base name): a file alone in its group, and new,
         // can be written without looking for partners.
         var groupSizes: [PathBytes: Int] = [:]  // PathBytes: hashed in one call
-        for entry in entries where !Self.isHidden(entry.name) {
+        for entry in entries where !leftOut(entry.name) {
             groupSizes[PathBytes(ResourcePairing.groupKey(of: entry.name)), default: 0] += 1
         }
         let scan = Reconciliation.Scan(readEverything: readingEverything,
@@ -247,7 +256,7 @@ struct Walk {
         var subdirectories: [PathBytes] = []
         var moves = WriteBatch()
 
-        for (i, entry) in entries.enumerated() where !Self.isHidden(entry.name) {
+        for (i, entry) in entries.enumerated() where !leftOut(entry.name) {
             var kind = entry.kind
             var stat: FileStat?
             if kind == .file || kind == .unknown {

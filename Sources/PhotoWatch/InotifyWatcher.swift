@@ -17,6 +17,8 @@ import PhotoSystem
 public final class InotifyWatcher: Service {
     /// The limits in force.
     public let limits: WatchLimits
+    /// Directories below the roots that are not part of the library: never watched.
+    public let exclusions: PathExclusions
 
     private let logger: Logger
     private let fd: FileDescriptor
@@ -36,11 +38,14 @@ public final class InotifyWatcher: Service {
     ///   - limits: the watch budget and read buffer (default: the system's limit minus a reserve).
     ///   - coalescing: the coalescer's windows (default: 15 ms quiet, 250 ms or 50 changes at
     ///     most, 50 ms rename wait, 1 s settle interval).
+    ///   - exclusions: the directories below the roots (`watchTree`'s) not to watch: what is made
+    ///     in them is not part of the library.
     ///   - logger: where the budget warnings and read errors go.
     ///   - onChanges: receives each batch, on the watcher's serial queue.
-    public init(limits: WatchLimits = .system(), coalescing: CoalescerLimits = CoalescerLimits(), logger: Logger,
-                onChanges: @escaping @Sendable ([WatchChange]) -> Void) throws(SystemError) {
+    public init(limits: WatchLimits = .system(), coalescing: CoalescerLimits = CoalescerLimits(), exclusions: PathExclusions = .none,
+                logger: Logger, onChanges: @escaping @Sendable ([WatchChange]) -> Void) throws(SystemError) {
         self.limits = limits
+        self.exclusions = exclusions
         self.logger = logger
         self.onChanges = onChanges
         engine = Locked(Engine(coalescer: Coalescer(limits: coalescing)))
@@ -87,8 +92,8 @@ public final class InotifyWatcher: Service {
 
     // MARK: Public API
 
-    /// Watches `root` and every directory below it (dot-directories skipped; a directory
-    /// holding `.nomedia` is watched itself, to notice `.nomedia` going, but nothing below it).
+    /// Watches `root` and every directory below it (dot-directories and excluded ones skipped; a
+    /// directory holding `.nomedia` is watched itself, to notice `.nomedia` going, but nothing below it).
     /// Each watch is added before its directory is listed, so a subdirectory created meanwhile
     /// is seen either by the listing or as an event. If `root` is later moved, deleted or
     /// unmounted, a `rootGone(root)` change reports it.
@@ -470,7 +475,9 @@ public final class InotifyWatcher: Service {
         var report = WatchTreeReport()
         var stack: [(path: PathBytes, device: UInt64?)] = [(top, nil)]
         var countsLinks: [UInt64: Bool] = [:]  // st_dev → FileSystemInfo.countsSubdirectoryLinks
+        let roots = exclusions.isEmpty ? [] : registry.withLock { Array($0.roots) }
         while let (path, parentDevice) = stack.popLast() {
+            if !roots.isEmpty, exclusions.excludes(path, roots: roots) { continue }
             let dir: Directory
             let stat: FileStat
             do {

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoDaemon
+import PhotoModel
 import PhotoSystem
 import PhotoTesting
 import Testing
@@ -114,7 +115,7 @@ struct ConfigFileTests {
             case "timezone": "UTC"
             case "socket-group", "write-group": "0"
             case "log-level": "debug"
-            case "gazetteer": "off"
+            case "gazetteer", "default-excludes": "off"
             case "cache-dir": "/x"
             case "cache-size": "1G"
             case "image-pixel-limit": "50000000"
@@ -157,6 +158,25 @@ struct ConfigFileTests {
         } throws: { error in
             guard case .usage(let message)? = error as? DaemonOptions.ParseOutcome else { return false }
             return message.contains("--gazetteer must be on or off")
+        }
+    }
+
+    @Test func exclusionsAddToTheDefaultsUnlessTheyAreOff() throws {
+        let plain = try DaemonOptions.parse(["--library", "/srv"], environment: [:])
+        #expect(plain.exclusions.patterns == PathExclusions.defaultPatterns)
+        #expect(plain.summary.contains("excluded @eaDir #recycle #snapshot"))
+        let options = try DaemonOptions.parse(
+            try ConfigFile.parse(text: "library = /srv\nexclude = \"#archive\"\nexclude = Scans/**/*.tmp\n"), environment: [:])
+        #expect(options.exclusions.patterns == PathExclusions.defaultPatterns + ["#archive", "Scans/**/*.tmp"])
+        let off = try DaemonOptions.parse(["--library", "/srv", "--exclude=x", "--default-excludes", "off"], environment: [:])
+        #expect(off.exclusions.patterns == ["x"])
+        #expect(try DaemonOptions.parse(["--library", "/srv", "--default-excludes", "off"], environment: [:]).summary
+            .contains("nothing excluded"))
+        #expect {
+            try DaemonOptions.parse(["--library", "/srv", "--exclude", "a/**b"], environment: [:])
+        } throws: { error in
+            guard case .usage(let message)? = error as? DaemonOptions.ParseOutcome else { return false }
+            return message.contains("exclude pattern 'a/**b'")
         }
     }
 

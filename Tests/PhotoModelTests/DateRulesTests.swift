@@ -95,6 +95,24 @@ struct DateRulesTests {
         #expect(d.offset?.description == "+09:00")
     }
 
+    @Test("An XMP time without an offset takes the IPTC time's when both name the same moment", arguments: [
+        ("2016-06-01T12:00:00", "120000+0100", "+01:00" as String?),
+        ("2016-06-01T12:00:00.250", "120000-0530", "-05:30"),       // XMP's fraction: the same second
+        ("2016-06-01T12:00:00+02:00", "120000+0100", "+02:00"),     // XMP's own offset stands
+        ("2016-06-01T12:00:01", "120000+0100", nil),                // another second
+        ("2016-06-01T12:00:00", "120000", nil),                     // IPTC without an offset
+    ])
+    func xmpOffsetFromIPTC(xmp: String, iptcTime: String, expected: String?) throws {
+        var c = DateCandidates()
+        c.xmp = Timestamp.iso8601(xmp)
+        #expect(c.xmp != nil)
+        c.iptc = Timestamp(local: LocalDateTime(year: 2016, month: 6, day: 1, hour: 12)!,
+                           offset: iptcTime.count > 6 ? UTCOffset(parsing: String(iptcTime.dropFirst(6))) : nil)
+        let d = CaptureDate.resolve(c, fileName: [], mtimeNanoseconds: 0, zone: FixedZone.utc)
+        #expect(d.source == .xmp)
+        #expect(d.offset?.description == expected)
+    }
+
     @Test("GPS time stamps give a missing offset, rounded to 15 minutes", arguments: [
         ("2019:05:04 23:30:00", "2019-05-04T14:30:00", 9 * 3600 as Int?),   // Tokyo
         ("2019:05:04 00:10:00", "2019-05-04T05:10:00", -5 * 3600),           // New York, early morning

@@ -22,6 +22,21 @@ struct ChangePlanTests {
         #expect(step.reads == [p("d.jpg")])
     }
 
+    @Test("Changes in excluded paths are dropped; a move out of one reads, a move into one removes; their scans are dropped")
+    func excluded() throws {
+        let exclusions = try PathExclusions(patterns: ["Scans"])
+        let plan = ChangePlan([.added(p("2024/@eaDir/a.jpg/thumb.jpg")), .added(p("2024/._a.jpg")), .added(p("Scans/s.jpg")),
+                               .directoryAdded(p("2024/@eaDir")), .directoryAdded(p("x/Scans")),
+                               .moved(from: p("#recycle/b.jpg"), to: p("2024/b.jpg")),
+                               .moved(from: p("2024/c.jpg"), to: p("#recycle/c.jpg")),
+                               .directoryMoved(from: p("2024/d"), to: p("#recycle/d")), .added(p("2024/a.jpg"))],
+                              roots: [root], exclusions: exclusions)
+        #expect(plan.steps.flatMap(\.reads) == [p("2024/b.jpg"), p("2024/a.jpg")])
+        #expect(plan.steps.flatMap(\.removedFiles) == [p("2024/c.jpg")])
+        #expect(plan.steps.flatMap(\.removedDirectories) == [p("2024/d")])
+        #expect(plan.scans.isEmpty)
+    }
+
     @Test("Changes below an unavailable mount are dropped (they name another directory's files); scans go through, the walk checks them")
     func offlineMounts() {
         let plan = ChangePlan([.removed(p("usb/a.jpg")), .directoryRemoved(p("usb/trip")), .added(p("usb/b.jpg")),

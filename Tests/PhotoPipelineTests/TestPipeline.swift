@@ -37,8 +37,8 @@ final class TestPipeline {
     deinit { queue.stop() }
 
     /// An indexer over this pipeline that reads with `reader`.
-    func indexer(_ reader: any FileReading = FakeReader(), workers: Int? = nil) -> Indexer {
-        Indexer(database: db, sortQueue: queue, trees: trees, reader: reader, logger: .silent, workers: workers)
+    func indexer(_ reader: any FileReading = FakeReader(), workers: Int? = nil, exclusions: PathExclusions = .none) -> Indexer {
+        Indexer(database: db, sortQueue: queue, trees: trees, reader: reader, logger: .silent, workers: workers, exclusions: exclusions)
     }
 }
 
@@ -52,11 +52,12 @@ final class TestLive {
     private var stopped = false
 
     init(_ db: Database, roots: [PathBytes], options: LiveOptions = LiveOptions(), reader: any FileReading = FakeReader(),
-         clock: any LoopClock = SystemLoopClock(), watch: Bool = true) throws {
+         clock: any LoopClock = SystemLoopClock(), watch: Bool = true, exclusions: PathExclusions = .none) throws {
         pipeline = TestPipeline(db, roots: roots)
         inbox = LiveInbox(maxQueuedChanges: options.maxQueuedChanges, logger: .silent)
-        let watcher = watch ? try InotifyWatcher(limits: options.watchLimits, logger: .silent, onChanges: inbox.receive) : nil
-        loop = LiveLoop(indexer: pipeline.indexer(reader), sortQueue: pipeline.queue, trees: pipeline.trees, inbox: inbox, roots: roots,
+        let watcher = watch ? try InotifyWatcher(limits: options.watchLimits, exclusions: exclusions, logger: .silent,
+                                                  onChanges: inbox.receive) : nil
+        loop = LiveLoop(indexer: pipeline.indexer(reader, exclusions: exclusions), sortQueue: pipeline.queue, trees: pipeline.trees, inbox: inbox, roots: roots,
                         watcher: watcher, watchError: watch ? nil : "not watched (a test)", mountWatcher: nil,
                         mountWatchError: "not watched (a test)", options: options, logger: .silent, clock: clock)
         group = ServiceGroup([.init("watcher", watcher), .init("live loop", loop)], logger: .silent)

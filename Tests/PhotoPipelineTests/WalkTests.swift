@@ -76,6 +76,37 @@ struct WalkTests {
         }
     }
 
+    @Test("Excluded folders and files are not indexed; a new pattern sends what it matches to Recently Deleted, dropping it brings them back")
+    func exclusions() throws {
+        defer { cleanup() }
+        try lib.write("2024/a.jpg", [1])
+        try lib.write("2024/@eaDir/a.jpg/SYNOPHOTO_THUMB_XL.jpg", [2])
+        try lib.write("2024/._a.jpg", [3])
+        try lib.write("#recycle/old.jpg", [4])
+        try lib.write("Scans/s1.jpg", [5])
+        try lib.write("Scans/deep/s2.jpg", [6])
+        let db = try Database(path: state("w.db").string)
+        let pipeline = TestPipeline(db)
+        let defaults = try PathExclusions(patterns: [])
+        var report = pipeline.indexer(exclusions: defaults).scan(roots: [lib.path])
+        #expect(report.readFiles == 3)
+        #expect(try db.read { try $0.counts() }.assets == 3)
+
+        report = pipeline.indexer(exclusions: try PathExclusions(patterns: ["/Scans"])).scan(roots: [lib.path])
+        #expect(report.readFiles == 0)
+        var counts = try db.read { try $0.counts() }
+        #expect(counts.assets == 1 && counts.recentlyDeleted == 2)
+
+        report = pipeline.indexer(exclusions: defaults).scan(roots: [lib.path])
+        counts = try db.read { try $0.counts() }
+        #expect(counts.assets == 3 && counts.recentlyDeleted == 0)
+        #expect(report.restoredFiles == 2)
+
+        // Without the defaults, the NAS's folders are files like any other.
+        _ = pipeline.indexer(exclusions: .none).scan(roots: [lib.path])
+        #expect(try db.read { try $0.counts() }.assets == 5, "._a.jpg stays out: a dot-file")
+    }
+
     @Test("A rescan reads nothing unchanged, reads what changed, removes what vanished")
     func rescan() throws {
         defer { cleanup() }

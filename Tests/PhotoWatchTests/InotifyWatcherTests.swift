@@ -191,6 +191,31 @@ struct InotifyWatcherTests {
         #expect(rig.watcher.unwatchedTrees.count == 7)
     }
 
+    @Test("Excluded directories are not watched, at the start nor when made later; what is made in them is not reported")
+    func excludedDirectories() async throws {
+        let rig = try Rig("excluded", exclusions: try PathExclusions(patterns: ["/Scans"])) { root in
+            try Directory.makePath(root.appending("d/@eaDir/IMG_1.JPG"))
+            try Directory.makePath(root.appending("Scans/x"))
+        }
+        defer { rig.tearDown() }
+        let report = rig.watcher.watchTree(rig.root)
+        #expect(report.watched == 2, "root and d; not @eaDir nor Scans, nor below them")
+        let thumbs = rig.root.appending("d/@eaDir/IMG_2.JPG")
+        try makeDirectory(thumbs)
+        try writeFile(thumbs.appending("SYNOPHOTO_THUMB_XL.jpg"))
+        let recycle = rig.root.appending("d/#recycle")
+        try makeDirectory(recycle)
+        try writeFile(rig.root.appending("Scans/x/s.jpg"))
+        let later = rig.root.appending("d/later.jpg")
+        try await rig.collector.wait(for: .directoryAdded(recycle))
+        try writeFile(recycle.appending("old.jpg"))
+        try writeFile(later)
+        try await rig.collector.wait(for: .added(later))
+        #expect(rig.watcher.watchedCount == 2, "#recycle, made later, is not watched")
+        #expect(!rig.collector.changes.contains { paths(of: $0).contains { $0.string.hasSuffix("s.jpg") || $0.string.hasSuffix("old.jpg")
+            || $0.string.hasSuffix("THUMB_XL.jpg") } })
+    }
+
     @Test(".nomedia: the directory is rescanned and muted; removing it brings the tree back")
     func noMedia() async throws {
         let rig = try Rig("nomedia") { root in

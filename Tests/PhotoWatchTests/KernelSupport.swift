@@ -36,14 +36,17 @@ struct Rig {
     let collector: Collector
 
     init(_ label: String, limits: WatchLimits = WatchLimits(maxWatches: 100_000),
-         coalescing: CoalescerLimits = CoalescerLimits(), prepare: (PathBytes) throws -> Void = { _ in }) throws {
+         coalescing: CoalescerLimits = CoalescerLimits(), exclusions: PathExclusions = .none,
+         prepare: (PathBytes) throws -> Void = { _ in }) throws {
         dir = try TemporaryDirectory("watch-\(label)")
         root = dir.path.appending("lib")
         try Directory.makePath(root)
         try prepare(root)
         let collector = Collector()
         self.collector = collector
-        watcher = try InotifyWatcher(limits: limits, coalescing: coalescing, logger: .silent) { collector.append($0) }
+        watcher = try InotifyWatcher(limits: limits, coalescing: coalescing, exclusions: exclusions, logger: .silent) {
+            collector.append($0)
+        }
         watcher.start()
     }
 
