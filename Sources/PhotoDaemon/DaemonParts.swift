@@ -20,6 +20,7 @@ extension Daemon {
         do {
             var storeOptions = Database.Options()
             storeOptions.places = options.gazetteer ? OfflinePlaces() : nil
+            storeOptions.retentionMilliseconds = Int64(options.retentionDays) * 86_400_000
             (database, recovery) = try Database.openRecovering(path: options.database.string, options: storeOptions,
                                                                now: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {

@@ -292,6 +292,7 @@ struct Walk {
             carryOut(Reconciliation.vanished(.file), name: known[k].name, in: path)
             k += 1
         }
+        findTrashed(entries, stats: listedStats, in: path, dir: dir, fsid: fsid)
         if moves.hasMoves {
             // After this directory's reads, in order; never merged with other jobs.
             flush()
@@ -415,6 +416,28 @@ struct Walk {
             } else {
                 pending.candidates.append(candidate)
                 if pending.candidates.count >= Indexer.chunkSize { flush() }
+            }
+        }
+    }
+
+    /// Files under a trashed name (`assets.trash`'s, `TrashName`) that no tombstone records are
+    /// read once the walk's removals are committed: the writer then finds the asset in Recently
+    /// Deleted they belong to, or makes one (`IndexWriter.adoptTrashed`), so that the trash
+    /// outlives a stop between a rename and its commit, and a lost database.
+    private mutating func findTrashed(_ entries: [DirectoryEntry], stats: [FileStat?]?, in path: PathBytes, dir: Directory,
+                                      fsid: UInt64) {
+        let trashed = entries.indices.filter { Self.isHidden(entries[$0].name) && TrashName.parse(entries[$0].name) != nil }
+        guard !trashed.isEmpty else { return }
+        let recorded = (try? database.read { try $0.trashedNames(in: path) }) ?? []
+        for i in trashed where !recorded.contains(entries[i].name) {
+            guard let s = stats?[i] ?? (try? FileStat.at(dir.descriptor, entries[i].name)), s.isRegularFile else { continue }
+            candidates += 1
+            let identity = FileIdentity(fsid: fsid, inode: s.inode, size: s.size, mtimeNanoseconds: s.mtimeNanoseconds)
+            let candidate = Candidate(directory: path, name: entries[i].name, identity: identity, isSoleNewMember: false, isNew: true)
+            if deferredCandidates.count < Self.maxDeferredCandidates {
+                deferredCandidates.append(candidate)
+            } else {
+                pending.candidates.append(candidate)  // more than the walk holds: the next scan finds the rest recorded
             }
         }
     }

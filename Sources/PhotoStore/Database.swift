@@ -37,6 +37,9 @@ public final class Database: Sendable {
         /// Names assets' places from their coordinates and gives zone offsets (the daemon's
         /// gazetteer); nil: an asset's place is only its file's own.
         public var places: (any PlaceLookup)?
+        /// How long assets stay in Recently Deleted (`--retention-days`): a trashed file found
+        /// without its record goes there for what its name's expiry leaves of it.
+        public var retentionMilliseconds: Int64 = 30 * 86_400_000
         public init() {}
     }
 
@@ -126,7 +129,7 @@ public final class Database: Sendable {
         }
         if options.exclusive { try Self.skipUndoneTokens(connection, now: SmartCounters.now) }
         results = Locked(kept ?? FetchResults())
-        let indexWriter = IndexWriter(connection, places: options.places)
+        let indexWriter = IndexWriter(connection, places: options.places, retentionMilliseconds: options.retentionMilliseconds)
         writer = Locked(indexWriter)
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
     }

@@ -359,6 +359,15 @@ public struct IndexReader {
     }
 
     /// A tombstone of an asset still in Recently Deleted for this identity.
+    /// The trashed names (`assets.trash`) the tombstones record in `directory`.
+    public func trashedNames(in directory: PathBytes) throws(StoreError) -> Set<[UInt8]> {
+        let s = try db.statement("SELECT trashed_name FROM tombstones WHERE directory_path = :directory AND trashed_name IS NOT NULL")
+        s.bind(":directory", to: directory)
+        var out = Set<[UInt8]>()
+        while try s.step() { out.insert(s.bytes(0)) }
+        return out
+    }
+
     public func tombstone(identity: FileIdentity) throws(StoreError) -> Int64? {
         let s = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL

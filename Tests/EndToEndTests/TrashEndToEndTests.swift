@@ -203,6 +203,43 @@ struct TrashEndToEndTests {
         daemon.stop()
     }
 
+    @Test("The trash outlives a lost database: trashed files found by a fresh index are assets in Recently Deleted, under their names, restorable; a rescan does not read them again")
+    func lostDatabase() throws {
+        let lib = try TemporaryDirectory("trash-lost-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("trash-lost")
+        defer { state.remove() }
+        try Self.writeLibrary(lib)
+        let arguments = ["--trash-root", lib.path.string]
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+        try daemon.waitForIdle()
+        let id = try WritesEndToEndTests.ids(daemon)
+        _ = try daemon.call("assets.trash", ["ids": [.string(try #require(id["IMG_5.JPG"])), .string(try #require(id["single.jpg"]))]])
+        #expect(daemon.stop() == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: state.path.string) where name.hasPrefix("photod.db") {
+            try FileManager.default.removeItem(atPath: state(name).string)
+        }
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+        try daemon.waitForIdle()
+        let conn = try daemon.connect()
+        let trashed = try conn.call("collections.assets", ["id": "s_recentlyDeleted", "limit": 100])["assets"]?.arrayValue ?? []
+        #expect(Set(trashed.compactMap { $0["path"]?.stringValue }) == [lib("trip/IMG_5.JPG").string, lib("trip/single.jpg").string])
+        let pair = try #require(trashed.first { $0["path"]?.stringValue == lib("trip/IMG_5.JPG").string })
+        #expect(pair["subtypes"] == ["raw"], "the trashed RAW and JPEG are one asset again")
+        let counts = try conn.call("library.status")["counts"]
+        #expect(counts?["assets"]?.intValue == 3)
+        #expect(counts?["recentlyDeleted"]?.intValue == 2)
+        // Recorded now: a rescan reads nothing.
+        _ = try conn.call("library.rescan", [:])
+        #expect(try conn.call("library.status")["lastScan"]?["readFiles"]?.intValue == 0)
+        let pairID = try #require(pair["id"]?.stringValue)
+        _ = try conn.call("assets.restore", ["ids": [.string(pairID)]])
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix("IMG_5") } == ["IMG_5.DNG", "IMG_5.JPG", "IMG_5.JPG.xmp"])
+        let back = try #require(try conn.call("assets.get", ["ids": [.string(pairID)]])["assets"]?.arrayValue?.first)
+        #expect(back["rating"]?.intValue == 4)
+        daemon.stop()
+    }
+
     @Test("Without --trash-root photod writes nothing to the library: every write method leaves its tree and times as they were")
     func optionOffWritesNothing() throws {
         let lib = try TemporaryDirectory("trash-off-lib")

@@ -13,9 +13,12 @@ public final class IndexWriter {
     let collections: CollectionRows
     let journal: JournalRows
     let places: PlaceRows
+    /// How long assets stay in Recently Deleted (`adoptTrashed`).
+    let retentionMilliseconds: Int64
 
-    init(_ db: Connection, places lookup: (any PlaceLookup)?) {
+    init(_ db: Connection, places lookup: (any PlaceLookup)?, retentionMilliseconds: Int64 = 30 * 86_400_000) {
         self.db = db
+        self.retentionMilliseconds = retentionMilliseconds
         directories = Directories(db)
         places = PlaceRows(db, lookup: lookup)
         assets = AssetRows(db, directories: directories, places: places)
@@ -82,8 +85,18 @@ public final class IndexWriter {
         }
     }
 
-    /// A batch's rows, in `job`.
+    /// A batch's rows, in `job`. Files read under a trashed name (`TrashName`: found by a
+    /// walk, not recorded) go to Recently Deleted (`adoptTrashed`).
     func write(_ batch: WriteBatch, _ job: WriteJob) throws(StoreError) {
+        guard batch.files.contains(where: { TrashName.parse($0.name) != nil }) else { return try writeRows(batch, job) }
+        var plain = batch
+        plain.files.removeAll { TrashName.parse($0.name) != nil }
+        try writeRows(plain, job)
+        try adoptTrashed(batch.files.filter { TrashName.parse($0.name) != nil }, job)
+    }
+
+    /// A batch's rows, in `job`, in the order below.
+    func writeRows(_ batch: WriteBatch, _ job: WriteJob) throws(StoreError) {
         // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies
         // on this order (what a later batch removes or rewrites cancels an earlier write).
         for path in batch.removedDirectories { try files.removeSubtree(path, job) }

@@ -114,6 +114,91 @@ extension IndexWriter {
         }
     }
 
+    // MARK: Trashed files found
+
+    /// Files a walk found under a trashed name that no tombstone records, read as media: the
+    /// trash outlives its records. A file with the identity of an asset in Recently Deleted is
+    /// that asset's (photod stopped between the rename and its commit): its tombstone learns the
+    /// hidden name. Any other — the database was lost or rebuilt — becomes an asset in Recently
+    /// Deleted under its original name (a trashed RAW+JPEG pair shares a hidden base name, and
+    /// stays one asset), kept until the expiry its name carries, its tombstone recording the
+    /// hidden name so that it can be restored or deleted for good.
+    func adoptTrashed(_ found: [FileOutcome], _ job: WriteJob) throws(StoreError) {
+        let known = try db.statement("""
+            SELECT 1 FROM tombstones WHERE directory_path = :directory AND trashed_name = :name LIMIT 1
+            """)
+        let deletedOnes = try db.statement("""
+            SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
+            WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime AND t.trashed_name IS NULL
+            LIMIT 1
+            """)
+        let learn = try db.statement("""
+            UPDATE tombstones SET trashed_name = :trashed, directory_path = :directory, name = :name WHERE pk = :pk
+            """)
+        var unknown: [FileOutcome] = []
+        for file in found {
+            guard let (original, _) = TrashName.parse(file.name) else { continue }
+            known.bind(":directory", to: file.directory)
+            known.bind(":name", to: file.name)
+            let recorded = try known.step()
+            known.reset()
+            if recorded { continue }
+            deletedOnes.bind(":fsid", to: Int64(bitPattern: file.identity.fsid))
+            deletedOnes.bind(":inode", to: Int64(bitPattern: file.identity.inode))
+            deletedOnes.bind(":size", to: file.identity.size)
+            deletedOnes.bind(":mtime", to: file.identity.mtimeNanoseconds)
+            let tombstone: Int64? = try deletedOnes.step() ? deletedOnes.int64(0) : nil
+            deletedOnes.reset()
+            if let tombstone {
+                learn.bind(":trashed", to: file.name)
+                learn.bind(":directory", to: file.directory)
+                learn.bind(":name", to: original)
+                learn.bind(":pk", to: tombstone)
+                try learn.run()
+                continue
+            }
+            switch file.kind {
+            case .media, .sidecar: unknown.append(file)
+            default: continue  // not media, or unreadable: nothing to keep
+            }
+        }
+        guard !unknown.isEmpty else { return }
+        // Indexed under their hidden names, composed into assets, then removed: their assets go
+        // to Recently Deleted with tombstones, which then take the original names.
+        var rows = WriteBatch()
+        rows.files = unknown
+        try writeRows(rows, job)
+        var removal = WriteBatch()
+        removal.removedFiles = unknown.map { ($0.directory, $0.name) }
+        try writeRows(removal, job)
+        let rename = try db.statement("""
+            UPDATE tombstones SET trashed_name = name, name = :original
+            WHERE directory_path = :directory AND name = :trashed AND deleted_at = :now RETURNING asset_pk
+            """)
+        let asset = try db.statement("""
+            UPDATE assets SET deleted_at = min(deleted_at, :when),
+                              path = CASE WHEN path = :old THEN :new ELSE path END
+            WHERE pk = :pk AND deleted_at IS NOT NULL
+            """)
+        for file in unknown {
+            guard let (original, expiresAt) = TrashName.parse(file.name) else { continue }
+            rename.bind(":original", to: original)
+            rename.bind(":directory", to: file.directory)
+            rename.bind(":trashed", to: file.name)
+            rename.bind(":now", to: job.now)
+            var pks: [Int64] = []
+            while try rename.step() { pks.append(rename.int64(0)) }
+            rename.reset()
+            for pk in pks {
+                asset.bind(":when", to: expiresAt * 1000 - retentionMilliseconds)
+                asset.bind(":old", to: file.path)
+                asset.bind(":new", to: file.directory.appending(original))
+                asset.bind(":pk", to: pk)
+                try asset.run()
+            }
+        }
+    }
+
     // MARK: Reads
 
     private func files(ofAsset pk: Int64) throws(StoreError) -> [AssetFile] {
