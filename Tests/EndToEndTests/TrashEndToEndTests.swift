@@ -122,6 +122,15 @@ struct TrashEndToEndTests {
         #expect(try Self.recentlyDeleted(conn) == [burst])
         #expect(try conn.call("assets.get", ["ids": [.string(live)]])["missing"] == [.string(live)])
 
+        // The Swift client: the same three calls.
+        let library = PhotoLibrary(socket: daemon.socket)
+        #expect(try library.trash([pair]).token != nil)
+        let (_, renamedNone) = try library.restore([pair])
+        #expect(renamedNone.isEmpty)
+        try library.trash([pair])
+        #expect(try library.deletePermanently([pair]).deleted == [pair])
+        #expect(try !Self.names(lib, "trip").contains { $0.contains("IMG_5") })
+
         // Unknown ids refuse the whole call: the known asset's file is not renamed.
         let unknown = WritesEndToEndTests.failure { try conn.call("assets.trash", ["ids": [.string(single), "a_3ocnwoznuaa7slhsdfeq"]]) }
         #expect(unknown?.errorCode == .notFound)
