@@ -527,16 +527,23 @@ final class ImageService: Service {
         guard let asset else { throw .notFound("no asset \(id)", extra: ["id": .string(id.rawValue)]) }
         // MNG is an animation photod indexes as a video; FFmpeg has no demuxer for it.
         if asset.format == "mng" { throw .unsupported("asset \(id) ('\(asset.path)'): unsupported: cannot decode MNG animation") }
+        // An asset in Recently Deleted by `assets.trash` is drawn from its trashed file.
+        var path = asset.path
         let st: FileStat
         do {
-            st = try FileStat.of(asset.path)
+            st = try FileStat.of(path)
         } catch {
-            throw .imageFailed("cannot read the file of asset \(id) ('\(asset.path)'): \(error.message)", reason: "unreadable")
+            guard let hidden = (try? database.read { try $0.trashedPath(of: id, at: asset.path) }) ?? nil,
+                  let s = try? FileStat.of(hidden) else {
+                throw .imageFailed("cannot read the file of asset \(id) ('\(asset.path)'): \(error.message)", reason: "unreadable")
+            }
+            path = hidden
+            st = s
         }
         let fileKey = ImageCache.fileKey(st)
         let orientation = Orientation(exif: asset.orientation)
         let stored = asset.pixelWidth.flatMap { w in asset.pixelHeight.map { PixelSize(width: w, height: $0) } }
-        return Target(asset: id, path: asset.path, fileKey: fileKey, size: size, mode: mode,
+        return Target(asset: id, path: path, fileKey: fileKey, size: size, mode: mode,
                       orientation: orientation, format: asset.format, isVideo: asset.mediaType == .video,
                       stem: ImageCache.stem(asset: id, fileKey: fileKey, mode: mode.rawValue, target: size),
                       finalSize: ImageRenderer.outputSize(displayed: stored.map(orientation.displayed), target: size, mode: mode))

@@ -359,10 +359,26 @@ public struct IndexReader {
     }
 
     /// A tombstone of an asset still in Recently Deleted for this identity.
+    /// Where the file `path` of asset `id`, in Recently Deleted by `assets.trash`, is now: its
+    /// hidden name beside it; nil for any other asset or file.
+    public func trashedPath(of id: AssetID, at path: PathBytes) throws(StoreError) -> PathBytes? {
+        let s = try db.statement("""
+            SELECT t.trashed_name FROM tombstones t JOIN assets a ON a.pk = t.asset_pk
+            WHERE a.id = :id AND a.deleted_at IS NOT NULL AND t.directory_path = :directory AND t.name = :name
+              AND t.trashed_name IS NOT NULL LIMIT 1
+            """)
+        s.bind(":id", to: id.rawValue)
+        s.bind(":directory", to: path.parent)
+        s.bind(":name", to: path.lastComponent)
+        defer { s.reset() }
+        return try s.step() ? path.parent.appending(s.bytes(0)) : nil
+    }
+
     /// The trashed names (`assets.trash`) the tombstones record in `directory`.
     public func trashedNames(in directory: PathBytes) throws(StoreError) -> Set<[UInt8]> {
         let s = try db.statement("SELECT trashed_name FROM tombstones WHERE directory_path = :directory AND trashed_name IS NOT NULL")
         s.bind(":directory", to: directory)
+        defer { s.reset() }
         var out = Set<[UInt8]>()
         while try s.step() { out.insert(s.bytes(0)) }
         return out

@@ -81,6 +81,11 @@ struct TrashEndToEndTests {
         #expect(changed.isSuperset(of: [.string(pair), .string(live), .string(burst)]), "\(String(describing: set))")
         #expect(try Self.recentlyDeleted(conn) == [pair, live, burst])
 
+        // In Recently Deleted, a trashed asset is still drawn (from its trashed file), as a
+        // gallery's Recently Deleted view shows it.
+        let image = try conn.call("images.request", ["id": .string(burst), "targetSize": [32, 32]])
+        #expect(image["width"]?.intValue ?? 0 > 0)
+
         // The watcher saw the renames: they change nothing more.
         try daemon.waitForIdle()
         #expect(try daemon.journalTokens(after: token).isEmpty, "the renames photod made are not changes of their own")
