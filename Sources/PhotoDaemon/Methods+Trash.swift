@@ -22,12 +22,12 @@ extension Methods {
         let refused = Locked<[TrashRefusal]>([])
         let summary = try commit { writer, now in
             let (assets, unknown) = try Self.lookUp(ids, writer)
-            let refusals = unknown + assets.compactMap { trash.refusal(trashing: $0) }
+            let expiresAt = (now + retention) / 1000
+            let refusals = unknown + assets.compactMap { trash.refusal(trashing: $0, expiresAt: expiresAt) }
             guard refusals.isEmpty else {
                 refused.withLock { $0 = refusals }
                 return ChangeSet()
             }
-            let expiresAt = (now + retention) / 1000
             var renamed: [(asset: AssetFiles, files: [TrashedFile])] = []
             do {
                 for asset in assets { renamed.append((asset, try trash.trash(asset, expiresAt: expiresAt))) }

@@ -59,7 +59,7 @@ public struct LibraryTrash: Sendable {
     /// Why `asset` (in the library) may not be trashed now; nil when it may: its root is open to
     /// the trash, its tree is available, and every file is, byte for byte as far as the
     /// fingerprint tells, the one indexed (same inode, size, modification time and content).
-    public func refusal(trashing asset: AssetFiles) -> TrashRefusal? {
+    public func refusal(trashing asset: AssetFiles, expiresAt seconds: Int64) -> TrashRefusal? {
         if asset.deletedAt != nil { return TrashRefusal(asset.id, .notFound, "the asset is already in Recently Deleted") }
         if let refusal = writable(asset) { return refusal }
         if asset.files.isEmpty { return TrashRefusal(asset.id, .conflict, "the index has no file for the asset") }
@@ -76,7 +76,7 @@ public struct LibraryTrash: Sendable {
                    MediaFileReader.fingerprint(of: file.name, in: dir.descriptor, size: st.size) != fingerprint {
                     return TrashRefusal(asset.id, .conflict, "'\(file.path)' has other content than photod read; it is read again first")
                 }
-                if TrashName.make(file.name, expiresAt: 0) == nil || TrashName.make(file.name, expiresAt: Int64(Int32.max) * 100) == nil {
+                if TrashName.make(file.name, expiresAt: seconds) == nil {
                     return TrashRefusal(asset.id, .conflict, "'\(file.path)': the name is too long to take the trash's prefix")
                 }
             } catch {
@@ -86,7 +86,7 @@ public struct LibraryTrash: Sendable {
         return nil
     }
 
-    /// Renames every file of `asset` to its trashed name (checked by `refusal(trashing:)`
+    /// Renames every file of `asset` to its trashed name (checked by `refusal(trashing:expiresAt:)`
     /// first). All or nothing: when a rename fails, those made are undone.
     public func trash(_ asset: AssetFiles, expiresAt seconds: Int64) throws(TrashRefusal) -> [TrashedFile] {
         var done: [TrashedFile] = []

@@ -97,17 +97,21 @@ public final class SortQueue: Service {
     public func submitPurge(deletedBefore cutoff: Int64, trash: LibraryTrash, done: @escaping Completion = { _ in }) {
         submit(operation: { [logger] writer, now in
             var keeping: Set<Int64> = []
+            var reasons: [String] = []
             for asset in try writer.trashedAssets(deletedBefore: cutoff) {
+                let refusal: TrashRefusal?
                 switch trash.trashedFiles(of: asset, requireAll: false) {
-                case .success(let found):
-                    if let refusal = trash.unlink(found, of: asset) {
-                        logger.warning("kept \(asset.id) in Recently Deleted: \(refusal.reason)")
-                        keeping.insert(asset.pk)
-                    }
-                case .failure(let refusal):
-                    logger.info("kept \(asset.id) in Recently Deleted past its time: \(refusal.reason)")
-                    keeping.insert(asset.pk)
+                case .success(let found): refusal = trash.unlink(found, of: asset)
+                case .failure(let why): refusal = why
                 }
+                if let refusal {
+                    keeping.insert(asset.pk)
+                    reasons.append("\(asset.id): \(refusal.reason)")
+                }
+            }
+            if let first = reasons.first {
+                logger.notice("kept \(reasons.count) assets in Recently Deleted past their time, their trashed files not "
+                              + "deleted (e.g. \(first))")
             }
             let summary = try writer.purge(deletedBefore: cutoff, keeping: keeping, now: now)
             if !summary.deleted.isEmpty { logger.info("purged \(summary.deleted.count) assets from Recently Deleted") }

@@ -254,6 +254,35 @@ struct TrashEndToEndTests {
         daemon.stop()
     }
 
+    @Test("The retention purge unlinks trashed files on a root open to the trash, and keeps the asset and its file where photod may not write")
+    func retentionPurge() throws {
+        let lib = try TemporaryDirectory("trash-purge-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("trash-purge")
+        defer { state.remove() }
+        try lib.write("p/one.jpg", Library.jpeg(date: "2023:03:03 10:00:00"))
+        try lib.write("p/two.jpg", Library.jpeg(date: "2023:03:04 10:00:00"))
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--trash-root", lib.path.string])
+        try daemon.waitForIdle()
+        let one = try #require(try WritesEndToEndTests.ids(daemon)["one.jpg"])
+        _ = try daemon.call("assets.trash", ["ids": [.string(one)]])
+        #expect(daemon.stop() == 0)
+        // The retention is up (0 days), but the root is no longer open to the trash: kept.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--retention-days", "0"])
+        try daemon.waitForIdle()
+        try daemon.waitForLog("kept 1 assets in Recently Deleted past their time")
+        #expect(try Self.recentlyDeleted(try daemon.connect()) == [one])
+        #expect(try Self.names(lib, "p").contains { $0.hasPrefix(".trashed-") })
+        #expect(daemon.stop() == 0)
+        // Open again: the purge at the start unlinks the trashed file and purges the asset.
+        daemon = try DaemonProcess(libraries: [lib.path], state: state,
+                                   arguments: ["--retention-days", "0", "--trash-root", lib.path.string])
+        try daemon.waitForIdle()
+        try eventually("the trashed file unlinked") { try Self.names(lib, "p") == ["two.jpg"] }
+        try eventually("the asset purged") { try Self.recentlyDeleted(try daemon.connect()).isEmpty }
+        daemon.stop()
+    }
+
     @Test("Without --trash-root photod writes nothing to the library: every write method leaves its tree and times as they were")
     func optionOffWritesNothing() throws {
         let lib = try TemporaryDirectory("trash-off-lib")

@@ -39,7 +39,7 @@ struct LibraryTrashTests {
         for name in ["IMG_1.CR2", "IMG_1.JPG", "IMG_1.JPG.xmp"] { try root.write("trip/\(name)", Array("content of \(name)".utf8)) }
         let trash = LibraryTrash(roots: [root.path]) { _ in nil }
         let asset = try Self.asset(root, "trip", ["IMG_1.CR2", "IMG_1.JPG", "IMG_1.JPG.xmp"])
-        #expect(trash.refusal(trashing: asset) == nil)
+        #expect(trash.refusal(trashing: asset, expiresAt: 1_800_000_000) == nil)
         let trashed = try trash.trash(asset, expiresAt: 1_800_000_000)
         #expect(try Self.names(root, "trip") == [".trashed-1800000000-IMG_1.CR2", ".trashed-1800000000-IMG_1.JPG",
                                                  ".trashed-1800000000-IMG_1.JPG.xmp"])
@@ -67,13 +67,13 @@ struct LibraryTrashTests {
         try root.write("a/two.jpg", Array("two".utf8))
         let asset = try Self.asset(root, "a", ["one.jpg", "two.jpg"])
 
-        #expect(LibraryTrash(roots: []) { _ in nil }.refusal(trashing: asset)?.kind == .permissionDenied)
-        #expect(LibraryTrash(roots: [root.path]) { _ in (root.path, "unmounted") }.refusal(trashing: asset)?.kind == .unavailable)
+        #expect(LibraryTrash(roots: []) { _ in nil }.refusal(trashing: asset, expiresAt: 1_800_000_000)?.kind == .permissionDenied)
+        #expect(LibraryTrash(roots: [root.path]) { _ in (root.path, "unmounted") }.refusal(trashing: asset, expiresAt: 1_800_000_000)?.kind == .unavailable)
 
         let trash = LibraryTrash(roots: [root.path]) { _ in nil }
         // The second file changed after it was read: refused, and the first is not renamed either.
         try root.write("a/two.jpg", Array("TWO".utf8))
-        #expect(trash.refusal(trashing: asset)?.kind == .conflict)
+        #expect(trash.refusal(trashing: asset, expiresAt: 1_800_000_000)?.kind == .conflict)
         #expect(try Self.names(root, "a") == ["one.jpg", "two.jpg"])
 
         // Same size and mtime, other content: the fingerprint tells.
@@ -85,7 +85,7 @@ struct LibraryTrashTests {
         var times = [mtime, mtime]
         #expect(futimens(fd, &times) == 0)
         close(fd)
-        #expect(trash.refusal(trashing: same)?.kind == .conflict)
+        #expect(trash.refusal(trashing: same, expiresAt: 1_800_000_000)?.kind == .conflict)
 
         // A directory replaced by a link to elsewhere: not followed.
         let elsewhere = try TemporaryDirectory("trash-elsewhere")
@@ -94,7 +94,7 @@ struct LibraryTrashTests {
         let linked = try Self.asset(root, "a", ["one.jpg"])
         try FileManager.default.removeItem(atPath: root("a").string)
         try FileManager.default.createSymbolicLink(atPath: root("a").string, withDestinationPath: elsewhere.path.string)
-        #expect(trash.refusal(trashing: linked)?.kind == .conflict)
+        #expect(trash.refusal(trashing: linked, expiresAt: 1_800_000_000)?.kind == .conflict)
         #expect(throws: TrashRefusal.self) { try trash.trash(linked, expiresAt: 1) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path.string) == ["one.jpg"])
     }
