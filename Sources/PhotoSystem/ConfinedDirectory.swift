@@ -45,10 +45,15 @@ public final class ConfinedDirectory {
     }
 
     /// Why photod may not change names in this directory (`EROFS`: a read-only mount, as
-    /// systemd's `ProtectSystem=strict` makes the library; `EACCES`: its user lacks write
-    /// permission); nil when it may.
+    /// systemd's `ProtectSystem=strict` makes the library, said first; `EACCES`: its user lacks
+    /// write permission); nil when it may.
     public func writeDenial() -> SystemError? {
-        faccessat(descriptor.rawValue, ".", W_OK, AT_EACCESS) == 0 ? nil : SystemError(call: "faccessat", errno: errno, context: path.string)
+        // A read-only mount first: the kernel checks the permission bits before the mount's flag.
+        var fs = statvfs()
+        if fstatvfs(descriptor.rawValue, &fs) == 0, fs.f_flag & UInt(ST_RDONLY) != 0 {
+            return SystemError(call: "fstatvfs", errno: EROFS, context: path.string)
+        }
+        return faccessat(descriptor.rawValue, ".", W_OK, AT_EACCESS) == 0 ? nil : SystemError(call: "faccessat", errno: errno, context: path.string)
     }
 
     /// Renames `name` to `newName` in this directory; `EEXIST` when `newName` is taken (never

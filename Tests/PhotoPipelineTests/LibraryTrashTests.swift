@@ -9,6 +9,17 @@ import Testing
 import Glibc
 #endif
 
+/// Runs mount(8) or umount(8); whether it succeeded.
+private func mountTool(_ tool: String, _ arguments: [String]) -> Bool {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = [tool] + arguments
+    p.standardError = FileHandle.nullDevice
+    guard (try? p.run()) != nil else { return false }
+    p.waitUntilExit()
+    return p.terminationStatus == 0
+}
+
 /// The trash on disk, on real files: what it checks before it renames anything, and that what it
 /// renames it can put back.
 @Suite("The trash on disk")
@@ -97,6 +108,22 @@ struct LibraryTrashTests {
         #expect(trash.refusal(trashing: linked, expiresAt: 1_800_000_000)?.kind == .conflict)
         #expect(throws: TrashRefusal.self) { try trash.trash(linked, expiresAt: 1) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path.string) == ["one.jpg"])
+    }
+
+    @Test("A library on a read-only mount (the unit's sandbox without ReadWritePaths=) is refused with that reason, before the permission bits",
+          .enabled(if: getuid() == 0, "mounts need root"))
+    func readOnlyMount() throws {
+        let root = try TemporaryDirectory("trash-ro")
+        defer { root.remove() }
+        try root.write("d/x.jpg", Array("x".utf8))
+        let asset = try Self.asset(root, "d", ["x.jpg"])
+        try #require(mountTool("mount", ["--bind", root.path.string, root.path.string]), "bind mount")
+        defer { _ = mountTool("umount", [root.path.string]) }
+        try #require(mountTool("mount", ["-o", "remount,bind,ro", root.path.string]), "remount read-only")
+        let refusal = LibraryTrash(roots: [root.path]) { _ in nil }.refusal(trashing: asset, expiresAt: 1_800_000_000)
+        #expect(refusal?.kind == .permissionDenied)
+        #expect(refusal?.reason.contains("ReadWritePaths=") == true, "\(String(describing: refusal))")
+        #expect(try Self.names(root, "d") == ["x.jpg"])
     }
 
     @Test("A file trashed but not committed (photod stopped between the two) is found by its original name and identity")
