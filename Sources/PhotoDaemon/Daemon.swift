@@ -76,7 +76,7 @@ public final class Daemon: Sendable {
         let sortQueue = SortQueue(database: database, logger: pipelineLog)
         let inbox = LiveInbox(maxQueuedChanges: live.maxQueuedChanges, logger: logger.facility("live"))
         let trees = Trees(roots: roots, database: database, sortQueue: sortQueue, logger: pipelineLog,
-                          onAnswer: { _ in inbox.mountsChanged() })
+                          onAnswer: { _ in inbox.mountsChanged() }, exclusions: options.exclusions)
         let (watcher, watchError) = makeWatcher(for: inbox, options: live)
         let (mountWatcher, mountWatchError) = makeMountWatcher(trees: trees, inbox: inbox, options: live)
         let reads = ReadCounter()

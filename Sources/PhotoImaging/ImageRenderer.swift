@@ -80,6 +80,7 @@ public struct ImageRenderer: Sendable {
                 case .tiff: return try TIFFDecoder.render(data, request, orientation ?? fileOrientation)
                 case .gif: return try GIFDecoder.render(data, request, orientation ?? fileOrientation)
                 case .bmp: return try BMPDecoder.render(data, request, orientation ?? fileOrientation)
+                case .psd: return try PSDDecoder.render(data, request, orientation ?? fileOrientation)
                 case .raw: return try RAWDecoder.render(data, request, orientation ?? rawOrientation)
                 case .jpeg2000: return try JPEG2000Decoder.render(data, request, orientation ?? fileOrientation)
                 case .jpegXL: return try JXLDecoder.render(data, request)
@@ -113,7 +114,7 @@ public struct ImageRenderer: Sendable {
     }
 
     /// The decoders.
-    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, raw, jpeg2000, jpegXL }
+    enum Codec { case jpeg, png, webp, heif, tiff, gif, bmp, psd, raw, jpeg2000, jpegXL }
 
     /// Sniffs the content with the metadata reader (which also finds the EXIF orientation)
     /// and picks the decoder; everything else is `.unsupported`. For a RAW, the orientation
@@ -133,6 +134,7 @@ public struct ImageRenderer: Sendable {
         case .tiff: return (.tiff, orientation, nil)
         case .gif: return (.gif, orientation, nil)
         case .bmp: return (.bmp, orientation, nil)
+        case .psd: return (.psd, orientation, nil)
         case .jpeg2000: return (.jpeg2000, orientation, nil)
         case .jpegXL: return (.jpegXL, .up, nil)  // libjxl applies the codestream's orientation
         default:

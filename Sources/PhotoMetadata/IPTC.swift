@@ -29,24 +29,36 @@ enum IPTC {
 
     /// The data of resource 0x0404 in a list of image resource blocks.
     static func iptcRecord(_ blocks: ByteView) -> ByteView? {
+        var record: ByteView?
+        forEachResource(blocks) { id, data in
+            guard id == iptcResource else { return true }
+            record = data
+            return false
+        }
+        return record
+    }
+
+    /// Calls `body` with the id and data of each `8BIM` image resource block (a JPEG's APP13,
+    /// a Photoshop document's image resources section) until it returns false; stops at the
+    /// first block whose lengths run past the list.
+    static func forEachResource(_ blocks: ByteView, _ body: (Int, ByteView) -> Bool) {
         var i = 0
         var items = 0
         while items < Limits.maxItems, blocks.has(i, 4 + 2 + 2 + 4) {
             items += 1
-            // Other signatures (`PHUT`, `AgHg`, ...) are walked over; only 8BIM's 0x0404 counts.
+            // Other signatures (`PHUT`, `AgHg`, ...) are walked over; only 8BIM's count.
             let isPhotoshop = blocks.matches(resourceSignature, at: i)
             let id = blocks.be16(i + 4)
             let nameLength = Int(blocks[i + 6])
             let nameField = (1 + nameLength + 1) & ~1  // the length byte and the name, padded to even
             let sizeAt = i + 6 + nameField
-            guard blocks.has(sizeAt, 4) else { return nil }
+            guard blocks.has(sizeAt, 4) else { return }
             let size = Int(blocks.be32(sizeAt))
             let dataAt = sizeAt + 4
-            guard blocks.has(dataAt, size) else { return nil }
-            if isPhotoshop, id == iptcResource { return blocks.slice(dataAt, size) }
+            guard blocks.has(dataAt, size) else { return }
+            if isPhotoshop, !body(id, blocks.slice(dataAt, size)) { return }
             i = dataAt + ((size + 1) & ~1)
         }
-        return nil
     }
 
     /// The datasets photod reads: DateCreated (2:55) with TimeCreated (2:60) when present

@@ -4,7 +4,7 @@ import PhotoModel
 /// extension alone).
 public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
     // Still images.
-    case jpeg, mpo, tiff, png, apng, webp, gif, bmp, ico, heic, heif, avif, jpeg2000, jpegXL, bpg
+    case jpeg, mpo, tiff, png, apng, webp, gif, bmp, ico, heic, heif, avif, jpeg2000, jpegXL, bpg, psd
     // TIFF-based RAW (the TIFF magic plus the maker's signature or extension) and other RAW.
     case dng, nef, cr2, cr3, arw, orf, rw2, pef, raf, srw
     // Videos.
@@ -47,6 +47,7 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
         case .jpeg2000: return "image/jp2"
         case .jpegXL: return "image/jxl"
         case .bpg: return "image/bpg"
+        case .psd: return "image/vnd.adobe.photoshop"
         case .dng: return "image/x-adobe-dng"
         case .nef: return "image/x-nikon-nef"
         case .cr2: return "image/x-canon-cr2"

@@ -62,6 +62,7 @@ public struct MetadataReader: Sendable {
         case .flv: try FLV.parse(&input, &meta)
         case .asf: try ASF.parse(&input, &meta)
         case .raf: try RAF.parse(&input, &meta, exif: &exif, xmp: &xmp)
+        case .psd: try PSD.parse(&input, &meta, exif: &exif, xmp: &xmp)
         }
         if let exif { apply(exif, to: &meta) }
         // XMP's location before IPTC-IIM's: tools that write both keep XMP current (MWG).
@@ -113,6 +114,7 @@ public struct MetadataReader: Sendable {
         case .flv: return .flv
         case .asf: return .asf
         case .raf: return .raf
+        case .psd: return .psd
         }
     }
 

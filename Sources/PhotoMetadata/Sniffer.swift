@@ -2,7 +2,7 @@
 /// settles the exact `MediaFormat` (an ISO BMFF file may be HEIC, MP4, CR3 or audio).
 enum Container: Sendable, Hashable {
     case jpeg, tiff, png, mng, gif, bmp, ico, webp, avi, bmff, jp2, j2kCodestream, jxlCodestream, jxlContainer
-    case bpg, ebml, flv, asf, raf
+    case bpg, ebml, flv, asf, raf, psd
 }
 
 /// The verdict of sniffing.
@@ -58,6 +58,8 @@ enum Sniffer {
         if h.matches("FLV\u{01}") { return .container(.flv) }
         if h.matches(asfGUID) { return .container(.asf) }
         if h.matches("FUJIFILMCCD-RAW") { return .container(.raf) }
+        // Photoshop: PSD (version 1) and PSB (2, the large-document format).
+        if h.matches("8BPS"), h.count >= 6, h.be16(4) == 1 || h.be16(4) == 2 { return .container(.psd) }
         if b0 == 0x42, b1 == 0x4D, h.count >= 26 {
             // "BM" alone is weak: also require a known DIB header size (OS/2 2.x's may be cut
             // at any length from 16 to 64 bytes).
@@ -95,7 +97,6 @@ enum Sniffer {
         }
         if b0 == 0, b1 == 0, b2 == 1, b3 == 0xBA { return .unsupported("MPEG program stream video") }
         if b0 == 0x47, h.count > 376, h[188] == 0x47, h[376] == 0x47 { return .unsupported("MPEG transport stream video") }
-        if h.matches("8BPS") { return .unsupported("Photoshop document") }
         if h.matches([0x7F, 0x45, 0x4C, 0x46]) { return .notMedia(kind: "executable", message: "content is an executable, not an image or video") }
         if let text = textKind(h) { return text }
         return .notMedia(kind: "unknown", message: "content is not a recognised image or video format")

@@ -12,6 +12,11 @@ public struct PathExclusions: Sendable, Equatable {
     /// The patterns in force, as written (the defaults first when they are on).
     public let patterns: [String]
     private let compiled: [Pattern]
+    /// The patterns that are a plain name at any depth (most defaults): one set lookup for all
+    /// of them. The walk asks for every entry, so this is the case kept cheap.
+    private let names: Set<PathBytes>
+    /// The others.
+    private let globs: [Pattern]
 
     /// Nothing excluded.
     public static let none = PathExclusions(checked: [])
@@ -44,6 +49,8 @@ public struct PathExclusions: Sendable, Equatable {
     private init(checked: [Pattern]) {
         compiled = checked
         patterns = checked.map(\.text)
+        names = Set(checked.compactMap { $0.literalName.map(PathBytes.init) })
+        globs = checked.filter { $0.literalName == nil }
     }
 
     public static func == (a: PathExclusions, b: PathExclusions) -> Bool { a.patterns == b.patterns }
@@ -62,7 +69,8 @@ public struct PathExclusions: Sendable, Equatable {
     /// enter one that is).
     public func excludes(_ name: [UInt8], in directory: [[UInt8]]) -> Bool {
         guard !compiled.isEmpty else { return false }
-        return compiled.contains { $0.matches(directory, name) }
+        if !names.isEmpty, names.contains(PathBytes(name)) { return true }
+        return globs.contains { $0.matches(directory, name) }
     }
 
     /// Whether `path` (below `root`) or a directory between it and `root` is excluded; `root`
@@ -125,6 +133,16 @@ public struct PathExclusions: Sendable, Equatable {
         /// `**/NAME`: only the entry's own name is compared (every default pattern; the walk
         /// asks for each entry, so this case is kept cheap).
         let lastNameOnly: [Token]?
+        /// `**/NAME` where NAME has no wildcard: the name itself.
+        var literalName: [UInt8]? {
+            guard let tokens = lastNameOnly else { return nil }
+            var name: [UInt8] = []
+            for token in tokens {
+                guard case .byte(let b) = token else { return nil }
+                name.append(b)
+            }
+            return name
+        }
 
         init(_ text: String) throws(PatternError) {
             self.text = text

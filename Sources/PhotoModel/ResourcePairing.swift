@@ -115,7 +115,7 @@ public enum ResourcePairing {
     /// to find its group, while `IMG.1.xmp` (no media extension) stays in group `IMG.1`.
     public static let mediaExtensions: Set<[UInt8]> = Set([
         "jpg", "jpeg", "jpe", "jfif", "heic", "heif", "hif", "avif", "png", "apng", "tif", "tiff", "webp", "gif",
-        "bmp", "jxl", "jp2", "j2k", "bpg", "ico", "mpo",
+        "bmp", "jxl", "jp2", "j2k", "bpg", "ico", "mpo", "psd", "psb",
         "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raw", "raf", "pef", "srw",
         "x3f", "3fr", "iiq", "erf", "kdc", "dcr", "mrw", "rwl",
         "mov", "mp4", "m4v", "3gp", "3g2", "mkv", "webm", "avi", "flv", "asf", "wmv", "mts", "m2ts", "mpg", "mpeg",

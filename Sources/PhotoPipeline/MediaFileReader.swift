@@ -16,7 +16,7 @@ public struct MediaFileReader: FileReading {
     /// maps and animation (`MediaTraits`).
     /// 4: BigTIFF files and BMPs with an OS/2 2.x header of any length are indexed.
     /// 5: ImageMagick's raw profiles in PNG text chunks (EXIF, XMP, IPTC-IIM); an XMP time
-    /// without an offset takes an IPTC time's of the same second.
+    /// without an offset takes an IPTC time's of the same second; Photoshop PSD/PSB are indexed.
     public static let rulesVersion = 5
     public var rulesVersion: Int { Self.rulesVersion }
 

@@ -60,6 +60,9 @@ public final class Trees: Sendable {
     /// Files sampled to tell two disks apart whose identity cannot (`TreeAvailability.Seen`).
     static let contentSample = 16
 
+    /// What below the roots is not the library (`--exclude` and the defaults).
+    let exclusions: PathExclusions
+
     /// What the operator runs to accept another file system at a tree (in the messages).
     static func adoptHint(_ path: PathBytes) -> String { "photoctl adopt \(path)" }
 
@@ -69,9 +72,12 @@ public final class Trees: Sendable {
     ///   - probeDeadline: how long a look at a tree's file system may take before the tree is
     ///     reported not answering.
     ///   - onAnswer: called when a tree that did not answer answers again (to look at it again).
+    ///   - exclusions: what below the roots is not the library: a mount point in it is no tree.
     public init(roots: [PathBytes], database: Database, sortQueue: SortQueue, logger: Logger,
                 probeDeadline: Duration = .seconds(2), onAnswer: @escaping @Sendable (PathBytes) -> Void = { _ in },
+                exclusions: PathExclusions = .none,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.exclusions = exclusions
         self.database = database
         self.sortQueue = sortQueue
         self.logger = logger
@@ -113,12 +119,14 @@ public final class Trees: Sendable {
     public func isRoot(_ path: PathBytes) -> Bool { state.withLock { $0.roots.contains(path) } }
 
     /// The mount points below `root` now and the trees recorded there, without `root`; only
-    /// those a scan would look at (none below a dot-directory or a `.nomedia` tree: a snapshot
-    /// directory's automounts are not the library).
+    /// those a scan would look at (none below a dot-directory, an excluded folder or a `.nomedia`
+    /// tree: a snapshot directory's automounts are not the library).
     public func trees(below root: PathBytes) -> [PathBytes] {
         let (records, points) = (self.records, state.withLock { $0.mountPoints })
         let all = Set(records.keys).union(points).filter { $0.isWithin(root) && $0 != root }
-        return all.filter { ChangePlan.isIndexable($0, roots: [root]) && !excluded($0, below: root) }.sorted()
+        return all.filter {
+            ChangePlan.isIndexable($0, roots: [root]) && !exclusions.excludes($0, below: root) && !excluded($0, below: root)
+        }.sorted()
     }
 
     /// Whether a `.nomedia` file excludes `path` (in it or a directory between it and `root`);

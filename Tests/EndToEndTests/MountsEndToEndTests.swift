@@ -554,8 +554,9 @@ struct MountsEndToEndTests {
         #expect(daemon.stop() == 0)
     }
 
-    @Test("A disk mounted below a dot-folder is not the library; gone again, it leaves nothing behind", .enabled(if: Mounts.canLoop))
-    func mountBelowDotFolder() throws {
+    @Test("A disk mounted below a dot-folder, or in a NAS's snapshot folder (#snapshot, excluded by default), is not the library; gone again, it leaves nothing behind",
+          .enabled(if: Mounts.canLoop), arguments: [".snap", "#snapshot/GMT+01_2024.01.01"])
+    func mountBelowDotFolder(_ folder: String) throws {
         let lib = try TemporaryDirectory("mounts-dot")
         defer { lib.remove() }
         for (path, bytes) in Self.photos("main/", count: 2) { try lib.write(path, bytes) }
@@ -563,11 +564,12 @@ struct MountsEndToEndTests {
         defer { state.remove() }
         let daemon = try DaemonProcess(libraries: [lib.path], state: state)
         try daemon.waitForIdle()
-        let snap = try MountedTree(.disk, at: lib(".snap"), files: [("x.jpg", Library.jpeg(date: "2020:01:01 10:00:00"))])
+        let snap = try MountedTree(.disk, at: lib(folder), files: [("x.jpg", Library.jpeg(date: "2020:01:01 10:00:00"))])
         defer { snap.remove() }
         #expect(try daemon.rescan(nil) == nil)
+        #expect(try daemon.waitForIdle()["counts"]?["assets"]?.intValue == 2)
         try snap.unmount()
-        #expect(rmdir(lib(".snap").string) == 0)
+        #expect(rmdir(lib(folder).string) == 0)
         #expect(try daemon.rescan(nil) == nil)
         let status = try daemon.waitForIdle()
         #expect(status["counts"]?["assets"]?.intValue == 2)

@@ -160,7 +160,8 @@ import Testing
         NotMedia(name: "zip", bytes: Build.ascii("PK") + [3, 4, 20, 0] + [UInt8](repeating: 0, count: 24), code: .notMedia, kind: "zip"),
         NotMedia(name: "gzip", bytes: [0x1F, 0x8B, 8, 0] + [UInt8](repeating: 0, count: 16), code: .notMedia, kind: "archive"),
         NotMedia(name: "unknown binary", bytes: [0x00, 0x01, 0x02, 0xFE, 0x00, 0x99, 0x42, 0x00], code: .notMedia, kind: "unknown"),
-        NotMedia(name: "psd", bytes: Build.ascii("8BPS") + [0, 1] + [UInt8](repeating: 0, count: 20), code: .unsupported, kind: nil),
+        NotMedia(name: "psd cut after its header", bytes: Build.ascii("8BPS") + [0, 1] + [UInt8](repeating: 0, count: 20), code: .truncated, kind: nil),
+        NotMedia(name: "8BPS of an unknown version", bytes: Build.ascii("8BPS") + [0, 7] + [UInt8](repeating: 0, count: 20), code: .notMedia, kind: "unknown"),
     ]
 
     @Test(arguments: notMedia)

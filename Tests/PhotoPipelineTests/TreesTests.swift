@@ -1,6 +1,7 @@
 import Dispatch
 import PhotoModel
 @testable import PhotoPipeline
+import PhotoStore
 import PhotoSystem
 import PhotoTesting
 import Testing
@@ -29,6 +30,21 @@ struct TreesTests {
                 "the folder above renamed: the watcher's move carries it")
         #expect(Trees.changedMountPoints(before, MountTable(entries: [Self.root, Self.entry(7, "/lib/disks/stick")]))
                 == ["/lib/disks/usb", "/lib/disks/stick"], "moved elsewhere (mount --move): gone here, there there")
+    }
+
+    @Test("A mount point in an excluded folder (a NAS's #snapshot) is no tree of the library; one beside it is")
+    func mountsInExcludedFolders() throws {
+        let state = try TemporaryDirectory("trees-excluded")
+        defer { state.remove() }
+        let db = try Database(path: state("t.db").string)
+        let queue = SortQueue(database: db, logger: .silent)
+        queue.start()
+        defer { queue.stop() }
+        let trees = Trees(roots: ["/lib"], database: db, sortQueue: queue, logger: .silent,
+                          exclusions: try PathExclusions(patterns: ["/Scans"]))
+        trees.update(MountTable(entries: [Self.root, Self.entry(7, "/lib/#snapshot/GMT+01_2024.01.01"), Self.entry(8, "/lib/usb"),
+                                          Self.entry(9, "/lib/Scans/card"), Self.entry(10, "/lib/a/@eaDir/x")]))
+        #expect(trees.trees(below: "/lib") == ["/lib/usb"])
     }
 
     @Test("A probe that does not answer in time is abandoned: its tree answers 'not answering' at once until the call returns, then is looked at again")

@@ -1,5 +1,5 @@
 // Fuzz target: the image renderer on untrusted files (sniffing, the TurboJPEG, libpng, libwebp,
-// libheif, libtiff, giflib, LibRaw, OpenJPEG and libjxl decoders and the BMP reader as we drive
+// libheif, libtiff, giflib, LibRaw, OpenJPEG and libjxl decoders and the BMP and PSD readers as we drive
 // them, the resampler, orientation, JPEG/PNG encoding of the result), the embedded EXIF
 // thumbnail (finding, decoding, caching it), a HEIF file's thumbnail item and a RAW's embedded
 // preview. (The image-<format> targets run this harness on one format's seeds.)
