@@ -430,7 +430,7 @@ public final class PhotoLibrary: Sendable {
     }
 
     /// Moves assets to Recently Deleted: every file of each is renamed in its own folder to a
-    /// hidden `.trashed-` name (photod must run with `--trash-root` for its root). All or
+    /// hidden `.photod-trashed-` name (photod must run with `--trash-root` for its root). All or
     /// nothing: a refusal (`data.refused`) changes nothing. Not retried (a second attempt finds
     /// the assets gone from the library).
     @discardableResult

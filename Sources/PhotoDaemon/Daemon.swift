@@ -70,7 +70,10 @@ public final class Daemon: Sendable {
         }
         let database = try openDatabase()
         let listener = try openListener()
-        let (pipelineLog, live) = (logger.facility("pipeline"), options.liveOptions)
+        var (pipelineLog, live) = (logger.facility("pipeline"), options.liveOptions)
+        if environment["PHOTOD_TEST_HOOKS"] == "1", let n = Int(environment["PHOTOD_TEST_CRASH_AFTER_RENAMES"] ?? "") {
+            live.trashCrashAfterRenames = n
+        }
 
         // The pipeline: watchers → live loop → indexer (walk, readers) → sort queue → SQLite.
         let sortQueue = SortQueue(database: database, logger: pipelineLog)
@@ -126,7 +129,10 @@ public final class Daemon: Sendable {
 
         let group = ServiceGroup([
             .init("database", DatabaseCloser(database, logger: logger.facility("store"))), .init("backup", backup),
-            .init("sort queue", sortQueue), .init("watcher", watcher), .init("mount watcher", mountWatcher),
+            .init("sort queue", sortQueue),
+            // Before anything walks the library: renames of a trash that stopped before its commit undone.
+            .init("trash recovery", TrashRecovery(sortQueue: sortQueue, roots: live.trashRoots, logger: pipelineLog)),
+            .init("watcher", watcher), .init("mount watcher", mountWatcher),
             .init("live loop", liveLoop), .init("placing", placing), .init("recovery", restorer), .init("images", images),
             .init("socket server", server),  // last: a client that got an answer may send a stop at once
         ], logger: logger.facility("service"))

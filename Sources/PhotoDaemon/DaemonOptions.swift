@@ -95,7 +95,7 @@ public struct DaemonOptions: Sendable {
                               coordinates, offline, with GeoNames' cities (default on). Off, a
                               place is only what the files say, and the gazetteer is not loaded.
           --trash-root DIR    Let writers move assets of the library root DIR to Recently Deleted
-                              (assets.trash: its files are renamed in place to hidden .trashed-
+                              (assets.trash: its files are renamed in place to hidden .photod-trashed-
                               names), restore them, and delete them for good (repeatable; DIR is
                               one of the --library roots). Without it photod writes nothing to
                               the library (the systemd unit also needs ReadWritePaths=DIR).

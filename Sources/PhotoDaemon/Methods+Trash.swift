@@ -10,7 +10,9 @@ import PhotoWire
 /// pass are files renamed (or unlinked) and the change committed, durably, in one change set.
 /// A refusal names each asset and its reason, and nothing is touched.
 extension Methods {
-    var trash: LibraryTrash { LibraryTrash(roots: liveOptions.trashRoots, trees: trees) }
+    var trash: LibraryTrash {
+        LibraryTrash(roots: liveOptions.trashRoots, trees: trees, crashAfterRenames: liveOptions.trashCrashAfterRenames)
+    }
 
     /// `assets.trash {"ids"}` → `{"token", "trashed": [ids]}`: every file of each asset is
     /// renamed in its own directory to its hidden trashed name; the assets go to Recently
@@ -28,12 +30,20 @@ extension Methods {
                 refused.withLock { $0 = refusals }
                 return ChangeSet()
             }
+            // Every rename on record, durably, before the first (undone at the next start if
+            // photod stops before the commit).
+            let plan = LibraryTrash.plan(trashing: assets, expiresAt: expiresAt)
+            try writer.plan(plan)
+            let leaving = plan.map { $0.directory.appending($0.name) }
+            live.expectOwnRenames(removed: leaving, added: [])
             var renamed: [(asset: AssetFiles, files: [TrashedFile])] = []
             do {
                 for asset in assets { renamed.append((asset, try trash.trash(asset, expiresAt: expiresAt))) }
                 return try writer.trash(renamed.flatMap(\.files), now: now)
             } catch {
                 for r in renamed.reversed() { trash.undo(r.files, root: r.asset.root) }
+                live.forgetOwnRenames(removed: leaving, added: [])
+                try writer.clearPlan()
                 guard let refusal = error as? TrashRefusal else { throw error }
                 refused.withLock { $0 = [refusal] }
                 return ChangeSet()
@@ -66,18 +76,31 @@ extension Methods {
                 refused.withLock { $0 = refusals }
                 return ChangeSet()
             }
+            var named: [(asset: AssetFiles, found: [LibraryTrash.Found], names: [[UInt8]])] = []
+            do throws(TrashRefusal) {
+                for plan in plans { named.append((plan.asset, plan.found, try trash.restoredNames(plan.found, of: plan.asset))) }
+            } catch {
+                refused.withLock { $0 = [error] }
+                return ChangeSet()
+            }
+            let plan = named.flatMap { LibraryTrash.plan(restoring: $0.found, to: $0.names, of: $0.asset) }
+            try writer.plan(plan)
+            let arriving = plan.map { $0.directory.appending($0.name) }
+            live.expectOwnRenames(removed: [], added: arriving)
             var done: [(asset: AssetFiles, found: [LibraryTrash.Found], restores: [FileRestore])] = []
             do {
-                var batch = WriteBatch()
-                for plan in plans {
-                    let (restores, renamed) = try trash.restore(plan.found, of: plan.asset)
-                    done.append((plan.asset, plan.found, restores))
-                    batch.restoredFiles += restores
+                var restores: [FileRestore] = []
+                for n in named {
+                    let (made, renamed) = try trash.restore(n.found, to: n.names, of: n.asset)
+                    done.append((n.asset, n.found, made))
+                    restores += made
                     renamedNames.withLock { $0 += renamed }
                 }
-                return try writer.apply(batch, now: now, durable: true)
+                return try writer.restore(restores, now: now)
             } catch {
                 for d in done.reversed() { trash.undo(d.restores, of: d.found, root: d.asset.root) }
+                live.forgetOwnRenames(removed: [], added: arriving)
+                try writer.clearPlan()
                 renamedNames.withLock { $0 = [] }
                 guard let refusal = error as? TrashRefusal else { throw error }
                 refused.withLock { $0 = [refusal] }

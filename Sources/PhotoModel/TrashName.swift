@@ -1,10 +1,12 @@
 /// The hidden name a file takes in its own directory while its asset is in Recently Deleted
-/// (`assets.trash`), as Android's MediaStore names its trash: `.trashed-<expiry>-<name>`, the
-/// expiry in Unix seconds. A dot name is not part of the library (the walk skips it), and the
-/// name alone says what the file was called and until when it is kept, so that the trash
-/// outlives a lost database.
+/// (`assets.trash`), in the manner of Android's MediaStore (`.trashed-<expiry>-<name>`) but with
+/// photod's own prefix, `.photod-trashed-<expiry>-<name>` (the expiry in Unix seconds): a phone's
+/// folder synced into a library may hold MediaStore's trash, which photod must neither adopt nor
+/// delete. A dot name is not part of the library (the walk skips it), and the name alone says
+/// what the file was called and until when it is kept, so that the trash outlives a lost
+/// database.
 public enum TrashName {
-    static let prefix = Array(".trashed-".utf8)
+    static let prefix = Array(".photod-trashed-".utf8)
     /// The longest name a file system takes (`NAME_MAX`).
     static let maxLength = 255
 

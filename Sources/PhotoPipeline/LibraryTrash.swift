@@ -42,13 +42,19 @@ public struct LibraryTrash: Sendable {
     /// The unavailable tree a path lies in, with the reason (`Trees.offlineTree(containing:)`).
     let offline: @Sendable (PathBytes) -> (tree: PathBytes, reason: String)?
 
-    public init(roots: Set<PathBytes>, offline: @escaping @Sendable (PathBytes) -> (tree: PathBytes, reason: String)?) {
+    /// Tests only (`PHOTOD_TEST_CRASH_AFTER_RENAMES`): the process ends, as a crash would, after
+    /// this many renames of an asset's files — a stop between the renames and their commit.
+    let crashAfterRenames: Int?
+
+    public init(roots: Set<PathBytes>, crashAfterRenames: Int? = nil,
+                offline: @escaping @Sendable (PathBytes) -> (tree: PathBytes, reason: String)?) {
         self.roots = roots
+        self.crashAfterRenames = crashAfterRenames
         self.offline = offline
     }
 
-    public init(roots: Set<PathBytes>, trees: Trees) {
-        self.init(roots: roots) { trees.offlineTree(containing: $0) }
+    public init(roots: Set<PathBytes>, trees: Trees, crashAfterRenames: Int? = nil) {
+        self.init(roots: roots, crashAfterRenames: crashAfterRenames) { trees.offlineTree(containing: $0) }
     }
 
     /// How far to look for a free name for a restored file (` (1)` … ` (999)`).
@@ -68,8 +74,7 @@ public struct LibraryTrash: Sendable {
                 let dir = try ConfinedDirectory(file.directory, below: asset.root)
                 let st = try dir.stat(file.name)
                 let fsid = try dir.fileSystemID()
-                guard st.isRegularFile, st.inode == file.identity.inode, st.size == file.identity.size,
-                      st.mtimeNanoseconds == file.identity.mtimeNanoseconds, fsid == file.identity.fsid else {
+                guard Self.isIndexed(st, file), fsid == file.identity.fsid else {
                     return TrashRefusal(asset.id, .conflict, "'\(file.path)' changed since photod read it; it is read again first")
                 }
                 if let fingerprint = file.fingerprint,
@@ -98,11 +103,23 @@ public struct LibraryTrash: Sendable {
             do {
                 let dir = try ConfinedDirectory(file.directory, below: asset.root)
                 try dir.rename(file.name, to: hidden)
-                try? dir.sync()
                 done.append(TrashedFile(file: file, trashedName: hidden))
+                if done.count == crashAfterRenames { _exit(137) }
+                // Replaced between the check and the rename (a sync tool renaming a new version
+                // over it): not the file photod read, so not trashed.
+                guard let st = try? dir.stat(hidden), Self.isIndexed(st, file) else {
+                    undo(done, root: asset.root)
+                    throw TrashRefusal(asset.id, .conflict, "'\(file.path)' changed while it was being trashed; it is read again first")
+                }
+                try? dir.sync()
+            } catch let refusal as TrashRefusal {
+                throw refusal
+            } catch let error as SystemError {
+                undo(done, root: asset.root)
+                throw TrashRefusal(asset.id, .conflict, "'\(file.path)' could not be renamed: \(Self.explain(error))")
             } catch {
                 undo(done, root: asset.root)
-                throw TrashRefusal(asset.id, .conflict, "'\(file.path)' could not be renamed: \(error.message)")
+                throw TrashRefusal(asset.id, .conflict, "'\(file.path)' could not be renamed: \(error)")
             }
         }
         return done
@@ -152,46 +169,53 @@ public struct LibraryTrash: Sendable {
         return .success(found)
     }
 
-    /// Renames `files` (one asset's, from `trashedFiles`) back: under their own names, or all
-    /// with the first suffix ` (n)` free for every one of them. Returns the restores for the
-    /// writer (the tombstones become file rows again) and the names that were taken.
-    public func restore(_ files: [Found], of asset: AssetFiles) throws(TrashRefusal)
-        -> (restores: [FileRestore], renamed: [(from: PathBytes, to: PathBytes)]) {
-        var lastError = "no free name"
-        for n in 0...Self.suffixLimit {
-            var done: [(dir: ConfinedDirectory, found: Found, name: [UInt8])] = []
-            var taken = false
-            for f in files {
-                let name = n == 0 ? f.file.name
-                    : TrashName.suffixed(f.file.name, baseLength: ResourcePairing.groupKey(of: f.file.name).count, n)
-                do {
-                    let dir = try ConfinedDirectory(f.file.directory, below: asset.root)
-                    try dir.rename(f.trashedName, to: name)
-                    done.append((dir, f, name))
-                } catch where error.errno == EEXIST {
-                    taken = true
-                } catch {
-                    lastError = error.message
-                    taken = true
-                }
-                if taken { break }
+    /// The names `files` (one asset's, from `trashedFiles`) go back to: their own, or all with
+    /// the first suffix ` (n)` that leaves each free and its base name unused by the folder's
+    /// other files (a restored file must not pair with another asset's).
+    public func restoredNames(_ files: [Found], of asset: AssetFiles) throws(TrashRefusal) -> [[UInt8]] {
+        var usedBases: [PathBytes: Set<[UInt8]>] = [:]
+        var listed: [PathBytes: Set<[UInt8]>] = [:]
+        for folder in Set(files.map(\.file.directory)) {
+            guard let dir = try? ConfinedDirectory(folder, below: asset.root), let entries = try? Directory(path: dir.path).entries() else {
+                throw TrashRefusal(asset.id, .conflict, "the folder '\(folder)' cannot be read")
             }
-            if !taken {
-                var restores: [FileRestore] = []
-                var renamed: [(PathBytes, PathBytes)] = []
-                for (dir, f, name) in done {
-                    try? dir.sync()
-                    // The same inode, size and mtime as trashed (a rename changes neither).
-                    restores.append(FileRestore(path: f.file.directory.appending(name), identity: f.file.identity,
-                                                tombstone: f.file.tombstone ?? 0))
-                    if name != f.file.name { renamed.append((f.file.path, f.file.directory.appending(name))) }
-                }
-                return (restores, renamed)
-            }
-            for (dir, f, name) in done.reversed() { try? dir.rename(name, to: f.trashedName) }
-            if lastError != "no free name" { break }
+            listed[folder] = Set(entries.map(\.name))
+            usedBases[folder] = Set(entries.map(\.name).filter { $0.first != UInt8(ascii: ".") }.map(ResourcePairing.groupKey))
         }
-        throw TrashRefusal(asset.id, .conflict, "its files could not be put back: \(lastError)")
+        for n in 0...Self.suffixLimit {
+            let names = files.map { f in
+                n == 0 ? f.file.name : TrashName.suffixed(f.file.name, baseLength: ResourcePairing.groupKey(of: f.file.name).count, n)
+            }
+            let free = zip(files, names).allSatisfy { f, name in
+                listed[f.file.directory]?.contains(name) == false
+                    && usedBases[f.file.directory]?.contains(ResourcePairing.groupKey(of: name)) == false
+            }
+            if free { return names }
+        }
+        throw TrashRefusal(asset.id, .conflict, "no free name to restore its files under")
+    }
+
+    /// Renames `files` back to `names` (`restoredNames`). All or nothing: when a rename fails
+    /// (a name taken meanwhile), those made are undone. Returns the restores for the writer (the
+    /// tombstones become file rows again) and the names that differ from the original ones.
+    public func restore(_ files: [Found], to names: [[UInt8]], of asset: AssetFiles) throws(TrashRefusal)
+        -> (restores: [FileRestore], renamed: [(from: PathBytes, to: PathBytes)]) {
+        var restores: [FileRestore] = []
+        var renamed: [(PathBytes, PathBytes)] = []
+        for (f, name) in zip(files, names) {
+            do {
+                let dir = try ConfinedDirectory(f.file.directory, below: asset.root)
+                try dir.rename(f.trashedName, to: name)
+                try? dir.sync()
+            } catch {
+                undo(restores, of: files, root: asset.root)
+                throw TrashRefusal(asset.id, .conflict, "'\(f.file.directory.appending(name))' could not be restored: \(Self.explain(error))")
+            }
+            // The same inode, size and mtime as trashed (a rename changes none of them).
+            restores.append(FileRestore(path: f.file.directory.appending(name), identity: f.file.identity, tombstone: f.file.tombstone ?? 0))
+            if name != f.file.name { renamed.append((f.file.path, f.file.directory.appending(name))) }
+        }
+        return (restores, renamed)
     }
 
     /// Puts restored files back in the trash (a restore whose commit failed).
@@ -242,16 +266,99 @@ public struct LibraryTrash: Sendable {
         return nil
     }
 
+    /// Whether `st` is the file the index has as `file` (a rename keeps all of these).
+    static func isIndexed(_ st: FileStat, _ file: AssetFile) -> Bool {
+        st.isRegularFile && st.inode == file.identity.inode && st.size == file.identity.size
+            && st.mtimeNanoseconds == file.identity.mtimeNanoseconds
+    }
+
+    /// A rename's failure in words; `EINVAL` from `renameat2` is a file system that cannot
+    /// rename without replacing (NFS, some FUSE file systems): photod will not risk a replace.
+    static func explain(_ error: SystemError) -> String {
+        error.errno == EINVAL && error.call == "renameat2"
+            ? "this file system cannot rename without replacing (no RENAME_NOREPLACE, as on NFS): photod does not trash here"
+            : error.message
+    }
+
     /// The hidden name `file` has in `dir` now: the one recorded, else one the index did not
     /// record (photod stopped between the rename and its commit) found by its original name and
     /// identity; nil when there is none, or a file of another identity holds it.
     static func trashedName(of file: AssetFile, in dir: ConfinedDirectory) -> [UInt8]? {
         func isTheFile(_ name: [UInt8]) -> Bool {
             guard let st = try? dir.stat(name) else { return false }
-            return st.isRegularFile && st.inode == file.identity.inode && st.size == file.identity.size
+            return isIndexed(st, file)
         }
         if let name = file.trashedName { return isTheFile(name) ? name : nil }
         guard let listing = try? Directory(path: dir.path).entries() else { return nil }
         return listing.map(\.name).first { TrashName.parse($0)?.original == file.name && isTheFile($0) }
+    }
+}
+
+extension LibraryTrash {
+    /// The renames trashing `assets` makes (`IndexWriter.plan` records them first).
+    public static func plan(trashing assets: [AssetFiles], expiresAt seconds: Int64) -> [PlannedRename] {
+        assets.flatMap { asset in
+            asset.files.compactMap { file in
+                TrashName.make(file.name, expiresAt: seconds).map {
+                    PlannedRename(root: asset.root, directory: file.directory, name: file.name, hidden: $0,
+                                  inode: file.identity.inode, restoring: false)
+                }
+            }
+        }
+    }
+
+    /// The renames restoring `files` of `asset` to `names` makes.
+    public static func plan(restoring files: [Found], to names: [[UInt8]], of asset: AssetFiles) -> [PlannedRename] {
+        zip(files, names).map { f, name in
+            PlannedRename(root: asset.root, directory: f.file.directory, name: name, hidden: f.trashedName,
+                          inode: f.file.identity.inode, restoring: true)
+        }
+    }
+}
+
+/// At a start, before anything walks the library: the renames of a trash or restore call that
+/// stopped before its commit (`IndexWriter.plan`) are undone, so that the files are where the
+/// index has them — all of an asset's, not some (a RAW renamed, its JPEG not). A file is renamed
+/// back only when it is the one planned (its inode) and its other name is free; a root no longer
+/// open to the trash keeps the plan, and is undone at the first start that opens it.
+public final class TrashRecovery: Service {
+    private let sortQueue: SortQueue
+    private let roots: Set<PathBytes>
+    private let logger: Logger
+
+    public init(sortQueue: SortQueue, roots: Set<PathBytes>, logger: Logger) {
+        self.sortQueue = sortQueue
+        self.roots = roots
+        self.logger = logger
+    }
+
+    public func start() throws {
+        let pending = try sortQueue.perform { try $0.pendingRenames() }
+        guard !pending.isEmpty else { return }
+        guard pending.allSatisfy({ roots.contains($0.root) }) else {
+            logger.warning("a trash or restore stopped before its commit left \(pending.count) renames to undo in roots "
+                           + "no longer open to the trash (--trash-root): left until they are")
+            return
+        }
+        var undone = 0
+        for rename in pending where Self.undo(rename) { undone += 1 }
+        try sortQueue.perform { try $0.clearPlan() }
+        logger.notice("undid \(undone) of \(pending.count) renames of a trash or restore that stopped before its commit")
+    }
+
+    public func stop() {}
+
+    /// Renames one file back; whether it did.
+    static func undo(_ r: PlannedRename) -> Bool {
+        guard let dir = try? ConfinedDirectory(r.directory, below: r.root) else { return false }
+        let (from, to) = r.restoring ? (r.name, r.hidden) : (r.hidden, r.name)
+        guard let st = try? dir.stat(from), st.inode == r.inode, (try? dir.stat(to)) == nil else { return false }
+        do {
+            try dir.rename(from, to: to)
+            try? dir.sync()
+            return true
+        } catch {
+            return false
+        }
     }
 }

@@ -81,7 +81,17 @@ struct LiveChanges: Sendable {
                          facts: some LiveFacts, at now: Instant) -> Writes {
         var writes = Writes()
         writes.batch.removedDirectories = spared.directories
-        writes.batch.removedFiles = step.removedFiles.map { ($0.parent, $0.lastComponent) } + spared.files
+        // A file reported removed that is there again (renamed away and back, as a trash and its
+        // restore do, or deleted and written anew) is compared as a file found, not removed.
+        var backAgain: [PathBytes] = []
+        for path in step.removedFiles {
+            if let entry = facts.stat(path), entry.kind == .file {
+                backAgain.append(path)
+            } else {
+                writes.batch.removedFiles.append((path.parent, path.lastComponent))
+            }
+        }
+        writes.batch.removedFiles += spared.files
         writes.batch.movedDirectories = step.movedDirectories.map { DirectoryMove(from: $0.from, to: $0.to) }
         for (from, to) in step.movedFiles {
             switch facts.stat(to) {
@@ -95,7 +105,9 @@ struct LiveChanges: Sendable {
             }
         }
         writes.batch.copiesOfRemoved = copies(ofRemoved: step, facts: facts, at: now)
-        decide(reads: step.reads + retryUnresolved(step), into: &writes, facts: facts, at: now)
+        let reads = step.reads + retryUnresolved(step)
+        let alsoRead = Set(reads)
+        decide(reads: reads + backAgain.filter { !alsoRead.contains($0) }, into: &writes, facts: facts, at: now)
         return writes
     }
 

@@ -32,6 +32,7 @@ public final class LiveInbox: Sendable {
     }
 
     private struct State: Sendable {
+        var own = OwnRenames()
         var taken = Taken()
         var pendingCount = 0
         var closed = false
@@ -50,11 +51,25 @@ public final class LiveInbox: Sendable {
         self.logger = logger
     }
 
+    /// photod's own renames (the trash's, before it makes them): the watcher's reports of them
+    /// change nothing, since their commit has the index agree already. Left unapplied, a report
+    /// of a trash decided after its restore had been committed would take the restored file out.
+    public func expectOwnRenames(removed: [PathBytes], added: [PathBytes]) {
+        state.withLock { $0.own.expect(removed: removed, added: added, at: .now) }
+    }
+
+    /// Forgets expected renames that were not made (a call that failed and undid its own).
+    public func forgetOwnRenames(removed: [PathBytes], added: [PathBytes]) {
+        state.withLock { $0.own.forget(removed: removed, added: added) }
+    }
+
     /// A batch from the watcher (on its queue: only queued here).
     public func receive(_ changes: [WatchChange]) {
         guard !changes.isEmpty else { return }
         let dropped = state.withLock { s -> Bool in
             guard !s.closed else { return false }
+            let changes = s.own.filter(changes, at: .now)
+            guard !changes.isEmpty else { return false }
             if s.pendingCount + changes.count > maxQueuedChanges {
                 s.taken.batches = []
                 s.pendingCount = 0
@@ -200,5 +215,66 @@ struct LiveSchedule: Sendable {
             nextPoll = now.advanced(by: options.pollInterval)
         }
         return deadline
+    }
+}
+
+/// The reports photod's own renames will cause, counted by path, and taken out of the watcher's
+/// batches as they come (`LiveInbox.expectOwnRenames`). Forgotten a minute after the last were
+/// expected: a tree no watch covers never reports them.
+struct OwnRenames: Sendable {
+    private(set) var removals: [PathBytes: Int] = [:]
+    private(set) var additions: [PathBytes: Int] = [:]
+    private var since: ContinuousClock.Instant?
+    static let window: Duration = .seconds(60)
+
+    mutating func expect(removed: [PathBytes], added: [PathBytes], at now: ContinuousClock.Instant) {
+        expire(at: now)
+        for p in removed { removals[p, default: 0] += 1 }
+        for p in added { additions[p, default: 0] += 1 }
+        since = now
+    }
+
+    mutating func forget(removed: [PathBytes], added: [PathBytes]) {
+        for p in removed { _ = take(&removals, p) }
+        for p in added { _ = take(&additions, p) }
+    }
+
+    /// `changes` without the reports expected.
+    mutating func filter(_ changes: [WatchChange], at now: ContinuousClock.Instant) -> [WatchChange] {
+        expire(at: now)
+        guard !removals.isEmpty || !additions.isEmpty else { return changes }
+        var dropped = Set<PathBytes>()
+        let kept = changes.filter { change in
+            switch change {
+            case .removed(let p) where take(&removals, p):
+                dropped.insert(p)
+                return false
+            case .movedOut(let p) where dropped.contains(p):
+                return false
+            case .added(let p) where take(&additions, p):
+                return false
+            case .modified(let p) where (removals[p] ?? 0) > 0 && (additions[p] ?? 0) > 0:
+                _ = take(&removals, p)
+                _ = take(&additions, p)
+                return false
+            default:
+                return true
+            }
+        }
+        return kept
+    }
+
+    private func take(_ counts: inout [PathBytes: Int], _ p: PathBytes) -> Bool {
+        guard let n = counts[p], n > 0 else { return false }
+        counts[p] = n == 1 ? nil : n - 1
+        return true
+    }
+
+    private mutating func expire(at now: ContinuousClock.Instant) {
+        if let since, now - since > Self.window {
+            removals = [:]
+            additions = [:]
+            self.since = nil
+        }
     }
 }

@@ -16,6 +16,9 @@ public struct LiveOptions: Sendable {
     /// The roots whose trashed files the purge unlinks (`--trash-root`); the assets whose
     /// trashed files lie elsewhere stay in Recently Deleted (photod writes nothing there).
     public var trashRoots: Set<PathBytes> = []
+    /// Tests only (`PHOTOD_TEST_HOOKS=1` with `PHOTOD_TEST_CRASH_AFTER_RENAMES=N`): a trash call
+    /// ends the process after N renames of an asset's files (`LibraryTrash.crashAfterRenames`).
+    public var trashCrashAfterRenames: Int?
     /// How often the purge runs (and the change journal is pruned).
     public var purgeInterval: Duration = .seconds(3_600)
     /// The change journal keeps at most this many change sets, and none older than

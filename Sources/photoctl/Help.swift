@@ -223,7 +223,7 @@ let helps: [String: String] = [
           --yes               (delete) Do not ask.
 
         trash renames every file of each asset (RAW, paired video, sidecar too) in its own folder to
-        a hidden name, .trashed-<expiry>-<name>, which photod recognises; nothing is copied or
+        a hidden name, .photod-trashed-<expiry>-<name>, which photod recognises; nothing is copied or
         deleted. The assets keep their ids, favorites and albums. restore renames them back (a name
         taken meanwhile gets " (1)", said on the output). delete unlinks the trashed files; after
         --retention-days photod does that itself. Only on library roots photod runs with

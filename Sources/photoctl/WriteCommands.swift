@@ -221,7 +221,7 @@ func trashCommand(_ command: String, _ args: [String], sockets: [PathBytes]) thr
     }
     switch command {
     case "trash":
-        report(result, json: a.json, "moved \(assets) to Recently Deleted (their files renamed in place to .trashed- names)")
+        report(result, json: a.json, "moved \(assets) to Recently Deleted (their files renamed in place to .photod-trashed- names)")
     case "restore":
         report(result, json: a.json, "restored \(assets)")
         if !a.json {

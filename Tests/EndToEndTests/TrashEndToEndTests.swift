@@ -64,11 +64,11 @@ struct TrashEndToEndTests {
         let trashed = try conn.call("assets.trash", ["ids": [.string(pair), .string(live), .string(burst)]])
         let token = try #require(trashed["token"]?.int64Value)
         #expect(trashed["trashed"]?.arrayValue?.count == 3)
-        let hidden = try Self.names(lib, "trip").filter { $0.hasPrefix(".trashed-") }
+        let hidden = try Self.names(lib, "trip").filter { $0.hasPrefix(".photod-trashed-") }
         let burstName = id["burst_2.jpg"] == burst ? "burst_2.jpg" : "burst_1.jpg"
-        #expect(Set(hidden.map { String($0.split(separator: "-", maxSplits: 2)[2]) })
+        #expect(Set(hidden.map { String($0.split(separator: "-", maxSplits: 3)[3]) })
                 == ["IMG_5.DNG", "IMG_5.JPG", "IMG_5.JPG.xmp", "IMG_6.JPG", "IMG_6.MOV", burstName])
-        let expiry = try #require(hidden.first.flatMap { Int64($0.split(separator: "-")[1]) })
+        let expiry = try #require(hidden.first.flatMap { Int64($0.split(separator: "-")[2]) })
         let expected = Int64(before.timeIntervalSince1970) + 30 * 86_400
         #expect(abs(expiry - expected) < 120, "the name carries the retention's end (30 days)")
         #expect(try Self.names(lib, "trip").filter { !$0.hasPrefix(".") }.count == 2)
@@ -194,7 +194,7 @@ struct TrashEndToEndTests {
         _ = try daemon.call("assets.setFavorite", ["ids": [.string(one), .string(two)], "favorite": true])
         // Renamed, not committed: what a kill between the two leaves.
         daemon.kill9()
-        try FileManager.default.moveItem(atPath: lib("x/one.jpg").string, toPath: lib("x/.trashed-1900000000-one.jpg").string)
+        try FileManager.default.moveItem(atPath: lib("x/one.jpg").string, toPath: lib("x/.photod-trashed-1900000000-one.jpg").string)
         daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
         try daemon.waitForIdle()
         let conn = try daemon.connect()
@@ -206,7 +206,7 @@ struct TrashEndToEndTests {
         // Committed, the renames lost (a power cut before the directory reached the disk): at
         // the next start the file is where it was, and its asset comes back with its id.
         _ = try conn.call("assets.trash", ["ids": [.string(two)]])
-        let hidden = try #require(try Self.names(lib, "x").first { $0.hasPrefix(".trashed-") })
+        let hidden = try #require(try Self.names(lib, "x").first { $0.hasPrefix(".photod-trashed-") })
         daemon.kill9()
         try FileManager.default.moveItem(atPath: lib("x/\(hidden)").string, toPath: lib("x/two.jpg").string)
         daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
@@ -214,6 +214,42 @@ struct TrashEndToEndTests {
         let after = try daemon.connect()
         #expect(try Self.recentlyDeleted(after).isEmpty)
         #expect(try after.call("assets.get", ["ids": [.string(two)]])["assets"]?[0]?["isFavorite"]?.boolValue == true)
+        daemon.stop()
+    }
+
+    @Test("Killed after renaming one file of a RAW+JPEG pair with its sidecar: the next start renames it back, and the asset is whole, in the library, with its id and favorite")
+    func crashHalfwayThroughAnAsset() throws {
+        let lib = try TemporaryDirectory("trash-half-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("trash-half")
+        defer { state.remove() }
+        try Self.writeLibrary(lib)
+        let arguments = ["--trash-root", lib.path.string]
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments,
+                                       environment: ["PHOTOD_TEST_HOOKS": "1", "PHOTOD_TEST_CRASH_AFTER_RENAMES": "1"])
+        try daemon.waitForIdle()
+        let pair = try #require(try WritesEndToEndTests.ids(daemon)["IMG_5.JPG"])
+        _ = try daemon.call("assets.setFavorite", ["ids": [.string(pair)], "favorite": true])
+        // The call's answer never comes: photod ends after the first rename.
+        #expect(throws: (any Error).self) { try daemon.call("assets.trash", ["ids": [.string(pair)]]) }
+        try daemon.process.waitForExit()
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix(".photod-trashed-") }.count == 1, "one file of three renamed")
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+        try daemon.waitForIdle()
+        try daemon.waitForLog("undid 1 of 3 renames")
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix(".") }.isEmpty)
+        let back = try #require(try daemon.call("assets.get", ["ids": [.string(pair)]])["assets"]?.arrayValue?.first)
+        #expect(back["isFavorite"]?.boolValue == true)
+        #expect(back["subtypes"] == ["raw"])
+        #expect(try Self.recentlyDeleted(try daemon.connect()).isEmpty)
+        // And the trash works afterwards; a file deleted by hand before it does not stop a restore.
+        try FileManager.default.removeItem(atPath: lib("trip/IMG_5.JPG.xmp").string)
+        try eventually("the sidecar's removal indexed") {
+            try daemon.call("assets.get", ["ids": [.string(pair)]])["assets"]?[0]?["resources"]?.arrayValue?.count == 2
+        }
+        _ = try daemon.call("assets.trash", ["ids": [.string(pair)]])
+        _ = try daemon.call("assets.restore", ["ids": [.string(pair)]])
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix("IMG_5") } == ["IMG_5.DNG", "IMG_5.JPG"])
         daemon.stop()
     }
 
@@ -272,7 +308,7 @@ struct TrashEndToEndTests {
         try daemon.waitForIdle()
         try daemon.waitForLog("kept 1 assets in Recently Deleted past their time")
         #expect(try Self.recentlyDeleted(try daemon.connect()) == [one])
-        #expect(try Self.names(lib, "p").contains { $0.hasPrefix(".trashed-") })
+        #expect(try Self.names(lib, "p").contains { $0.hasPrefix(".photod-trashed-") })
         #expect(daemon.stop() == 0)
         // Open again: the purge at the start unlinks the trashed file and purges the asset.
         daemon = try DaemonProcess(libraries: [lib.path], state: state,

@@ -43,7 +43,7 @@ struct LibraryTrashTests {
         try FileManager.default.contentsOfDirectory(atPath: root(dir).string).sorted()
     }
 
-    @Test("A RAW+JPEG pair with its sidecar goes to hidden names and comes back; a taken name gets a suffix for all its files")
+    @Test("A RAW+JPEG pair with its sidecar goes to hidden names and comes back; a taken name gets a suffix for all its files, one whose base name no other file has")
     func trashAndRestore() throws {
         let root = try TemporaryDirectory("trash-root")
         defer { root.remove() }
@@ -52,8 +52,8 @@ struct LibraryTrashTests {
         let asset = try Self.asset(root, "trip", ["IMG_1.CR2", "IMG_1.JPG", "IMG_1.JPG.xmp"])
         #expect(trash.refusal(trashing: asset, expiresAt: 1_800_000_000) == nil)
         let trashed = try trash.trash(asset, expiresAt: 1_800_000_000)
-        #expect(try Self.names(root, "trip") == [".trashed-1800000000-IMG_1.CR2", ".trashed-1800000000-IMG_1.JPG",
-                                                 ".trashed-1800000000-IMG_1.JPG.xmp"])
+        #expect(try Self.names(root, "trip") == [".photod-trashed-1800000000-IMG_1.CR2", ".photod-trashed-1800000000-IMG_1.JPG",
+                                                 ".photod-trashed-1800000000-IMG_1.JPG.xmp"])
 
         // In Recently Deleted: the tombstones remember the hidden names.
         var deleted = asset
@@ -61,13 +61,16 @@ struct LibraryTrashTests {
         deleted.files = zip(asset.files, trashed).map { var f = $0; f.trashedName = $1.trashedName; f.tombstone = 9; return f }
         // Someone puts a new IMG_1.JPG where the old one was.
         try root.write("trip/IMG_1.JPG", Array("another photo".utf8))
+        // And another asset already took " (1)": its base name is not shared (it would pair).
+        try root.write("trip/IMG_1 (1).HEIC", Array("someone else".utf8))
         let found = try trash.trashedFiles(of: deleted, requireAll: true).get()
         #expect(found.count == 3)
-        let (restores, renamed) = try trash.restore(found, of: deleted)
-        #expect(try Self.names(root, "trip") == ["IMG_1 (1).CR2", "IMG_1 (1).JPG", "IMG_1 (1).JPG.xmp", "IMG_1.JPG"])
-        #expect(renamed.map(\.to.lastComponent).map { String(decoding: $0, as: UTF8.self) } == ["IMG_1 (1).CR2", "IMG_1 (1).JPG", "IMG_1 (1).JPG.xmp"])
+        let names = try trash.restoredNames(found, of: deleted)
+        let (restores, renamed) = try trash.restore(found, to: names, of: deleted)
+        #expect(try Self.names(root, "trip") == ["IMG_1 (1).HEIC", "IMG_1 (2).CR2", "IMG_1 (2).JPG", "IMG_1 (2).JPG.xmp", "IMG_1.JPG"])
+        #expect(renamed.map(\.to.lastComponent).map { String(decoding: $0, as: UTF8.self) } == ["IMG_1 (2).CR2", "IMG_1 (2).JPG", "IMG_1 (2).JPG.xmp"])
         #expect(restores.map(\.identity) == asset.files.map(\.identity), "a rename keeps inode, size and mtime")
-        #expect(try String(contentsOfFile: root("trip/IMG_1 (1).JPG").string, encoding: .utf8) == "content of IMG_1.JPG")
+        #expect(try String(contentsOfFile: root("trip/IMG_1 (2).JPG").string, encoding: .utf8) == "content of IMG_1.JPG")
     }
 
     @Test("Refused before anything is renamed: a root not opened to the trash, an unavailable tree, a changed file, a link on the way")
@@ -132,15 +135,15 @@ struct LibraryTrashTests {
         defer { root.remove() }
         try root.write("d/x.jpg", Array("x".utf8))
         var asset = try Self.asset(root, "d", ["x.jpg"], deleted: true)
-        try FileManager.default.moveItem(atPath: root("d/x.jpg").string, toPath: root("d/.trashed-99-x.jpg").string)
-        try root.write("d/.trashed-98-x.jpg", Array("not the one".utf8))  // same original name, other file
+        try FileManager.default.moveItem(atPath: root("d/x.jpg").string, toPath: root("d/.photod-trashed-99-x.jpg").string)
+        try root.write("d/.photod-trashed-98-x.jpg", Array("not the one".utf8))  // same original name, other file
         let trash = LibraryTrash(roots: [root.path]) { _ in nil }
         let found = try trash.trashedFiles(of: asset, requireAll: true).get()
-        #expect(found.map { String(decoding: $0.trashedName, as: UTF8.self) } == [".trashed-99-x.jpg"])
+        #expect(found.map { String(decoding: $0.trashedName, as: UTF8.self) } == [".photod-trashed-99-x.jpg"])
         #expect(trash.unlink(found, of: asset) == nil)
-        #expect(try Self.names(root, "d") == [".trashed-98-x.jpg"])
+        #expect(try Self.names(root, "d") == [".photod-trashed-98-x.jpg"])
         // Gone: a restore is refused, a delete for good has nothing left to unlink.
-        asset.files[0].trashedName = Array(".trashed-99-x.jpg".utf8)
+        asset.files[0].trashedName = Array(".photod-trashed-99-x.jpg".utf8)
         #expect(throws: TrashRefusal.self) { try trash.trashedFiles(of: asset, requireAll: true).get() }
         #expect(try trash.trashedFiles(of: asset, requireAll: false).get().isEmpty)
     }

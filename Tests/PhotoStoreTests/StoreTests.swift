@@ -71,7 +71,7 @@ struct StoreTests {
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
     /// The database as version 12 left it: migration 013's column undone.
-    static let withoutTrash = "ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
+    static let withoutTrash = "DROP TABLE trash_pending; DROP INDEX tombstones_place; DROP INDEX tombstones_trashed; ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
 
     static let withoutSearchSources = withoutTrash + """
         DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;

@@ -628,6 +628,22 @@ public enum Schema {
             -- `assets.deletePermanently` and the retention purge unlink it. Null for files
             -- deleted by someone else.
             ALTER TABLE tombstones ADD COLUMN trashed_name BLOB;
+            -- A tombstone by its place (the trash marks the ones it makes) and the trashed names
+            -- of a folder (a walk's look for trashed files it does not know).
+            CREATE INDEX tombstones_place ON tombstones(directory_path, name);
+            CREATE INDEX tombstones_trashed ON tombstones(directory_path, trashed_name) WHERE trashed_name IS NOT NULL;
+            -- The renames of a trash or restore call under way, written (durably) before the
+            -- first and deleted in the transaction that commits them: after a crash between the
+            -- two, the next start renames back what was renamed, so that the library and the
+            -- index agree (`TrashRecovery`).
+            CREATE TABLE trash_pending (
+                root BLOB NOT NULL,
+                directory BLOB NOT NULL,
+                name BLOB NOT NULL,
+                hidden BLOB NOT NULL,
+                inode INTEGER NOT NULL,
+                restoring INTEGER NOT NULL
+            ) STRICT;
             """),
     ]
 

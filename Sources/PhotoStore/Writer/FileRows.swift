@@ -252,7 +252,8 @@ final class FileRows {
         "(a.deleted_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM files o WHERE o.asset_pk = a.pk))"
 
     /// A tombstone whose file this one is: the same file (fsid, inode, size, mtime), else the same
-    /// content (size and fingerprint; a copy back from a backup has a new inode).
+    /// content (size and fingerprint; a copy back from a backup has a new inode) — but not a
+    /// trashed file's by content: its file is still in the trash, and a copy is another file.
     private func matchTombstone(_ file: FileOutcome) throws(StoreError) -> Int64? {
         guard hasTombstones else { return nil }
         // Only tombstones of assets in Recently Deleted (a restored asset's are gone), or about
@@ -271,7 +272,7 @@ final class FileRows {
         guard let fingerprint = file.fingerprint else { return nil }
         let byContent = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
-            WHERE t.size = :size AND t.fingerprint = :fingerprint LIMIT 1
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.trashed_name IS NULL LIMIT 1
             """)
         defer { byContent.reset() }
         byContent.bind(":size", to: file.identity.size)
@@ -325,7 +326,7 @@ final class FileRows {
         guard others == 1 else { return }  // the copy is paired with other files: leave it
         let find = try db.statement("""
             SELECT t.pk, t.asset_pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
-            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy LIMIT 1
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy AND t.trashed_name IS NULL LIMIT 1
             """)
         find.bind(":size", to: size)
         find.bind(":fingerprint", to: fingerprint)

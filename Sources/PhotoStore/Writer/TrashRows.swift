@@ -55,6 +55,26 @@ public struct TrashedFile: Sendable, Hashable {
     }
 }
 
+/// A rename a trash or restore call is about to make: the file `name` in `directory` (below
+/// `root`) and its hidden name; `restoring`, from the hidden name back to `name`.
+public struct PlannedRename: Sendable, Hashable {
+    public var root: PathBytes
+    public var directory: PathBytes
+    public var name: [UInt8]
+    public var hidden: [UInt8]
+    public var inode: UInt64
+    public var restoring: Bool
+
+    public init(root: PathBytes, directory: PathBytes, name: [UInt8], hidden: [UInt8], inode: UInt64, restoring: Bool) {
+        self.root = root
+        self.directory = directory
+        self.name = name
+        self.hidden = hidden
+        self.inode = inode
+        self.restoring = restoring
+    }
+}
+
 /// The trash's rows: what `assets.trash`, `assets.restore` and `assets.deletePermanently`
 /// read before they touch the disk, and what they write after.
 extension IndexWriter {
@@ -72,8 +92,8 @@ extension IndexWriter {
             let deletedAt = asset.isNull(1) ? nil : asset.int64(1)
             let root = PathBytes(asset.bytes(2))
             asset.reset()
-            found[id] = AssetFiles(id: id, pk: pk, root: root, deletedAt: deletedAt,
-                                   files: deletedAt == nil ? try files(ofAsset: pk) : try tombstones(ofAsset: pk))
+            let files = if let deletedAt { try tombstones(ofAsset: pk, since: deletedAt) } else { try files(ofAsset: pk) }
+            found[id] = AssetFiles(id: id, pk: pk, root: root, deletedAt: deletedAt, files: files)
         }
         return found
     }
@@ -91,13 +111,51 @@ extension IndexWriter {
         return try assetFiles(ids).values.sorted { $0.pk < $1.pk }
     }
 
+    /// Records, durably, the renames a call is about to make (`trash_pending`), before the first.
+    public func plan(_ renames: [PlannedRename]) throws(StoreError) {
+        try db.transaction(durable: true) { () throws(StoreError) in
+            try db.execute("DELETE FROM trash_pending")
+            let s = try db.statement("""
+                INSERT INTO trash_pending (root, directory, name, hidden, inode, restoring)
+                VALUES (:root, :directory, :name, :hidden, :inode, :restoring)
+                """)
+            for r in renames {
+                s.bind(":root", to: r.root)
+                s.bind(":directory", to: r.directory)
+                s.bind(":name", to: r.name)
+                s.bind(":hidden", to: r.hidden)
+                s.bind(":inode", to: Int64(bitPattern: r.inode))
+                s.bind(":restoring", to: r.restoring ? 1 : 0)
+                try s.run()
+            }
+        }
+    }
+
+    /// The renames of a call that did not commit (a crash between its renames and its commit).
+    public func pendingRenames() throws(StoreError) -> [PlannedRename] {
+        let s = try db.statement("SELECT root, directory, name, hidden, inode, restoring FROM trash_pending")
+        defer { s.reset() }
+        var out: [PlannedRename] = []
+        while try s.step() {
+            out.append(PlannedRename(root: PathBytes(s.bytes(0)), directory: PathBytes(s.bytes(1)), name: s.bytes(2),
+                                     hidden: s.bytes(3), inode: UInt64(bitPattern: s.int64(4)), restoring: s.int64(5) != 0))
+        }
+        return out
+    }
+
+    /// Forgets the planned renames (undone, or rolled back after a crash).
+    public func clearPlan() throws(StoreError) {
+        try db.transaction(durable: true) { () throws(StoreError) in try db.execute("DELETE FROM trash_pending") }
+    }
+
     /// Takes the renamed files out of the library, in one durable transaction: their assets go
     /// to Recently Deleted (ids and user state kept, as for any deleted file), each tombstone
-    /// remembering its file's hidden name.
+    /// remembering its file's hidden name; the plan is done.
     public func trash(_ renamed: [TrashedFile], now: Int64) throws(StoreError) -> ChangeSet {
         var batch = WriteBatch()
         batch.removedFiles = renamed.map { ($0.file.directory, $0.file.name) }
         return try commit(now: now, durable: true) { job throws(StoreError) in
+            try db.execute("DELETE FROM trash_pending")
             try write(batch, job)
             let mark = try db.statement("""
                 UPDATE tombstones SET trashed_name = :trashed
@@ -110,6 +168,18 @@ extension IndexWriter {
                 mark.bind(":now", to: now)
                 try mark.run()
             }
+            return ChangeSet()
+        }
+    }
+
+    /// Brings the renamed-back files' assets out of Recently Deleted (their tombstones become
+    /// file rows again, as for a file found again), in one durable transaction; the plan is done.
+    public func restore(_ restores: [FileRestore], now: Int64) throws(StoreError) -> ChangeSet {
+        var batch = WriteBatch()
+        batch.restoredFiles = restores
+        return try commit(now: now, durable: true) { job throws(StoreError) in
+            try db.execute("DELETE FROM trash_pending")
+            try write(batch, job)
             return ChangeSet()
         }
     }
@@ -127,14 +197,17 @@ extension IndexWriter {
         let known = try db.statement("""
             SELECT 1 FROM tombstones WHERE directory_path = :directory AND trashed_name = :name LIMIT 1
             """)
+        // Any tombstone of an asset in Recently Deleted with the file's identity, recorded or not:
+        // a folder renamed since the trash leaves the recorded place behind.
         let deletedOnes = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL
-            WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime AND t.trashed_name IS NULL
+            WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime
             LIMIT 1
             """)
         let learn = try db.statement("""
             UPDATE tombstones SET trashed_name = :trashed, directory_path = :directory, name = :name WHERE pk = :pk
             """)
+        // (a tombstone of a file renamed in a moved folder keeps its original name)
         var unknown: [FileOutcome] = []
         for file in found {
             guard let (original, _) = TrashName.parse(file.name) else { continue }
@@ -215,12 +288,16 @@ extension IndexWriter {
         return out
     }
 
-    private func tombstones(ofAsset pk: Int64) throws(StoreError) -> [AssetFile] {
+    /// The files the asset had when it went to Recently Deleted (at `deletedAt`): tombstones
+    /// older than that are of files it had lost while still in the library (a RAW deleted by
+    /// hand beside its JPEG), which a restore does not bring back.
+    private func tombstones(ofAsset pk: Int64, since deletedAt: Int64) throws(StoreError) -> [AssetFile] {
         let s = try db.statement("""
             SELECT directory_path, name, fsid, inode, size, mtime_ns, fingerprint, pk, trashed_name
-            FROM tombstones WHERE asset_pk = :pk ORDER BY directory_path, name
+            FROM tombstones WHERE asset_pk = :pk AND deleted_at >= :since ORDER BY directory_path, name
             """)
         s.bind(":pk", to: pk)
+        s.bind(":since", to: deletedAt)
         var out: [AssetFile] = []
         while try s.step() {
             out.append(AssetFile(directory: PathBytes(s.bytes(0)), name: s.bytes(1), identity: Self.identity(s, from: 2),

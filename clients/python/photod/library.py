@@ -666,7 +666,7 @@ class Library:
 
     def trash(self, asset_ids: Union[str, Sequence[str]]) -> WriteResult:
         """Moves assets to Recently Deleted: every file of each is renamed in its own folder to a
-        hidden ``.trashed-`` name (photod must run with ``--trash-root`` for its root). All or
+        hidden ``.photod-trashed-`` name (photod must run with ``--trash-root`` for its root). All or
         nothing: a refusal raises (``NotFound``, ``PermissionDenied``, ``Unavailable``, ``Conflict``,
         each with ``data["refused"]``) and changes nothing."""
         return self._write("assets.trash", {"ids": self._ids(asset_ids)})

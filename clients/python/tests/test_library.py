@@ -326,7 +326,7 @@ class Trash(unittest.TestCase):
         trashed = self.lib.trash(ids[0])
         self.assertEqual(trashed.trashed, [ids[0]])
         self.assertFalse(path.exists())
-        hidden = [p.name for p in path.parent.iterdir() if p.name.startswith(".trashed-")]
+        hidden = [p.name for p in path.parent.iterdir() if p.name.startswith(".photod-trashed-")]
         self.assertEqual(len(hidden), 1)
         self.assertTrue(hidden[0].endswith("-" + path.name))
         self.assertEqual(self.lib.collection_assets("s_recentlyDeleted").ids, [ids[0]])
@@ -339,7 +339,7 @@ class Trash(unittest.TestCase):
         self.lib.trash([ids[1]])
         gone = self.lib.delete_permanently(ids[1])
         self.assertEqual(gone.deleted, [ids[1]])
-        self.assertEqual([p for p in path.parent.iterdir() if p.name.startswith(".trashed-")], [])
+        self.assertEqual([p for p in path.parent.iterdir() if p.name.startswith(".photod-trashed-")], [])
         # A refusal is typed, names each asset, and changes nothing.
         with self.assertRaises(photod.NotFound) as refused:
             self.lib.restore([ids[2]])
