@@ -86,9 +86,16 @@ const imageObserver = new IntersectionObserver((entries) => {
 function makeTile(t) {
   const a = el("a", { class: "tile", href: `/a/${t.id}`, "data-id": t.id, title: "" });
   if (t.exists === false) return a;
+  if (t.trashed) {
+    // In Recently Deleted photod may have no image (the files have hidden names): the name and
+    // date are drawn beneath, and show when the image does not come.
+    a.classList.add("trashed");
+    a.append(el("span", { class: "card" }, el("span", { class: "card-name", text: t.name }),
+      el("span", { text: captureDate(t.localDateTime).day }), el("span", { class: "card-note", text: "no preview" })));
+  }
   const img = el("img", { alt: "", decoding: "async", draggable: false });
   img.addEventListener("load", () => img.classList.add("loaded"));
-  img.addEventListener("error", () => imageFailed(img, t));
+  img.addEventListener("error", () => { if (t.trashed) img.remove(); else imageFailed(img, t); });
   img.dataset.src = t.thumb;
   imageObserver.observe(a);
   a.append(img);
@@ -243,6 +250,11 @@ async function loadMore() {
         $("where").textContent = c.title;
         section = makeSection(view.id, [document.createTextNode(c.title), el("span", { class: "sub", text: plural(page.total, "item") })], [], page.total, page.token);
         section.header.className = "collection-title";
+        if (view.id === "s_recentlyDeleted") {
+          section.header.after(el("p", { class: "note", text: "Photos and videos deleted from the library. Each is kept here "
+            + "with its favorite and albums until photod's retention period is up (30 days unless photod is set otherwise), "
+            + "then deleted for good. Open one to restore it or to delete it now." }));
+        }
         $("content").append(section.el);
         sectionObserver.disconnect();
       }
@@ -285,7 +297,7 @@ async function loadAlbums() {
     list.replaceChildren(...items.map((c) => el("li", {}, el("a", { href: `/c/${c.id}`, title: c.path || c.title },
       el("span", { class: "name", text: c.title }), el("span", { class: "count", text: c.count.toLocaleString() })))));
   };
-  fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites"));
+  fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites" || c.id === "s_recentlyDeleted"));
   fill($("folders"), data.folders);
   fill($("places"), data.places || []);
   $("places").querySelectorAll("li").forEach((li, i) => li.classList.toggle("sub", (data.places[i] || {}).level === 1));
@@ -447,7 +459,7 @@ function connect() {
     state.writable = s.writable;
     setBanner(s.photod === "connected" ? "" : s.photod === "connecting" ? "connecting to photod…" : "photod is away — reconnecting…");
     if (s.photod === "connected" && was !== "connected") retryImages();
-    if (state.viewer) updateFavButton();
+    if (state.viewer) updateActions();
   });
   events.addEventListener("change", (e) => onChange(JSON.parse(e.data)));
   events.addEventListener("resync", reloadData);
@@ -467,6 +479,9 @@ async function openAsset(id, { replace = false } = {}) {
   state.viewer = a;
   const large = $("large");
   if (first) {
+    showActionError("");
+    large.hidden = false;
+    $("noimage").hidden = true;
     large.classList.remove("loaded");
     large.src = a.thumb;                    // the tile's image at once, then the large one
     const full = new Image();
@@ -497,10 +512,20 @@ async function openAsset(id, { replace = false } = {}) {
   fact("File", `${a.name} · ${bytes(a.fileSize)} · ${a.format}`);
   fact("Keywords", a.keywords.join(", "));
   if (!a.available) fact("Disk", "offline (its disk is not mounted)");
-  updateFavButton();
+  if (a.trashed) fact("Where", "Recently Deleted");
+  updateActions();
   $("viewer").hidden = false;
   document.body.style.overflow = "hidden";
   if (!replace && location.pathname !== `/a/${id}`) history.pushState({ asset: id, back: state.back }, "", `/a/${id}`);
+}
+
+function updateActions() {
+  const trashed = !!(state.viewer && state.viewer.trashed);
+  $("fav").hidden = trashed;
+  updateFavButton();
+  $("trash").hidden = !state.writable || trashed;
+  $("restore").hidden = !state.writable || !trashed;
+  $("purge").hidden = !state.writable || !trashed;
 }
 
 function updateFavButton() {
@@ -529,6 +554,131 @@ async function toggleFavorite() {
     setTimeout(() => setBanner(""), 4000);
   }
   updateFavButton();
+}
+
+// Deleting: to Recently Deleted, and from there back or for good. Each write that cannot be
+// taken back in one click asks first, in the page's own dialog; photod's refusal (the root not
+// opened to the trash, a file changed since it was read…) is shown in its words.
+
+function post(path) {
+  return api(path, { method: "POST", headers: { "X-Requested-With": "photod-gallery" } });
+}
+
+function showActionError(text) {
+  $("action-error").textContent = text;
+  $("action-error").hidden = !text;
+}
+
+let toastTimer = null;
+function toast(text) {
+  const t = $("toast");
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 5000);
+}
+
+let confirming = null;     // {busy, run} while the dialog asks
+function confirmThen({ title, text, ok, busy, run }) {
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-error").hidden = true;
+  $("confirm-ok").textContent = ok;
+  $("confirm-ok").hidden = false;
+  $("confirm-ok").disabled = false;
+  $("confirm-cancel").textContent = "Cancel";
+  $("confirm-cancel").disabled = false;
+  confirming = { busy, run, running: false };
+  $("confirm").showModal();
+  $("confirm-cancel").focus();               // Enter on the question does not delete
+}
+
+async function confirmed() {
+  const c = confirming;
+  if (!c || c.running) return;
+  c.running = true;
+  $("confirm-ok").disabled = $("confirm-cancel").disabled = true;
+  $("confirm-ok").textContent = c.busy;
+  try {
+    await c.run();
+    if (confirming === c) $("confirm").close();
+  } catch (e) {
+    if (confirming !== c) return;
+    c.running = false;
+    $("confirm-error").textContent = e.message;
+    $("confirm-error").hidden = false;
+    $("confirm-ok").hidden = true;
+    $("confirm-cancel").textContent = "Close";
+    $("confirm-cancel").disabled = false;
+    $("confirm-cancel").focus();
+  }
+}
+
+// The asset leaves the view it was in: its tile goes at once (the change set says so too, a
+// moment later), and the viewer shows the next one, or closes.
+function removed(id) {
+  const ids = visibleIDs();
+  const i = ids.indexOf(id);
+  const next = i >= 0 ? ids[i + 1] || ids[i - 1] : null;
+  for (const section of state.sections.values()) {
+    const tile = section.tiles.get(id);
+    if (!tile) continue;
+    tile.remove();
+    section.tiles.delete(id);
+    section.total = Math.max(0, section.total - 1);
+    section.loaded = section.tiles.size;
+    updateCount(section);
+  }
+  if (!state.viewer || state.viewer.id !== id) return;
+  if (next) { openAsset(next, { replace: true }); history.replaceState({ asset: next }, "", `/a/${next}`); } else closeAsset();
+}
+
+function askTrash() {
+  const a = state.viewer;
+  if (!a || !state.writable || a.trashed) return;
+  confirmThen({
+    title: `Delete this ${a.mediaType === "video" ? "video" : "photo"}?`,
+    text: `“${a.name}” moves to Recently Deleted: its files stay in their folder under hidden names, and it can be `
+      + "restored there until photod's retention period is up (30 days unless photod is set otherwise).",
+    ok: "Delete", busy: "Deleting…",
+    run: async () => {
+      await post(`/api/asset/${a.id}/trash`);
+      removed(a.id);
+      toast(`“${a.name}” is in Recently Deleted`);
+    },
+  });
+}
+
+async function restoreAsset() {
+  const a = state.viewer;
+  if (!a || !state.writable || !a.trashed) return;
+  showActionError("");
+  $("restore").disabled = true;
+  try {
+    const result = await post(`/api/asset/${a.id}/restore`);
+    const renamed = (result.renamed || []).map((r) => r.to.split("/").pop());
+    removed(a.id);
+    toast(renamed.length ? `Restored as “${renamed[0]}” (“${a.name}” was taken)` : `“${a.name}” is back in its folder`);
+  } catch (e) {
+    showActionError(`Not restored: ${e.message}`);
+  } finally {
+    $("restore").disabled = false;
+  }
+}
+
+function askDeleteNow() {
+  const a = state.viewer;
+  if (!a || !state.writable || !a.trashed) return;
+  confirmThen({
+    title: "Delete for good?",
+    text: `“${a.name}” and every file of it are deleted from the disk now, with its favorite and albums. This cannot be undone.`,
+    ok: "Delete now", busy: "Deleting…",
+    run: async () => {
+      await post(`/api/asset/${a.id}/delete`);
+      removed(a.id);
+      toast(`“${a.name}” is deleted`);
+    },
+  });
 }
 
 function closeAsset() {
@@ -573,14 +723,31 @@ window.addEventListener("popstate", () => {
 });
 
 document.addEventListener("keydown", (e) => {
-  if (!state.viewer) return;
+  if (!state.viewer || $("confirm").open) return;        // the dialog's own keys (Esc cancels it)
   if (e.key === "Escape") closeAsset();
+  else if (e.key === "Delete") (state.viewer.trashed ? askDeleteNow : askTrash)();
   else if (e.key === "ArrowRight") step(1);
   else if (e.key === "ArrowLeft") step(-1);
 });
 
 $("close").addEventListener("click", closeAsset);
 $("fav").addEventListener("click", toggleFavorite);
+$("trash").addEventListener("click", askTrash);
+$("restore").addEventListener("click", restoreAsset);
+$("purge").addEventListener("click", askDeleteNow);
+$("confirm-ok").addEventListener("click", confirmed);
+$("confirm-cancel").addEventListener("click", () => $("confirm").close());
+$("confirm").addEventListener("cancel", (e) => { if (confirming && confirming.running) e.preventDefault(); });
+$("confirm").addEventListener("close", () => { confirming = null; });
+$("large").addEventListener("error", () => {
+  // No image of it (photod does not render the format, or the files are in Recently Deleted): said.
+  const a = state.viewer;
+  if (!a || !$("large").getAttribute("src")) return;
+  $("large").hidden = true;
+  $("noimage").textContent = a.trashed ? "No preview: photod does not render a file in Recently Deleted (its files have hidden names)."
+    : `No preview: photod cannot show this ${a.format || ""} file.`;
+  $("noimage").hidden = false;
+});
 $("prev").addEventListener("click", () => step(-1));
 $("next").addEventListener("click", () => step(1));
 
