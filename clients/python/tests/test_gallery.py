@@ -1,7 +1,8 @@
 """The gallery (python3 -m photod.gallery) on a real photod: its HTTP answers and what it refuses,
-then in a real browser (headless chromium): the timeline, live arrivals and removals, the asset
-view, a favorite, an album, photod restarted under an open page. Screenshots go to
-.build/gallery-test/ and are looked at."""
+deleting (to Recently Deleted, restored, deleted for good), then in a real browser (headless
+chromium): the timeline, live arrivals and removals, the asset view, a favorite, an album, photod
+restarted under an open page, Delete with its confirmation and Recently Deleted. Screenshots go
+to .build/gallery-test/ and are looked at."""
 import http.client
 import json
 import os
@@ -22,6 +23,25 @@ import browser
 
 SHOTS = REPO / ".build" / "gallery-test"
 XSS = "<img src=x onerror=alert(1)>"
+#: The headers of a write from the gallery's own page.
+FROM_PAGE = {"X-Requested-With": "photod-gallery"}
+
+
+def trashed_names(folder: Path):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".trashed-"))
+
+
+def eventually(condition, timeout: float = 15, what: str = "the condition"):
+    """Polls ``condition`` until it is truthy (the gallery hears of photod's change sets
+    asynchronously); returns its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
 
 
 class GalleryProcess:
@@ -150,6 +170,11 @@ class Server(unittest.TestCase):
                                                {"Content-Type": "application/json", "X-Requested-With": "photod-gallery"})
         self.assertEqual(status, 403)
         self.assertIn(b"read-only", body)
+        for write in ("trash", "restore", "delete"):
+            status, _, body = self.gallery.request("POST", f"/api/asset/{self.any_id()}/{write}", b"", FROM_PAGE)
+            self.assertEqual((status, b"read-only" in body), (403, True), write)
+            self.assertEqual(self.gallery.request("GET", f"/api/asset/{self.any_id()}/{write}")[0], 405, write)
+        self.assertNotIn("s_recentlyDeleted", [s["id"] for s in self.gallery.json("/api/albums")["smart"]])
         # DNS rebinding: another host name is not answered on a loopback address.
         status, _, _ = self.gallery.request("GET", "/api/albums", headers={"Host": "evil.example:80"})
         self.assertEqual(status, 421)
@@ -197,6 +222,155 @@ class Server(unittest.TestCase):
 
     def any_id(self) -> str:
         return self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]["id"]
+
+
+@needs_photod
+class Deleting(unittest.TestCase):
+    """Delete, Restore and Delete now through the gallery's routes (--allow-writes), on a photod
+    whose root is opened to the trash, and on one whose root is not."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = Path(tempfile.mkdtemp(prefix="photod-py-galtrash-"))
+        make_library(cls.root, days=2, per_day=4)
+        cls.daemon = Daemon(cls.root, extra=["--trash-root", str(cls.root)])
+        cls.gallery = GalleryProcess(cls.daemon.socket, "--allow-writes")
+        cls.lib = cls.daemon.library_client()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lib.close()
+        cls.gallery.stop()
+        cls.daemon.close()
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def post(self, asset_id: str, write: str, headers: dict = FROM_PAGE, gallery: GalleryProcess = None):
+        status, _, body = (gallery or self.gallery).request("POST", f"/api/asset/{asset_id}/{write}", b"", headers)
+        return status, json.loads(body)
+
+    def timeline_ids(self):
+        return [t["id"] for m in self.gallery.json("/api/moments?limit=10")["moments"] for t in m["tiles"]]
+
+    def recently_deleted(self):
+        return self.gallery.json("/api/collection/s_recentlyDeleted")["tiles"]
+
+    def test_trash_restore_and_delete_now(self):
+        ids = self.lib.assets(sort="localDateTime").ids
+        first, second = ids[0], ids[1]
+        path = Path(self.lib.asset(first).path)
+        self.lib.set_favorite(first)
+        self.assertIn(first, self.timeline_ids())
+
+        # Delete: the file renamed in its folder to a hidden name, the asset in Recently Deleted.
+        status, answer = self.post(first, "trash")
+        self.assertEqual((status, answer["trashed"]), (200, [first]), answer)
+        self.assertFalse(path.exists())
+        hidden = trashed_names(path.parent)
+        self.assertEqual(len(hidden), 1)
+        self.assertTrue(hidden[0].endswith("-" + path.name), hidden)
+        self.assertEqual(self.lib.collection_assets("s_recentlyDeleted").ids, [first])
+        # The gallery follows: gone from the timeline, listed in Recently Deleted with its name.
+        eventually(lambda: first not in self.timeline_ids(), what="the trashed asset to leave the timeline")
+        tiles = eventually(self.recently_deleted, what="Recently Deleted to list the asset")
+        self.assertEqual([(t["id"], t["trashed"], t["name"], t["fav"]) for t in tiles], [(first, True, path.name, True)])
+        eventually(lambda: {s["id"]: s["count"] for s in self.gallery.json("/api/albums")["smart"]}.get("s_recentlyDeleted") == 1,
+                   what="the sidebar's count of Recently Deleted")
+        asset = self.gallery.json(f"/api/asset/{first}")
+        self.assertEqual((asset["trashed"], asset["name"], asset["fav"]), (True, path.name, True))
+        # Its image: photod renders none of a file with a hidden name (the page draws a card
+        # instead); if it ever does, the image is served.
+        status, headers, body = self.gallery.request("GET", f"/thumb/{first}/256")
+        if status == 200:
+            self.assertTrue(body.startswith(b"\xff\xd8"))
+        else:
+            self.assertEqual(status, 404, body)
+            self.assertIn("Recently Deleted", json.loads(body)["error"])
+        # Not in the library any more: photod's refusal, in its words.
+        status, answer = self.post(first, "trash")
+        self.assertEqual(status, 404, answer)
+        self.assertIn(first, answer["error"])
+
+        # Restore: the file back under its name, the favorite kept, back in the timeline.
+        status, answer = self.post(first, "restore")
+        self.assertEqual((status, answer["restored"], answer["renamed"]), (200, [first], []), answer)
+        self.assertTrue(path.exists())
+        self.assertEqual(trashed_names(path.parent), [])
+        self.assertTrue(self.lib.asset(first).is_favorite)
+        eventually(lambda: first in self.timeline_ids(), what="the restored asset in the timeline")
+        eventually(lambda: self.recently_deleted() == [], what="Recently Deleted to be empty")
+        self.assertEqual(self.gallery.json(f"/api/asset/{first}")["trashed"], False)
+
+        # A name taken meanwhile: restored beside it, as "NAME (1).jpg".
+        self.assertEqual(self.post(first, "trash")[0], 200)
+        make_jpeg(path, "2019:05:01 23:00:00", hue=200)
+        self.daemon.wait_until_idle()
+        eventually(lambda: len(self.lib.assets().ids) == len(ids), what="photod to index the new file")
+        status, answer = self.post(first, "restore")
+        self.assertEqual(status, 200, answer)
+        self.assertEqual([(Path(r["from"]).name, Path(r["to"]).name) for r in answer["renamed"]],
+                         [(path.name, path.stem + " (1)" + path.suffix)])
+        self.assertTrue(path.with_name(path.stem + " (1)" + path.suffix).exists())
+
+        # Delete now: only from Recently Deleted; the trashed file unlinked, the asset purged.
+        status, answer = self.post(second, "delete")
+        self.assertEqual(status, 404, answer)
+        self.assertIn("not in Recently Deleted", answer["error"])
+        second_path = Path(self.lib.asset(second).path)
+        self.assertEqual(self.post(second, "trash")[0], 200)
+        eventually(lambda: [t["id"] for t in self.recently_deleted()] == [second], what="Recently Deleted to list it")
+        status, answer = self.post(second, "delete")
+        self.assertEqual((status, answer["deleted"]), (200, [second]), answer)
+        self.assertFalse(second_path.exists())
+        self.assertEqual(trashed_names(second_path.parent), [])
+        eventually(lambda: self.recently_deleted() == [], what="Recently Deleted to be empty")
+        self.assertEqual(self.gallery.request("GET", f"/api/asset/{second}")[0], 404)
+        self.assertEqual(self.post(second, "delete")[0], 404)
+
+    def test_a_file_deleted_by_someone_else(self):
+        # On disk, not through photod: in Recently Deleted, but not in photod's trash. Restore
+        # is a conflict (it comes back when its file does); Delete now purges it.
+        victim = self.lib.assets(sort="localDateTime").ids[-1]
+        path = Path(self.lib.asset(victim).path)
+        os.unlink(path)
+        eventually(lambda: victim in [t["id"] for t in self.recently_deleted()], what="the deleted file's asset in Recently Deleted")
+        status, answer = self.post(victim, "restore")
+        self.assertEqual(status, 409, answer)
+        self.assertIn(victim, answer["error"])
+        status, answer = self.post(victim, "delete")
+        self.assertEqual((status, answer["deleted"]), (200, [victim]), answer)
+        eventually(lambda: victim not in [t["id"] for t in self.recently_deleted()], what="the asset purged")
+
+    def test_only_from_the_page(self):
+        some = self.lib.assets(sort="localDateTime").ids[2]
+        for headers in ({}, {"X-Requested-With": "photod-gallery", "Origin": "http://evil.example"}):
+            status, answer = self.post(some, "trash", headers)
+            self.assertEqual(status, 403, answer)
+            self.assertIn("own page", answer["error"])
+        status, _, body = self.gallery.request("POST", f"/api/asset/{some}/trash", b"x" * 2000, FROM_PAGE)
+        self.assertEqual(status, 400, body)
+        self.assertTrue(Path(self.lib.asset(some).path).exists())
+        self.assertEqual(self.post("a_aaaaaaaaaaaaaaaaaaaa", "trash")[0], 404)
+
+    def test_a_root_not_opened_to_the_trash(self):
+        # photod without --trash-root writes nothing to the library: its refusal reaches the page.
+        root = Path(tempfile.mkdtemp(prefix="photod-py-galnotrash-"))
+        daemon = gallery = None
+        try:
+            make_library(root, days=1, per_day=1)
+            daemon = Daemon(root)
+            gallery = GalleryProcess(daemon.socket, "--allow-writes")
+            with daemon.library_client() as lib:
+                only = lib.assets().ids[0]
+                status, answer = self.post(only, "trash", gallery=gallery)
+                self.assertEqual(status, 403, answer)
+                self.assertIn("trash-root", answer["error"])
+                self.assertTrue(Path(lib.asset(only).path).exists())
+        finally:
+            if gallery is not None:
+                gallery.stop()
+            if daemon is not None:
+                daemon.close()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 BROWSER_MISSING = MISSING or (None if browser.CHROMIUM else
