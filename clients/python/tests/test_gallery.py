@@ -377,14 +377,19 @@ BROWSER_MISSING = MISSING or (None if browser.CHROMIUM else
                               "no chromium here (scripts/install-deps --tests installs Debian's chromium)")
 
 
-@unittest.skipIf(BROWSER_MISSING is not None, BROWSER_MISSING or "")
-class InABrowser(unittest.TestCase):
+class BrowserCase(unittest.TestCase):
+    """A photod on a library of three days and a folder named like markup, the gallery with
+    --allow-writes on it, and headless chromium."""
+
+    #: photod's options beyond the library's.
+    daemon_extra: list = []
+
     def setUp(self):
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="photod-py-web-"))
         make_library(self.root, days=3, per_day=4)
         make_jpeg(self.root / XSS / "IMG_x.jpg", "2019:04:01 10:00:00", hue=90)
-        self.daemon = Daemon(self.root)
+        self.daemon = Daemon(self.root, extra=list(self.daemon_extra))
         self.gallery = GalleryProcess(self.daemon.socket, "--allow-writes")
         self.browser = browser.Browser(1280, 900)
 
@@ -400,14 +405,18 @@ class InABrowser(unittest.TestCase):
     def loaded(self) -> int:
         return self.browser.js("[...document.querySelectorAll('#content .tile img')].filter(i => i.complete && i.naturalWidth > 0).length")
 
-    def look(self, name: str, at_least: int) -> None:
-        """A screenshot that is not blank: many colours, most of it not the background."""
+    def look(self, name: str, at_least: int, busy_at_least: float = 0.25) -> None:
+        """A screenshot that is not blank: many colours, most of it not the background (a modal
+        dialog's backdrop makes most of the screen one colour: it passes a lower share)."""
         data = self.browser.screenshot(str(SHOTS / name))
         colours, busy = browser.colourfulness(data)
         print(f"\n{name}: {colours} colours, {busy:.0%} not background", flush=True)
         self.assertGreater(colours, at_least, f"{name} looks blank")
-        self.assertGreater(busy, 0.25, f"{name} is mostly background")
+        self.assertGreater(busy, busy_at_least, f"{name} is mostly background")
 
+
+@unittest.skipIf(BROWSER_MISSING is not None, BROWSER_MISSING or "")
+class InABrowser(BrowserCase):
     def test_a_person_using_it(self):
         b = self.browser
         self.staged = make_jpeg(Path(self.daemon.state) / "staged" / "IMG_live.jpg", "2019:05:02 23:59:00", hue=300,
@@ -519,6 +528,140 @@ class InABrowser(unittest.TestCase):
             b.wait(f"{count} > {shown} || (window.scrollTo(0, document.body.scrollHeight), false)", timeout=30)
             shown = b.js(count)
         self.assertEqual(b.js(count), 44)
+
+
+@unittest.skipIf(BROWSER_MISSING is not None, BROWSER_MISSING or "")
+class DeletingInABrowser(BrowserCase):
+    """Delete with its confirmation, Recently Deleted, Restore and Delete now, and photod's
+    refusals as the page shows them. photod starts without --trash-root, then gets it."""
+
+    def click(self, selector: str) -> None:
+        self.browser.js(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def open_tile(self, asset_id: str) -> None:
+        b = self.browser
+        self.click(f'#content .tile[data-id="{asset_id}"]')
+        b.wait(f"!document.getElementById('viewer').hidden && location.pathname === '/a/{asset_id}' && "
+               "document.getElementById('facts').textContent !== ''")
+
+    def confirm_dialog(self, title: str) -> None:
+        self.browser.wait("document.getElementById('confirm').open && document.activeElement.id === 'confirm-cancel'")
+        self.assertEqual(self.browser.js("document.getElementById('confirm-title').textContent"), title)
+
+    def test_delete_restore_delete_now(self):
+        b = self.browser
+        with self.daemon.library_client() as lib:
+            ids = lib.assets(sort="localDateTime").ids
+            paths = {i: Path(lib.asset(i).path) for i in ids}
+        victim, other = ids[5], ids[6]        # 2 May, 10:11 and 11:11
+        b.goto(self.gallery.url)
+        b.wait("document.querySelectorAll('#content .moment').length === 4")
+        b.wait("[...document.querySelectorAll('#content .tile img')].filter(i => i.complete && i.naturalWidth > 0).length === 13")
+        # The sidebar lists Recently Deleted (empty) when the gallery may write.
+        b.wait("[...document.querySelectorAll('#smart a')].some(a => a.getAttribute('href') === '/c/s_recentlyDeleted')")
+
+        # The asset view has Delete; it asks first, in the page's dialog; Cancel keeps the photo.
+        self.open_tile(victim)
+        b.wait("document.getElementById('large').naturalWidth >= 320")
+        self.assertFalse(b.js("document.getElementById('trash').hidden"))
+        self.assertTrue(b.js("document.getElementById('restore').hidden && document.getElementById('purge').hidden"))
+        self.look("delete-button.png", 100)
+        self.click("#trash")
+        self.confirm_dialog("Delete this photo?")
+        self.assertIn(paths[victim].name, b.js("document.getElementById('confirm-text').textContent"))
+        self.look("delete-confirm.png", 60, 0.05)
+        self.click("#confirm-cancel")
+        b.wait("!document.getElementById('confirm').open")
+        self.assertTrue(paths[victim].exists())
+
+        # photod without --trash-root refuses: its reason is shown in the dialog, nothing changes.
+        self.click("#trash")
+        self.confirm_dialog("Delete this photo?")
+        self.click("#confirm-ok")
+        refusal = b.wait("!document.getElementById('confirm-error').hidden && document.getElementById('confirm-error').textContent")
+        self.assertIn("trash-root", refusal)
+        self.assertTrue(b.js("document.getElementById('confirm-ok').hidden"))
+        self.look("delete-refused.png", 60, 0.05)
+        self.click("#confirm-cancel")
+        b.wait("!document.getElementById('confirm').open")
+        self.assertTrue(paths[victim].exists())
+        self.assertEqual(b.js("location.pathname"), f"/a/{victim}")
+
+        # photod restarted with the root opened to the trash: Delete moves it to Recently Deleted.
+        self.daemon.extra = ["--trash-root", str(self.root)]
+        self.daemon.stop()
+        b.wait("!document.getElementById('banner').hidden", timeout=15)
+        self.daemon.start()
+        b.wait("document.getElementById('banner').hidden", timeout=30)
+        self.click("#trash")
+        self.confirm_dialog("Delete this photo?")
+        self.click("#confirm-ok")
+        b.wait("!document.getElementById('confirm').open")
+        b.wait(f"!document.querySelector('#content .tile[data-id=\"{victim}\"]') && "
+               f"document.getElementById('viewer').dataset.id === '{other}' && location.pathname === '/a/{other}'")
+        self.assertFalse(paths[victim].exists())
+        self.assertEqual(len(trashed_names(paths[victim].parent)), 1)
+        b.wait("!document.getElementById('toast').hidden")
+        self.assertIn("Recently Deleted", b.js("document.getElementById('toast').textContent"))
+        # The Delete key asks too; this one goes as well.
+        b.js("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Delete'}))")
+        self.confirm_dialog("Delete this photo?")
+        self.click("#confirm-ok")
+        b.wait(f"!document.getElementById('confirm').open && !document.querySelector('#content .tile[data-id=\"{other}\"]')")
+        self.assertFalse(paths[other].exists())
+        self.click("#close")
+        b.wait("document.getElementById('viewer').hidden")
+        b.wait("document.querySelectorAll('#content .tile').length === 11")
+
+        # Recently Deleted: both, drawn as cards where photod has no image of them.
+        link = "[...document.querySelectorAll('#smart a')].find(a => a.getAttribute('href') === '/c/s_recentlyDeleted')"
+        b.wait(f"{link}.textContent.endsWith('2')")
+        b.js(f"{link}.click()")
+        b.wait("location.pathname === '/c/s_recentlyDeleted' && document.querySelectorAll('#content .tile.trashed').length === 2")
+        self.assertEqual(b.js("document.getElementById('where').textContent"), "Recently Deleted")
+        # Each tile ends with its image or, if photod has none, its card (name, date).
+        b.wait("[...document.querySelectorAll('#content .tile.trashed')].every(t => { const i = t.querySelector('img'); "
+               "return i ? i.complete && i.naturalWidth > 0 : true; })")
+        cards = b.js("[...document.querySelectorAll('#content .tile.trashed .card-name')].map(e => e.textContent).sort()")
+        self.assertEqual(cards, sorted([paths[victim].name, paths[other].name]))
+        self.look("recently-deleted.png", 20)
+
+        # Restore: back in its folder, gone from Recently Deleted.
+        self.open_tile(victim)
+        b.wait("!document.getElementById('restore').hidden && !document.getElementById('purge').hidden")
+        self.assertTrue(b.js("document.getElementById('trash').hidden && document.getElementById('fav').hidden"))
+        b.wait("!document.getElementById('noimage').hidden || document.getElementById('large').naturalWidth > 0")
+        self.look("recently-deleted-asset.png", 20, 0.15)
+        self.click("#restore")
+        b.wait(f"!document.querySelector('#content .tile[data-id=\"{victim}\"]') && "
+               f"document.getElementById('viewer').dataset.id === '{other}' && location.pathname === '/a/{other}'")
+        self.assertTrue(paths[victim].exists())
+        self.assertIn("back in its folder", b.js("document.getElementById('toast').textContent"))
+
+        # Delete now: asks, then the files are gone for good; the view is empty.
+        self.click("#purge")
+        self.confirm_dialog("Delete for good?")
+        self.click("#confirm-ok")
+        b.wait("!document.getElementById('confirm').open && document.getElementById('viewer').hidden")
+        b.wait("document.querySelectorAll('#content .tile').length === 0")
+        self.assertEqual(trashed_names(paths[other].parent), [])
+        with self.daemon.library_client() as lib:
+            self.assertEqual(lib.collection_assets("s_recentlyDeleted").ids, [])
+
+        # A file deleted on disk by someone else lands here; Restore is refused with photod's reason.
+        os.unlink(paths[ids[1]])
+        b.wait(f"document.querySelector('#content .tile[data-id=\"{ids[1]}\"]') !== null", timeout=15)
+        self.open_tile(ids[1])
+        self.click("#restore")
+        reason = b.wait("!document.getElementById('action-error').hidden && document.getElementById('action-error').textContent")
+        self.assertTrue(reason.startswith("Not restored: "), reason)
+        self.look("restore-refused.png", 20, 0.15)
+        # The timeline has the restored photo back, and not the deleted ones.
+        self.click("#close")
+        b.wait("document.getElementById('viewer').hidden")
+        b.js("document.getElementById('home').click()")
+        b.wait("document.querySelectorAll('#content .moment').length === 4 && document.querySelectorAll('#content .tile').length === 11")
+        self.assertTrue(b.js(f"document.querySelector('#content .tile[data-id=\"{victim}\"]') !== null"))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ const state = {
   writable: false,
   photod: "connecting",
   viewer: null,          // the asset shown, {id, fav, ...}
+  opening: null,         // the id of the asset the viewer shows or is about to (the last asked for)
   generation: 0,         // bumped when the view changes, to drop answers for the old one
   failed: new Set(),     // images to ask again when photod is back
   epoch: null,           // the gallery server's: another one means it restarted (reload the data)
@@ -417,7 +418,7 @@ function onChange(ev) {
   for (const v of ev.views) applyView(v);
   if (ev.moments && Object.keys(ev.moments).length) applyMoments(ev.moments);
   if (ev.albums) refreshAlbums();
-  if (state.viewer && ev.assets.includes(state.viewer.id)) openAsset(state.viewer.id, { replace: true });
+  if (state.viewer && state.opening && ev.assets.includes(state.opening)) openAsset(state.opening, { replace: true });
 }
 
 let searchTimer = null;
@@ -473,10 +474,13 @@ function connect() {
 function visibleIDs() { return [...document.querySelectorAll("#content .tile")].map((t) => t.dataset.id); }
 
 async function openAsset(id, { replace = false } = {}) {
+  state.opening = id;
   let a;
-  try { a = await api(`/api/asset/${id}`); } catch (e) { if (!replace) closeAsset(); return; }
+  try { a = await api(`/api/asset/${id}`); } catch (e) { if (!replace && state.opening === id) closeAsset(); return; }
+  if (state.opening !== id) return;         // another asset was asked for meanwhile
   const first = !state.viewer || state.viewer.id !== id;
   state.viewer = a;
+  $("viewer").dataset.id = id;
   const large = $("large");
   if (first) {
     showActionError("");
@@ -614,12 +618,17 @@ async function confirmed() {
   }
 }
 
-// The asset leaves the view it was in: its tile goes at once (the change set says so too, a
-// moment later), and the viewer shows the next one, or closes.
-function removed(id) {
+// The asset the viewer shows after this one leaves: the next tile, else the one before.
+// Asked before the write: the change set may take the tile away before photod's answer comes.
+function neighbour(id) {
   const ids = visibleIDs();
   const i = ids.indexOf(id);
-  const next = i >= 0 ? ids[i + 1] || ids[i - 1] : null;
+  return i >= 0 ? ids[i + 1] || ids[i - 1] || null : null;
+}
+
+// The asset leaves the view it was in: its tile goes at once (the change set says so too,
+// maybe first), and the viewer shows the next one, or closes.
+function removed(id, next) {
   for (const section of state.sections.values()) {
     const tile = section.tiles.get(id);
     if (!tile) continue;
@@ -629,7 +638,8 @@ function removed(id) {
     section.loaded = section.tiles.size;
     updateCount(section);
   }
-  if (!state.viewer || state.viewer.id !== id) return;
+  if (!state.viewer || state.opening !== id) return;
+  state.viewer = null;        // its buttons act on nothing until the next one is loaded
   if (next) { openAsset(next, { replace: true }); history.replaceState({ asset: next }, "", `/a/${next}`); } else closeAsset();
 }
 
@@ -642,8 +652,9 @@ function askTrash() {
       + "restored there until photod's retention period is up (30 days unless photod is set otherwise).",
     ok: "Delete", busy: "Deleting…",
     run: async () => {
+      const next = neighbour(a.id);
       await post(`/api/asset/${a.id}/trash`);
-      removed(a.id);
+      removed(a.id, next);
       toast(`“${a.name}” is in Recently Deleted`);
     },
   });
@@ -655,9 +666,10 @@ async function restoreAsset() {
   showActionError("");
   $("restore").disabled = true;
   try {
+    const next = neighbour(a.id);
     const result = await post(`/api/asset/${a.id}/restore`);
     const renamed = (result.renamed || []).map((r) => r.to.split("/").pop());
-    removed(a.id);
+    removed(a.id, next);
     toast(renamed.length ? `Restored as “${renamed[0]}” (“${a.name}” was taken)` : `“${a.name}” is back in its folder`);
   } catch (e) {
     showActionError(`Not restored: ${e.message}`);
@@ -674,8 +686,9 @@ function askDeleteNow() {
     text: `“${a.name}” and every file of it are deleted from the disk now, with its favorite and albums. This cannot be undone.`,
     ok: "Delete now", busy: "Deleting…",
     run: async () => {
+      const next = neighbour(a.id);
       await post(`/api/asset/${a.id}/delete`);
-      removed(a.id);
+      removed(a.id, next);
       toast(`“${a.name}” is deleted`);
     },
   });
@@ -683,6 +696,7 @@ function askDeleteNow() {
 
 function closeAsset() {
   state.viewer = null;
+  state.opening = null;
   $("viewer").hidden = true;
   $("large").removeAttribute("src");
   document.body.style.overflow = "";
@@ -709,14 +723,14 @@ document.addEventListener("click", (e) => {
   e.preventDefault();
   if (href.startsWith("/a/")) { openAsset(href.slice(3)); return; }
   history.pushState({}, "", href);
-  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  if (state.viewer) { state.viewer = state.opening = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
   show(href);
 });
 
 window.addEventListener("popstate", () => {
   const path = location.pathname;
   if (path.startsWith("/a/")) { openAsset(path.slice(3), { replace: true }); return; }
-  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  if (state.viewer) { state.viewer = state.opening = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
   const current = state.view && (state.view.kind === "timeline" ? "/" : `/c/${state.view.id}`);
   if (path === "/search") { show(path + location.search); return; }
   if (current !== path) show(path);
