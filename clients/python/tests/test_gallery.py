@@ -285,10 +285,10 @@ class Deleting(unittest.TestCase):
         else:
             self.assertEqual(status, 404, body)
             self.assertIn("Recently Deleted", json.loads(body)["error"])
-        # Not in the library any more: photod's refusal, in its words.
+        # Twice: photod's refusal, in its words (its reason for this asset).
         status, answer = self.post(first, "trash")
         self.assertEqual(status, 404, answer)
-        self.assertIn(first, answer["error"])
+        self.assertEqual(answer["error"], "the asset is already in Recently Deleted")
 
         # Restore: the file back under its name, the favorite kept, back in the timeline.
         status, answer = self.post(first, "restore")
@@ -335,7 +335,8 @@ class Deleting(unittest.TestCase):
         eventually(lambda: victim in [t["id"] for t in self.recently_deleted()], what="the deleted file's asset in Recently Deleted")
         status, answer = self.post(victim, "restore")
         self.assertEqual(status, 409, answer)
-        self.assertIn(victim, answer["error"])
+        self.assertIn("deleted outside photod", answer["error"])
+        self.assertNotIn(victim, answer["error"])           # photod's reason for it, without its id
         status, answer = self.post(victim, "delete")
         self.assertEqual((status, answer["deleted"]), (200, [victim]), answer)
         eventually(lambda: victim not in [t["id"] for t in self.recently_deleted()], what="the asset purged")

@@ -827,9 +827,7 @@ class Handler(BaseHTTPRequestHandler):
         self.asset_write(asset_id, self.gallery.delete_permanently)
 
     def asset_write(self, asset_id: str, write: Any) -> None:
-        """A write on one asset that takes no body (trash, restore, delete now). photod's refusal
-        reaches the page with photod's own words: 404 not found or not in Recently Deleted, 403 a
-        root not opened to the trash, 409 a file changed or gone, 503 a tree unavailable."""
+        """A write on one asset that takes no body (trash, restore, delete now)."""
         if self.write_refused():
             return
         length = self.headers.get("Content-Length", "0")
@@ -837,17 +835,30 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_error_json(HTTPStatus.BAD_REQUEST, "this write takes no body")
         self.rfile.read(int(length))
         try:
-            self.send_json(write(asset_id))
-        except errors.Unavailable as e:      # the asset's disk is not there: not photod away
-            self.send_error_json(HTTPStatus.SERVICE_UNAVAILABLE, e.detail)
-        except errors.MethodNotFound:
-            self.send_error_json(HTTPStatus.NOT_IMPLEMENTED, "this photod cannot trash (it is older than the trash: "
-                                 "upgrade it)")
-        except (errors.NotFound, errors.PermissionDenied, errors.Conflict, errors.InvalidParams, errors.Unreachable,
-                errors.ConnectionLost, errors.Overloaded):
-            raise                            # answered as for every route
-        except errors.PhotodError as e:      # any other refusal: said, not a dropped connection
-            self.send_error_json(HTTPStatus.BAD_GATEWAY, str(e))
+            answer = write(asset_id)
+        except errors.PhotodError as e:
+            return self.write_failed(asset_id, e)
+        self.send_json(answer)
+
+    #: How photod's refusals of a write are answered to the page.
+    WRITE_REFUSALS = ((errors.NotFound, HTTPStatus.NOT_FOUND),                  # gone, or not in Recently Deleted
+                      (errors.PermissionDenied, HTTPStatus.FORBIDDEN),          # a root not opened to the trash
+                      (errors.Conflict, HTTPStatus.CONFLICT),                   # a file changed, replaced or gone
+                      (errors.Unavailable, HTTPStatus.SERVICE_UNAVAILABLE),     # its disk is not there
+                      (errors.InvalidParams, HTTPStatus.BAD_REQUEST))
+
+    def write_failed(self, asset_id: str, e: errors.PhotodError) -> None:
+        """photod's refusal in photod's words: the reason it gives for this asset (``refused``:
+        without the id the page already shows), else its whole detail."""
+        if isinstance(e, (errors.Unreachable, errors.ConnectionLost, errors.Overloaded)):
+            return self.send_error_json(HTTPStatus.SERVICE_UNAVAILABLE, f"photod is not reachable now: {e}", retry=True)
+        if isinstance(e, errors.MethodNotFound):
+            return self.send_error_json(HTTPStatus.NOT_IMPLEMENTED, "this photod cannot delete (it is older than "
+                                        "assets.trash: upgrade it)")
+        own = [r.get("detail") for r in e.data.get("refused") or [] if r.get("id") == asset_id and r.get("detail")]
+        detail = own[0] if own else e.detail
+        status = next((s for kind, s in self.WRITE_REFUSALS if isinstance(e, kind)), HTTPStatus.BAD_GATEWAY)
+        self.send_error_json(status, detail if status != HTTPStatus.BAD_GATEWAY else str(e))
 
     def route_events(self) -> None:
         """Server-Sent Events: the status, then each change set's effect on what pages show."""

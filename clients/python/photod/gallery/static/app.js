@@ -758,7 +758,7 @@ $("large").addEventListener("error", () => {
   const a = state.viewer;
   if (!a || !$("large").getAttribute("src")) return;
   $("large").hidden = true;
-  $("noimage").textContent = a.trashed ? "No preview: photod does not render a file in Recently Deleted (its files have hidden names)."
+  $("noimage").textContent = a.trashed ? "No preview: photod shows no image of a photo in Recently Deleted."
     : `No preview: photod cannot show this ${a.format || ""} file.`;
   $("noimage").hidden = false;
 });
