@@ -277,11 +277,23 @@ async function loadMore() {
     if (generation === state.generation) state.loading = false;
   }
   // Keep loading while the end of the page is in sight (after the first screen's images).
-  if (state.nextOffset !== null && $("more").getBoundingClientRect().top < window.innerHeight + 1200) setTimeout(loadMore, 250);
+  if (state.nextOffset !== null) setTimeout(watchMore, 250);
 }
 
-new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
-  { rootMargin: "1200px" }).observe($("more"));
+// The end of the page coming within 1200 px loads the next page. An observer reports only
+// crossings: one reported while a page was loading is dropped (loadMore returns), and an end
+// still in sight crosses nothing more however far one scrolls. A comparison of rectangles made
+// just after a page's tiles were added could disagree with the observer (the layout settling,
+// or at the edge), and the timeline was seen stopped at 9 moments of 44 on a loaded machine. So
+// after each page the observer is armed again: it reports where the end is now, by its own
+// geometry.
+const moreObserver = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
+  { rootMargin: "1200px" });
+function watchMore() {
+  moreObserver.unobserve($("more"));
+  moreObserver.observe($("more"));
+}
+moreObserver.observe($("more"));
 
 // The sidebar
 
