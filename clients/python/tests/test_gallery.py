@@ -571,8 +571,16 @@ class DeletingInABrowser(BrowserCase):
         self.confirm_dialog("Delete this photo?")
         self.assertIn(paths[victim].name, b.js("document.getElementById('confirm-text').textContent"))
         self.look("delete-confirm.png", 60, 0.05)
+        # Esc (a real key press) cancels the question and leaves the viewer open; so does Cancel.
+        for kind in ("keyDown", "keyUp"):
+            b.command("Input.dispatchKeyEvent", type=kind, key="Escape", code="Escape", windowsVirtualKeyCode=27)
+        b.wait("!document.getElementById('confirm').open")
+        self.assertFalse(b.js("document.getElementById('viewer').hidden"))
+        self.click("#trash")
+        self.confirm_dialog("Delete this photo?")
         self.click("#confirm-cancel")
         b.wait("!document.getElementById('confirm').open")
+        self.assertFalse(b.js("document.getElementById('viewer').hidden"))
         self.assertTrue(paths[victim].exists())
 
         # photod without --trash-root refuses: its reason is shown in the dialog, nothing changes.

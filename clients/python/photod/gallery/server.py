@@ -298,8 +298,9 @@ class Gallery:
         return result is not None and asset_id in result
 
     def image(self, asset_id: str, size: int) -> Tuple[str, str]:
-        """photod's image of the asset at a size the page uses: (path, key). Only
-        of an asset the gallery shows: a hidden one, or one in Recently Deleted, is ``NotFound``."""
+        """photod's image of the asset at a size the page uses: (path, key). Only of an asset the
+        gallery shows: a hidden one is ``NotFound``, and one in Recently Deleted unless it is
+        shown (``--allow-writes``) — or when photod renders none of it."""
         self.check_visible(asset_id)
         try:
             image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")

@@ -764,7 +764,8 @@ $("purge").addEventListener("click", askDeleteNow);
 $("confirm-ok").addEventListener("click", confirmed);
 $("confirm-cancel").addEventListener("click", () => $("confirm").close());
 $("confirm").addEventListener("cancel", (e) => { if (confirming && confirming.running) e.preventDefault(); });
-$("confirm").addEventListener("close", () => { confirming = null; });
+// (The close event comes a task later: the dialog may be open again by then, with a new question.)
+$("confirm").addEventListener("close", () => { if (!$("confirm").open) confirming = null; });
 $("large").addEventListener("error", () => {
   // No image of it (photod does not render the format, or the files are in Recently Deleted): said.
   const a = state.viewer;
