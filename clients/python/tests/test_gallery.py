@@ -622,25 +622,23 @@ class DeletingInABrowser(BrowserCase):
         b.wait("document.getElementById('viewer').hidden")
         b.wait("document.querySelectorAll('#content .tile').length === 11")
 
-        # Recently Deleted: both, drawn as cards where photod has no image of them.
+        # Recently Deleted: both, drawn by photod from their trashed files.
         link = "[...document.querySelectorAll('#smart a')].find(a => a.getAttribute('href') === '/c/s_recentlyDeleted')"
         b.wait(f"{link}.textContent.endsWith('2')")
         b.js(f"{link}.click()")
         b.wait("location.pathname === '/c/s_recentlyDeleted' && document.querySelectorAll('#content .tile.trashed').length === 2")
         self.assertEqual(b.js("document.getElementById('where').textContent"), "Recently Deleted")
-        # Each tile ends with its image or, if photod has none, its card (name, date).
-        b.wait("[...document.querySelectorAll('#content .tile.trashed')].every(t => { const i = t.querySelector('img'); "
-               "return i ? i.complete && i.naturalWidth > 0 : true; })")
-        cards = b.js("[...document.querySelectorAll('#content .tile.trashed .card-name')].map(e => e.textContent).sort()")
-        self.assertEqual(cards, sorted([paths[victim].name, paths[other].name]))
-        self.look("recently-deleted.png", 20)
+        shown = "[...document.querySelectorAll('#content .tile.trashed img')]"
+        b.wait(f"{shown}.length === 2 && {shown}.every(i => i.complete && i.naturalWidth > 0 && getComputedStyle(i).opacity === '1')")
+        self.assertEqual(b.js("document.querySelectorAll('#content .tile .card:not([hidden])').length"), 0)
+        self.look("recently-deleted.png", 100)
 
         # Restore: back in its folder, gone from Recently Deleted.
         self.open_tile(victim)
         b.wait("!document.getElementById('restore').hidden && !document.getElementById('purge').hidden")
         self.assertTrue(b.js("document.getElementById('trash').hidden && document.getElementById('fav').hidden"))
-        b.wait("!document.getElementById('noimage').hidden || document.getElementById('large').naturalWidth > 0")
-        self.look("recently-deleted-asset.png", 20, 0.15)
+        b.wait("document.getElementById('large').classList.contains('loaded') && document.getElementById('noimage').hidden")
+        self.look("recently-deleted-asset.png", 100)
         self.click("#restore")
         b.wait(f"!document.querySelector('#content .tile[data-id=\"{victim}\"]') && "
                f"document.getElementById('viewer').dataset.id === '{other}' && location.pathname === '/a/{other}'")
@@ -660,7 +658,14 @@ class DeletingInABrowser(BrowserCase):
         # A file deleted on disk by someone else lands here; Restore is refused with photod's reason.
         os.unlink(paths[ids[1]])
         b.wait(f"document.querySelector('#content .tile[data-id=\"{ids[1]}\"]') !== null", timeout=15)
+        # Its file is gone: photod has no image of it, and its tile is a card with its name and date.
+        gone = f"document.querySelector('#content .tile[data-id=\"{ids[1]}\"]')"
+        b.wait(f"{gone}.querySelector('.card:not([hidden])') !== null && !{gone}.querySelector('img')")
+        self.assertIn(paths[ids[1]].name, b.js(f"{gone}.textContent"))
+        b.wait(f"{link}.textContent.endsWith('1')")      # the sidebar's count follows (a moment later)
+        self.look("recently-deleted-card.png", 20, 0.15)
         self.open_tile(ids[1])
+        b.wait("!document.getElementById('noimage').hidden")
         self.click("#restore")
         reason = b.wait("!document.getElementById('action-error').hidden && document.getElementById('action-error').textContent")
         self.assertTrue(reason.startswith("Not restored: "), reason)

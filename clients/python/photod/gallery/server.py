@@ -53,7 +53,7 @@ def _hash(data: bytes) -> str:
 
 def tile(asset: Asset, keys: Dict[Tuple[str, int], str], trashed: bool = False) -> Dict[str, Any]:
     """What the page needs to draw an asset's tile. A tile of Recently Deleted (``trashed``)
-    also has the file's name and date, drawn where photod has no image of it."""
+    also has the file's name and date, drawn when photod has no image of it (its file is gone)."""
     w, h = asset.display_size
     key = keys.get((asset.id, 256))
     out = {"id": asset.id, "w": w, "h": h, "video": asset.is_video, "duration": asset.duration,
@@ -153,8 +153,7 @@ class Gallery:
             if len(self.visible) > 500_000:
                 self.visible.clear()
             self.visible.update(a.id for a in assets)
-        if not trashed:     # photod renders nothing of a trashed file: nothing to pre-render
-            self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
+        self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
         return [tile(a, self.keys, trashed) for a in assets]
 
     def precache(self, ids: List[str]) -> None:
@@ -300,14 +299,14 @@ class Gallery:
     def image(self, asset_id: str, size: int) -> Tuple[str, str]:
         """photod's image of the asset at a size the page uses: (path, key). Only of an asset the
         gallery shows: a hidden one is ``NotFound``, and one in Recently Deleted unless it is
-        shown (``--allow-writes``) — or when photod renders none of it."""
+        shown (``--allow-writes``) — or when photod has no image of it (its file is gone)."""
         self.check_visible(asset_id)
         try:
             image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
         except errors.ImageFailed as e:
             if self.in_trash(asset_id):
-                # Its files are renamed to hidden names: photod does not find them to render.
-                raise errors.NotFound(f"photod has no image of an asset in Recently Deleted ({e.detail})",
+                # photod draws an asset it trashed from its hidden file; one deleted outside photod has none.
+                raise errors.NotFound(f"photod has no image of this asset of Recently Deleted ({e.detail})",
                                       data={"id": asset_id}) from None
             raise
         key = os.path.basename(image.path).split("-", 1)[0]
@@ -508,7 +507,7 @@ class Gallery:
                 updates.append({"id": cid, "reload": True, "total": len(after), "token": after.token})
                 continue
             trashed = cid == RECENTLY_DELETED
-            changed_ids = [] if trashed else details.changed_ids
+            changed_ids = details.changed_ids
             for id in changed_ids[:200]:     # their images' keys anew (a changed file has new ones)
                 try:
                     self.image(id, 256)

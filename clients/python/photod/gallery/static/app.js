@@ -87,16 +87,18 @@ const imageObserver = new IntersectionObserver((entries) => {
 function makeTile(t) {
   const a = el("a", { class: "tile", href: `/a/${t.id}`, "data-id": t.id, title: "" });
   if (t.exists === false) return a;
+  let card = null;
   if (t.trashed) {
-    // In Recently Deleted photod may have no image (the files have hidden names): the name and
-    // date are drawn beneath, and show when the image does not come.
+    // In Recently Deleted photod draws an asset from its trashed file; one whose file is gone
+    // (deleted outside photod) has no image: its name and date are shown instead.
     a.classList.add("trashed");
-    a.append(el("span", { class: "card" }, el("span", { class: "card-name", text: t.name }),
-      el("span", { text: captureDate(t.localDateTime).day }), el("span", { class: "card-note", text: "no preview" })));
+    card = el("span", { class: "card", hidden: true }, el("span", { class: "card-name", text: t.name }),
+      el("span", { text: captureDate(t.localDateTime).day }), el("span", { class: "card-note", text: "no preview" }));
+    a.append(card);
   }
   const img = el("img", { alt: "", decoding: "async", draggable: false });
   img.addEventListener("load", () => img.classList.add("loaded"));
-  img.addEventListener("error", () => { if (t.trashed) img.remove(); else imageFailed(img, t); });
+  img.addEventListener("error", () => { if (card) { img.remove(); card.hidden = false; } else imageFailed(img, t); });
   img.dataset.src = t.thumb;
   imageObserver.observe(a);
   a.append(img);
@@ -771,7 +773,7 @@ $("large").addEventListener("error", () => {
   const a = state.viewer;
   if (!a || !$("large").getAttribute("src")) return;
   $("large").hidden = true;
-  $("noimage").textContent = a.trashed ? "No preview: photod shows no image of a photo in Recently Deleted."
+  $("noimage").textContent = a.trashed ? "No preview: photod has no image of it (its file is gone, or cannot be read now)."
     : `No preview: photod cannot show this ${a.format || ""} file.`;
   $("noimage").hidden = false;
 });
