@@ -650,7 +650,8 @@ class DeletingInABrowser(BrowserCase):
         self.confirm_dialog("Delete for good?")
         self.click("#confirm-ok")
         b.wait("!document.getElementById('confirm').open && document.getElementById('viewer').hidden")
-        b.wait("document.querySelectorAll('#content .tile').length === 0")
+        b.wait("document.querySelectorAll('#content .tile').length === 0 && "
+               "document.querySelector('#content .empty').textContent === 'Nothing here.'")
         self.assertEqual(trashed_names(paths[other].parent), [])
         with self.daemon.library_client() as lib:
             self.assertEqual(lib.collection_assets("s_recentlyDeleted").ids, [])
@@ -663,6 +664,7 @@ class DeletingInABrowser(BrowserCase):
         b.wait(f"{gone}.querySelector('.card:not([hidden])') !== null && !{gone}.querySelector('img')")
         self.assertIn(paths[ids[1]].name, b.js(f"{gone}.textContent"))
         b.wait(f"{link}.textContent.endsWith('1')")      # the sidebar's count follows (a moment later)
+        self.assertIsNone(b.js("document.querySelector('#content .empty')"))
         self.look("recently-deleted-card.png", 20, 0.15)
         self.open_tile(ids[1])
         b.wait("!document.getElementById('noimage').hidden")

@@ -379,6 +379,10 @@ function applyView(v) {
 function updateCount(section) {
   const sub = section.header.querySelector(".sub");
   if (sub && state.view.kind === "collection") sub.textContent = plural(section.total, "item");
+  // A collection emptied while open (the last photo of Recently Deleted deleted or restored) says so.
+  if (state.view.kind === "collection" && section.total === 0 && !section.grid.querySelector(".empty")) {
+    section.grid.append(el("p", { class: "empty", text: "Nothing here." }));
+  } else if (section.total > 0) section.grid.querySelector(".empty")?.remove();
 }
 
 async function reloadSection(id, section) {
