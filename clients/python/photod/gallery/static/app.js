@@ -125,6 +125,11 @@ async function imageFailed(img, t) {
     if (tile && !tile.querySelector(".noimage")) tile.append(el("span", { class: "noimage", text: label, title: status === 415 ? "photod does not render this format" : "this file cannot be shown" }));
   } else {
     state.failed.add({ img, src: t.thumb });
+    // Asked again when photod is back; and a few times meanwhile, when it was not away (a request
+    // that timed out on a loaded machine) — else the tile would stay blank.
+    const tries = Number(img.dataset.tries || 0) + 1;
+    img.dataset.tries = String(tries);
+    if (tries <= 4 && state.photod === "connected") setTimeout(retryImages, 1500 * tries);
   }
 }
 
