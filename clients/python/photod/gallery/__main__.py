@@ -36,7 +36,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for the network)")
     parser.add_argument("--socket", help="photod's socket (default: as photoctl finds it)")
     parser.add_argument("--allow-writes", action="store_true",
-                        help="let the page set favorites (photod must count this user as a writer)")
+                        help="let the page set favorites, delete to Recently Deleted, restore and delete for "
+                             "good (photod must count this user as a writer; deleting needs photod's --trash-root)")
     parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                         help="a host name the page is reached by (repeatable): on a loopback address only loopback "
                              "names are answered, elsewhere only addresses and these names (against DNS rebinding)")

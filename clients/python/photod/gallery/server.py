@@ -43,19 +43,25 @@ MAX_VIEWS = 400
 MAX_PAGES = 64
 #: Smart albums the gallery does not show: hidden assets, and those deleted from the library.
 NOT_SHOWN = ("s_hidden", "s_recentlyDeleted")
+#: Shown after all with ``--allow-writes``: a page that may delete may restore.
+RECENTLY_DELETED = "s_recentlyDeleted"
 
 
 def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def tile(asset: Asset, keys: Dict[Tuple[str, int], str]) -> Dict[str, Any]:
-    """What the page needs to draw an asset's tile."""
+def tile(asset: Asset, keys: Dict[Tuple[str, int], str], trashed: bool = False) -> Dict[str, Any]:
+    """What the page needs to draw an asset's tile. A tile of Recently Deleted (``trashed``)
+    also has the file's name and date, drawn when photod has no image of it (its file is gone)."""
     w, h = asset.display_size
     key = keys.get((asset.id, 256))
-    return {"id": asset.id, "w": w, "h": h, "video": asset.is_video, "duration": asset.duration,
-            "fav": bool(asset.is_favorite), "format": asset.format, "exists": asset.exists,
-            "thumb": f"/img/{asset.id}/256/{key}" if key else f"/thumb/{asset.id}/256"}
+    out = {"id": asset.id, "w": w, "h": h, "video": asset.is_video, "duration": asset.duration,
+           "fav": bool(asset.is_favorite), "format": asset.format, "exists": asset.exists,
+           "thumb": f"/img/{asset.id}/256/{key}" if key else f"/thumb/{asset.id}/256"}
+    if trashed and asset.exists:
+        out.update(trashed=True, name=os.path.basename(asset.path or ""), localDateTime=asset.local_date_time)
+    return out
 
 
 class Page:
@@ -120,9 +126,13 @@ class Gallery:
                 self.moments, self.moments_token = list(result), result.token
             return self.moments
 
+    def shows(self, collection_id: str) -> bool:
+        """Whether pages may see this collection: not Hidden; Recently Deleted with ``--allow-writes``."""
+        return collection_id not in NOT_SHOWN or (collection_id == RECENTLY_DELETED and self.allow_writes)
+
     def view(self, collection_id: str) -> FetchResult:
         """The fetch result of a collection a page shows (kept to diff on change sets)."""
-        if collection_id in NOT_SHOWN:
+        if not self.shows(collection_id):
             raise errors.NotFound(f"the gallery does not show {collection_id}", data={"id": collection_id})
         with self.lock:
             found = self.views.get(collection_id)
@@ -137,14 +147,14 @@ class Gallery:
                 self.views.popitem(last=False)
         return result
 
-    def tiles(self, result: FetchResult, offset: int, limit: int) -> List[Dict[str, Any]]:
+    def tiles(self, result: FetchResult, offset: int, limit: int, trashed: bool = False) -> List[Dict[str, Any]]:
         assets = [a for a in result[offset:offset + limit] if a.exists]
         with self.lock:
             if len(self.visible) > 500_000:
                 self.visible.clear()
             self.visible.update(a.id for a in assets)
         self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
-        return [tile(a, self.keys) for a in assets]
+        return [tile(a, self.keys, trashed) for a in assets]
 
     def precache(self, ids: List[str]) -> None:
         """Asks photod to render the tiles the page is about to show, at low priority, and learns
@@ -197,7 +207,7 @@ class Gallery:
 
     def collection(self, collection_id: str, offset: int, limit: int) -> Dict[str, Any]:
         result = self.view(collection_id)
-        tiles = self.tiles(result, offset, limit)
+        tiles = self.tiles(result, offset, limit, trashed=collection_id == RECENTLY_DELETED)
         nxt = offset + len(tiles)
         return {"id": collection_id, "tiles": tiles, "total": len(result), "offset": offset,
                 "nextOffset": nxt if nxt < len(result) else None, "token": result.token}
@@ -207,7 +217,7 @@ class Gallery:
             return f"/thumb/{ids[0]}/256" if ids else None
 
         smart = [{"id": s.id, "title": s.title, "count": s.asset_count, "cover": cover(s.key_asset_ids)}
-                 for s in self.lib.smart_albums() if s.id not in NOT_SHOWN]
+                 for s in self.lib.smart_albums() if self.shows(s.id)]
         folders = [{"id": a.id, "title": a.title, "count": a.asset_count, "path": a.path, "cover": cover(a.key_asset_ids)}
                    for a in self.lib.albums()]
         user = [{"id": a.id, "title": a.title, "count": a.asset_count, "cover": cover(a.key_asset_ids)}
@@ -248,7 +258,14 @@ class Gallery:
         raise errors.NotFound(f"no collection {collection_id}", data={"id": collection_id})
 
     def asset(self, asset_id: str) -> Dict[str, Any]:
-        a = self.lib.asset(asset_id, include_hidden=False)
+        try:
+            a, trashed = self.lib.asset(asset_id, include_hidden=False), False
+        except errors.NotFound:
+            # assets.get does not answer for Recently Deleted: its fetch result does.
+            found = self.trashed_asset(asset_id)
+            if found is None:
+                raise
+            a, trashed = found, True
         with self.lock:
             self.visible.add(a.id)
         w, h = a.display_size
@@ -258,14 +275,40 @@ class Gallery:
                 "lens": a.lens_model, "latitude": a.latitude, "longitude": a.longitude, "altitude": a.altitude,
                 "duration": a.duration, "videoCodec": a.video_codec, "audioCodec": a.audio_codec,
                 "frameRate": a.frame_rate, "keywords": a.keywords or [], "fav": bool(a.is_favorite),
-                "subtypes": a.subtypes or [], "available": a.is_available,
+                "subtypes": a.subtypes or [], "available": a.is_available, "trashed": trashed,
                 "large": f"/thumb/{a.id}/1600", "thumb": tile(a, self.keys)["thumb"]}
 
+    def trashed_asset(self, asset_id: str) -> Optional[Asset]:
+        """The record of an asset in Recently Deleted (None when it is not there, or when this
+        gallery does not show Recently Deleted)."""
+        if not self.shows(RECENTLY_DELETED):
+            return None
+        result = self.view(RECENTLY_DELETED)
+        index = result.index_of(asset_id)
+        if index is None:
+            return None
+        found = result[index]
+        return found if found.exists else None
+
+    def in_trash(self, asset_id: str) -> bool:
+        """Whether the Recently Deleted a page shows lists this asset (as last diffed)."""
+        with self.lock:
+            result = self.views.get(RECENTLY_DELETED)
+        return result is not None and asset_id in result
+
     def image(self, asset_id: str, size: int) -> Tuple[str, str]:
-        """photod's image of the asset at a size the page uses: (path, key). Only
-        of an asset the gallery shows: a hidden one, or one in Recently Deleted, is ``NotFound``."""
+        """photod's image of the asset at a size the page uses: (path, key). Only of an asset the
+        gallery shows: a hidden one is ``NotFound``, and one in Recently Deleted unless it is
+        shown (``--allow-writes``) — or when photod has no image of it (its file is gone)."""
         self.check_visible(asset_id)
-        image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
+        try:
+            image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
+        except errors.ImageFailed as e:
+            if self.in_trash(asset_id):
+                # photod draws an asset it trashed from its hidden file; one deleted outside photod has none.
+                raise errors.NotFound(f"photod has no image of this asset of Recently Deleted ({e.detail})",
+                                      data={"id": asset_id}) from None
+            raise
         key = os.path.basename(image.path).split("-", 1)[0]
         if not IMAGE_KEY.fullmatch(key):
             key = _hash(image.path.encode())
@@ -304,6 +347,26 @@ class Gallery:
     def set_favorite(self, asset_id: str, favorite: bool) -> Dict[str, Any]:
         result = self.lib.set_favorite(asset_id, favorite)
         return {"token": result.token, "updated": result.updated}
+
+    def trash(self, asset_id: str) -> Dict[str, Any]:
+        """Moves the asset to Recently Deleted (``assets.trash``: its files renamed to hidden names)."""
+        result = self.lib.trash(asset_id)
+        return {"token": result.token, "trashed": result.trashed}
+
+    def restore(self, asset_id: str) -> Dict[str, Any]:
+        """Brings the asset back from Recently Deleted; ``renamed`` lists files put back under
+        another name (theirs was taken meanwhile)."""
+        result = self.lib.restore(asset_id)
+        return {"token": result.token, "restored": result.restored, "renamed": result.renamed}
+
+    def delete_permanently(self, asset_id: str) -> Dict[str, Any]:
+        """Deletes an asset of Recently Deleted for good. A file photod could not unlink keeps
+        the asset there: ``Conflict`` with photod's reason."""
+        result = self.lib.delete_permanently(asset_id)
+        kept = [k for k in (result.kept or []) if k.get("id") == asset_id]
+        if kept:
+            raise errors.Conflict(f"photod kept it in Recently Deleted: {kept[0].get('reason')}", data={"kept": kept})
+        return {"token": result.token, "deleted": result.deleted}
 
     # Live
 
@@ -443,15 +506,16 @@ class Gallery:
             if not details.has_incremental_changes:
                 updates.append({"id": cid, "reload": True, "total": len(after), "token": after.token})
                 continue
+            trashed = cid == RECENTLY_DELETED
             changed_ids = details.changed_ids
             for id in changed_ids[:200]:     # their images' keys anew (a changed file has new ones)
                 try:
                     self.image(id, 256)
                 except (errors.PhotodError, TimeoutError):
                     pass
-            inserted = [dict(tile(after[i], self.keys), index=i) for i in details.inserted_indexes]
-            moved = [dict(tile(after[m.to_index], self.keys), index=m.to_index) for m in details.moves]
-            changed = [tile(after[i], self.keys) for i in details.changed_indexes]
+            inserted = [dict(tile(after[i], self.keys, trashed), index=i) for i in details.inserted_indexes]
+            moved = [dict(tile(after[m.to_index], self.keys, trashed), index=m.to_index) for m in details.moves]
+            changed = [tile(after[i], self.keys, trashed) for i in details.changed_indexes]
             with self.lock:
                 self.visible.update(t["id"] for t in inserted + moved + changed)
             if inserted or moved or changed or details.removed_indexes:
@@ -540,6 +604,9 @@ class Handler(BaseHTTPRequestHandler):
         ("GET", re.compile(r"/thumb/(" + ASSET_ID.pattern + r")/(\d{3,4})"), "thumb"),
         ("GET", re.compile(r"/img/(" + ASSET_ID.pattern + r")/(\d{3,4})/(" + IMAGE_KEY.pattern + ")"), "img"),
         ("POST", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")/favorite"), "favorite"),
+        ("POST", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")/trash"), "trash"),
+        ("POST", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")/restore"), "restore"),
+        ("POST", re.compile(r"/api/asset/(" + ASSET_ID.pattern + ")/delete"), "delete"),
     ]
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -583,6 +650,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send_error_json(HTTPStatus.FORBIDDEN, e.detail)
                 except errors.InvalidParams as e:
                     return self.send_error_json(HTTPStatus.BAD_REQUEST, e.detail)
+                except errors.Conflict as e:         # a file is not the one photod indexed or trashed
+                    return self.send_error_json(HTTPStatus.CONFLICT, e.detail)
                 except (errors.Unreachable, errors.ConnectionLost, errors.Unavailable, errors.Overloaded, TimeoutError) as e:
                     return self.send_error_json(HTTPStatus.SERVICE_UNAVAILABLE, f"photod is not reachable now: {e}",
                                                 retry=True)
@@ -722,11 +791,20 @@ class Handler(BaseHTTPRequestHandler):
         kind = "image/png" if path.endswith(".png") else "image/jpeg"
         self.send_body(HTTPStatus.OK, body, kind, [("ETag", etag), ("Cache-Control", cache)])
 
-    def route_favorite(self, asset_id: str) -> None:
+    def write_refused(self) -> bool:
+        """Answers 403 (and True) unless writes are on and the request comes from the gallery's
+        own page: a header a form cannot send, and no other site's ``Origin`` (against CSRF)."""
         if not self.gallery.allow_writes:
-            return self.send_error_json(HTTPStatus.FORBIDDEN, "the gallery is read-only (start it with --allow-writes)")
+            self.send_error_json(HTTPStatus.FORBIDDEN, "the gallery is read-only (start it with --allow-writes)")
+            return True
         if self.headers.get("X-Requested-With") != "photod-gallery" or not self.server.same_origin(self.headers):
-            return self.send_error_json(HTTPStatus.FORBIDDEN, "a write must come from the gallery's own page")
+            self.send_error_json(HTTPStatus.FORBIDDEN, "a write must come from the gallery's own page")
+            return True
+        return False
+
+    def route_favorite(self, asset_id: str) -> None:
+        if self.write_refused():
+            return
         try:
             length = int(self.headers.get("Content-Length", "0"))
             if not 0 < length <= 1024:
@@ -738,6 +816,49 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             return self.send_error_json(HTTPStatus.BAD_REQUEST, 'the body must be {"favorite": true|false}')
         self.send_json(self.gallery.set_favorite(asset_id, favorite))
+
+    def route_trash(self, asset_id: str) -> None:
+        self.asset_write(asset_id, self.gallery.trash)
+
+    def route_restore(self, asset_id: str) -> None:
+        self.asset_write(asset_id, self.gallery.restore)
+
+    def route_delete(self, asset_id: str) -> None:
+        self.asset_write(asset_id, self.gallery.delete_permanently)
+
+    def asset_write(self, asset_id: str, write: Any) -> None:
+        """A write on one asset that takes no body (trash, restore, delete now)."""
+        if self.write_refused():
+            return
+        length = self.headers.get("Content-Length", "0")
+        if not length.isdigit() or int(length) > 1024:
+            return self.send_error_json(HTTPStatus.BAD_REQUEST, "this write takes no body")
+        self.rfile.read(int(length))
+        try:
+            answer = write(asset_id)
+        except errors.PhotodError as e:
+            return self.write_failed(asset_id, e)
+        self.send_json(answer)
+
+    #: How photod's refusals of a write are answered to the page.
+    WRITE_REFUSALS = ((errors.NotFound, HTTPStatus.NOT_FOUND),                  # gone, or not in Recently Deleted
+                      (errors.PermissionDenied, HTTPStatus.FORBIDDEN),          # a root not opened to the trash
+                      (errors.Conflict, HTTPStatus.CONFLICT),                   # a file changed, replaced or gone
+                      (errors.Unavailable, HTTPStatus.SERVICE_UNAVAILABLE),     # its disk is not there
+                      (errors.InvalidParams, HTTPStatus.BAD_REQUEST))
+
+    def write_failed(self, asset_id: str, e: errors.PhotodError) -> None:
+        """photod's refusal in photod's words: the reason it gives for this asset (``refused``:
+        without the id the page already shows), else its whole detail."""
+        if isinstance(e, (errors.Unreachable, errors.ConnectionLost, errors.Overloaded)):
+            return self.send_error_json(HTTPStatus.SERVICE_UNAVAILABLE, f"photod is not reachable now: {e}", retry=True)
+        if isinstance(e, errors.MethodNotFound):
+            return self.send_error_json(HTTPStatus.NOT_IMPLEMENTED, "this photod cannot delete (it is older than "
+                                        "assets.trash: upgrade it)")
+        own = [r.get("detail") for r in e.data.get("refused") or [] if r.get("id") == asset_id and r.get("detail")]
+        detail = own[0] if own else e.detail
+        status = next((s for kind, s in self.WRITE_REFUSALS if isinstance(e, kind)), HTTPStatus.BAD_GATEWAY)
+        self.send_error_json(status, detail if status != HTTPStatus.BAD_GATEWAY else str(e))
 
     def route_events(self) -> None:
         """Server-Sent Events: the status, then each change set's effect on what pages show."""

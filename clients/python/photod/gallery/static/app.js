@@ -11,6 +11,7 @@ const state = {
   writable: false,
   photod: "connecting",
   viewer: null,          // the asset shown, {id, fav, ...}
+  opening: null,         // the id of the asset the viewer shows or is about to (the last asked for)
   generation: 0,         // bumped when the view changes, to drop answers for the old one
   failed: new Set(),     // images to ask again when photod is back
   epoch: null,           // the gallery server's: another one means it restarted (reload the data)
@@ -86,9 +87,18 @@ const imageObserver = new IntersectionObserver((entries) => {
 function makeTile(t) {
   const a = el("a", { class: "tile", href: `/a/${t.id}`, "data-id": t.id, title: "" });
   if (t.exists === false) return a;
+  let card = null;
+  if (t.trashed) {
+    // In Recently Deleted photod draws an asset from its trashed file; one whose file is gone
+    // (deleted outside photod) has no image: its name and date are shown instead.
+    a.classList.add("trashed");
+    card = el("span", { class: "card", hidden: true }, el("span", { class: "card-name", text: t.name }),
+      el("span", { text: captureDate(t.localDateTime).day }), el("span", { class: "card-note", text: "no preview" }));
+    a.append(card);
+  }
   const img = el("img", { alt: "", decoding: "async", draggable: false });
   img.addEventListener("load", () => img.classList.add("loaded"));
-  img.addEventListener("error", () => imageFailed(img, t));
+  img.addEventListener("error", () => { if (card) { img.remove(); card.hidden = false; } else imageFailed(img, t); });
   img.dataset.src = t.thumb;
   imageObserver.observe(a);
   a.append(img);
@@ -115,6 +125,11 @@ async function imageFailed(img, t) {
     if (tile && !tile.querySelector(".noimage")) tile.append(el("span", { class: "noimage", text: label, title: status === 415 ? "photod does not render this format" : "this file cannot be shown" }));
   } else {
     state.failed.add({ img, src: t.thumb });
+    // Asked again when photod is back; and a few times meanwhile, when it was not away (a request
+    // that timed out on a loaded machine) — else the tile would stay blank.
+    const tries = Number(img.dataset.tries || 0) + 1;
+    img.dataset.tries = String(tries);
+    if (tries <= 4 && state.photod === "connected") setTimeout(retryImages, 1500 * tries);
   }
 }
 
@@ -243,6 +258,11 @@ async function loadMore() {
         $("where").textContent = c.title;
         section = makeSection(view.id, [document.createTextNode(c.title), el("span", { class: "sub", text: plural(page.total, "item") })], [], page.total, page.token);
         section.header.className = "collection-title";
+        if (view.id === "s_recentlyDeleted") {
+          section.header.after(el("p", { class: "note", text: "Photos and videos deleted from the library. Each is kept here "
+            + "with its favorite and albums until photod's retention period is up (30 days unless photod is set otherwise), "
+            + "then deleted for good. Open one to restore it or to delete it now." }));
+        }
         $("content").append(section.el);
         sectionObserver.disconnect();
       }
@@ -264,11 +284,23 @@ async function loadMore() {
     if (generation === state.generation) state.loading = false;
   }
   // Keep loading while the end of the page is in sight (after the first screen's images).
-  if (state.nextOffset !== null && $("more").getBoundingClientRect().top < window.innerHeight + 1200) setTimeout(loadMore, 250);
+  if (state.nextOffset !== null) setTimeout(watchMore, 250);
 }
 
-new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
-  { rootMargin: "1200px" }).observe($("more"));
+// The end of the page coming within 1200 px loads the next page. An observer reports only
+// crossings: one reported while a page was loading is dropped (loadMore returns), and an end
+// still in sight crosses nothing more however far one scrolls. A comparison of rectangles made
+// just after a page's tiles were added could disagree with the observer (the layout settling,
+// or at the edge), and the timeline was seen stopped at 9 moments of 44 on a loaded machine. So
+// after each page the observer is armed again: it reports where the end is now, by its own
+// geometry.
+const moreObserver = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); },
+  { rootMargin: "1200px" });
+function watchMore() {
+  moreObserver.unobserve($("more"));
+  moreObserver.observe($("more"));
+}
+moreObserver.observe($("more"));
 
 // The sidebar
 
@@ -285,7 +317,7 @@ async function loadAlbums() {
     list.replaceChildren(...items.map((c) => el("li", {}, el("a", { href: `/c/${c.id}`, title: c.path || c.title },
       el("span", { class: "name", text: c.title }), el("span", { class: "count", text: c.count.toLocaleString() })))));
   };
-  fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites"));
+  fill($("smart"), data.smart.filter((c) => c.count > 0 || c.id === "s_favorites" || c.id === "s_recentlyDeleted"));
   fill($("folders"), data.folders);
   fill($("places"), data.places || []);
   $("places").querySelectorAll("li").forEach((li, i) => li.classList.toggle("sub", (data.places[i] || {}).level === 1));
@@ -352,6 +384,10 @@ function applyView(v) {
 function updateCount(section) {
   const sub = section.header.querySelector(".sub");
   if (sub && state.view.kind === "collection") sub.textContent = plural(section.total, "item");
+  // A collection emptied while open (the last photo of Recently Deleted deleted or restored) says so.
+  if (state.view.kind === "collection" && section.total === 0 && !section.grid.querySelector(".empty")) {
+    section.grid.append(el("p", { class: "empty", text: "Nothing here." }));
+  } else if (section.total > 0) section.grid.querySelector(".empty")?.remove();
 }
 
 async function reloadSection(id, section) {
@@ -405,7 +441,7 @@ function onChange(ev) {
   for (const v of ev.views) applyView(v);
   if (ev.moments && Object.keys(ev.moments).length) applyMoments(ev.moments);
   if (ev.albums) refreshAlbums();
-  if (state.viewer && ev.assets.includes(state.viewer.id)) openAsset(state.viewer.id, { replace: true });
+  if (state.viewer && state.opening && ev.assets.includes(state.opening)) openAsset(state.opening, { replace: true });
 }
 
 let searchTimer = null;
@@ -447,7 +483,7 @@ function connect() {
     state.writable = s.writable;
     setBanner(s.photod === "connected" ? "" : s.photod === "connecting" ? "connecting to photod…" : "photod is away — reconnecting…");
     if (s.photod === "connected" && was !== "connected") retryImages();
-    if (state.viewer) updateFavButton();
+    if (state.viewer) updateActions();
   });
   events.addEventListener("change", (e) => onChange(JSON.parse(e.data)));
   events.addEventListener("resync", reloadData);
@@ -461,12 +497,18 @@ function connect() {
 function visibleIDs() { return [...document.querySelectorAll("#content .tile")].map((t) => t.dataset.id); }
 
 async function openAsset(id, { replace = false } = {}) {
+  state.opening = id;
   let a;
-  try { a = await api(`/api/asset/${id}`); } catch (e) { if (!replace) closeAsset(); return; }
+  try { a = await api(`/api/asset/${id}`); } catch (e) { if (!replace && state.opening === id) closeAsset(); return; }
+  if (state.opening !== id) return;         // another asset was asked for meanwhile
   const first = !state.viewer || state.viewer.id !== id;
   state.viewer = a;
+  $("viewer").dataset.id = id;
   const large = $("large");
   if (first) {
+    showActionError("");
+    large.hidden = false;
+    $("noimage").hidden = true;
     large.classList.remove("loaded");
     large.src = a.thumb;                    // the tile's image at once, then the large one
     const full = new Image();
@@ -497,10 +539,20 @@ async function openAsset(id, { replace = false } = {}) {
   fact("File", `${a.name} · ${bytes(a.fileSize)} · ${a.format}`);
   fact("Keywords", a.keywords.join(", "));
   if (!a.available) fact("Disk", "offline (its disk is not mounted)");
-  updateFavButton();
+  if (a.trashed) fact("Where", "Recently Deleted");
+  updateActions();
   $("viewer").hidden = false;
   document.body.style.overflow = "hidden";
   if (!replace && location.pathname !== `/a/${id}`) history.pushState({ asset: id, back: state.back }, "", `/a/${id}`);
+}
+
+function updateActions() {
+  const trashed = !!(state.viewer && state.viewer.trashed);
+  $("fav").hidden = trashed;
+  updateFavButton();
+  $("trash").hidden = !state.writable || trashed;
+  $("restore").hidden = !state.writable || !trashed;
+  $("purge").hidden = !state.writable || !trashed;
 }
 
 function updateFavButton() {
@@ -531,8 +583,143 @@ async function toggleFavorite() {
   updateFavButton();
 }
 
+// Deleting: to Recently Deleted, and from there back or for good. Each write that cannot be
+// taken back in one click asks first, in the page's own dialog; photod's refusal (the root not
+// opened to the trash, a file changed since it was read…) is shown in its words.
+
+function post(path) {
+  return api(path, { method: "POST", headers: { "X-Requested-With": "photod-gallery" } });
+}
+
+function showActionError(text) {
+  $("action-error").textContent = text;
+  $("action-error").hidden = !text;
+}
+
+let toastTimer = null;
+function toast(text) {
+  const t = $("toast");
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 5000);
+}
+
+let confirming = null;     // {busy, run} while the dialog asks
+function confirmThen({ title, text, ok, busy, run }) {
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-error").hidden = true;
+  $("confirm-ok").textContent = ok;
+  $("confirm-ok").hidden = false;
+  $("confirm-ok").disabled = false;
+  $("confirm-cancel").textContent = "Cancel";
+  $("confirm-cancel").disabled = false;
+  confirming = { busy, run, running: false };
+  $("confirm").showModal();
+  $("confirm-cancel").focus();               // Enter on the question does not delete
+}
+
+async function confirmed() {
+  const c = confirming;
+  if (!c || c.running) return;
+  c.running = true;
+  $("confirm-ok").disabled = $("confirm-cancel").disabled = true;
+  $("confirm-ok").textContent = c.busy;
+  try {
+    await c.run();
+    if (confirming === c) $("confirm").close();
+  } catch (e) {
+    if (confirming !== c) return;
+    c.running = false;
+    $("confirm-error").textContent = e.message;
+    $("confirm-error").hidden = false;
+    $("confirm-ok").hidden = true;
+    $("confirm-cancel").textContent = "Close";
+    $("confirm-cancel").disabled = false;
+    $("confirm-cancel").focus();
+  }
+}
+
+// The asset the viewer shows after this one leaves: the next tile, else the one before.
+// Asked before the write: the change set may take the tile away before photod's answer comes.
+function neighbour(id) {
+  const ids = visibleIDs();
+  const i = ids.indexOf(id);
+  return i >= 0 ? ids[i + 1] || ids[i - 1] || null : null;
+}
+
+// The asset leaves the view it was in: its tile goes at once (the change set says so too,
+// maybe first), and the viewer shows the next one, or closes.
+function removed(id, next) {
+  for (const section of state.sections.values()) {
+    const tile = section.tiles.get(id);
+    if (!tile) continue;
+    tile.remove();
+    section.tiles.delete(id);
+    section.total = Math.max(0, section.total - 1);
+    section.loaded = section.tiles.size;
+    updateCount(section);
+  }
+  if (!state.viewer || state.opening !== id) return;
+  state.viewer = null;        // its buttons act on nothing until the next one is loaded
+  if (next) { openAsset(next, { replace: true }); history.replaceState({ asset: next }, "", `/a/${next}`); } else closeAsset();
+}
+
+function askTrash() {
+  const a = state.viewer;
+  if (!a || !state.writable || a.trashed) return;
+  confirmThen({
+    title: `Delete this ${a.mediaType === "video" ? "video" : "photo"}?`,
+    text: `“${a.name}” moves to Recently Deleted: its files stay in their folder under hidden names, and it can be `
+      + "restored there until photod's retention period is up (30 days unless photod is set otherwise).",
+    ok: "Delete", busy: "Deleting…",
+    run: async () => {
+      const next = neighbour(a.id);
+      await post(`/api/asset/${a.id}/trash`);
+      removed(a.id, next);
+      toast(`“${a.name}” is in Recently Deleted`);
+    },
+  });
+}
+
+async function restoreAsset() {
+  const a = state.viewer;
+  if (!a || !state.writable || !a.trashed) return;
+  showActionError("");
+  $("restore").disabled = true;
+  try {
+    const next = neighbour(a.id);
+    const result = await post(`/api/asset/${a.id}/restore`);
+    const renamed = (result.renamed || []).map((r) => r.to.split("/").pop());
+    removed(a.id, next);
+    toast(renamed.length ? `Restored as “${renamed[0]}” (“${a.name}” was taken)` : `“${a.name}” is back in its folder`);
+  } catch (e) {
+    showActionError(`Not restored: ${e.message}`);
+  } finally {
+    $("restore").disabled = false;
+  }
+}
+
+function askDeleteNow() {
+  const a = state.viewer;
+  if (!a || !state.writable || !a.trashed) return;
+  confirmThen({
+    title: "Delete for good?",
+    text: `“${a.name}” and every file of it are deleted from the disk now, with its favorite and albums. This cannot be undone.`,
+    ok: "Delete now", busy: "Deleting…",
+    run: async () => {
+      const next = neighbour(a.id);
+      await post(`/api/asset/${a.id}/delete`);
+      removed(a.id, next);
+      toast(`“${a.name}” is deleted`);
+    },
+  });
+}
+
 function closeAsset() {
   state.viewer = null;
+  state.opening = null;
   $("viewer").hidden = true;
   $("large").removeAttribute("src");
   document.body.style.overflow = "";
@@ -559,28 +746,46 @@ document.addEventListener("click", (e) => {
   e.preventDefault();
   if (href.startsWith("/a/")) { openAsset(href.slice(3)); return; }
   history.pushState({}, "", href);
-  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  if (state.viewer) { state.viewer = state.opening = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
   show(href);
 });
 
 window.addEventListener("popstate", () => {
   const path = location.pathname;
   if (path.startsWith("/a/")) { openAsset(path.slice(3), { replace: true }); return; }
-  if (state.viewer) { state.viewer = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
+  if (state.viewer) { state.viewer = state.opening = null; $("viewer").hidden = true; document.body.style.overflow = ""; }
   const current = state.view && (state.view.kind === "timeline" ? "/" : `/c/${state.view.id}`);
   if (path === "/search") { show(path + location.search); return; }
   if (current !== path) show(path);
 });
 
 document.addEventListener("keydown", (e) => {
-  if (!state.viewer) return;
+  if (!state.viewer || $("confirm").open) return;        // the dialog's own keys (Esc cancels it)
   if (e.key === "Escape") closeAsset();
+  else if (e.key === "Delete") (state.viewer.trashed ? askDeleteNow : askTrash)();
   else if (e.key === "ArrowRight") step(1);
   else if (e.key === "ArrowLeft") step(-1);
 });
 
 $("close").addEventListener("click", closeAsset);
 $("fav").addEventListener("click", toggleFavorite);
+$("trash").addEventListener("click", askTrash);
+$("restore").addEventListener("click", restoreAsset);
+$("purge").addEventListener("click", askDeleteNow);
+$("confirm-ok").addEventListener("click", confirmed);
+$("confirm-cancel").addEventListener("click", () => $("confirm").close());
+$("confirm").addEventListener("cancel", (e) => { if (confirming && confirming.running) e.preventDefault(); });
+// (The close event comes a task later: the dialog may be open again by then, with a new question.)
+$("confirm").addEventListener("close", () => { if (!$("confirm").open) confirming = null; });
+$("large").addEventListener("error", () => {
+  // No image of it (photod does not render the format, or the files are in Recently Deleted): said.
+  const a = state.viewer;
+  if (!a || !$("large").getAttribute("src")) return;
+  $("large").hidden = true;
+  $("noimage").textContent = a.trashed ? "No preview: photod has no image of it (its file is gone, or cannot be read now)."
+    : `No preview: photod cannot show this ${a.format || ""} file.`;
+  $("noimage").hidden = false;
+});
 $("prev").addEventListener("click", () => step(-1));
 $("next").addEventListener("click", () => step(1));
 
