@@ -20,7 +20,7 @@ public enum RPCPolicy {
     public static let writes: Set<String> = [
         "assets.setFavorite", "assets.setHidden", "assets.setKeywords", "assets.addKeywords", "assets.removeKeywords",
         "albums.create", "albums.createFolder", "albums.rename", "albums.move", "albums.delete", "albums.addAssets",
-        "albums.removeAssets", "library.rescan", "library.adopt",
+        "albums.removeAssets", "library.rescan", "library.adopt", "assets.trash", "assets.restore", "assets.deletePermanently",
     ]
     /// Methods bound to one socket connection, which a request over NATS does not have.
     public static let connectionBound: [String: String] = [
