@@ -253,6 +253,36 @@ struct TrashEndToEndTests {
         daemon.stop()
     }
 
+    @Test("A disk unmounted between the request and the rename: refused, nothing renamed; remounted, the asset is in the library with its file",
+          .enabled(if: Mounts.canBind, "bind mounts need root with CAP_SYS_ADMIN"))
+    func unmountedBeforeTheRename() throws {
+        let place = try TemporaryDirectory("trash-mount")
+        defer {
+            Mounts.unmountAll(below: place.path)
+            place.remove()
+        }
+        let (source, root) = (place("source"), place("lib"))
+        try place.makeDirectory("lib")
+        try place.write("source/d/a.jpg", Library.jpeg(date: "2024:04:04 10:00:00"))
+        try place.write("source/d/b.jpg", Library.jpeg(date: "2024:04:05 10:00:00"))
+        try Mounts.bind(source, at: root)
+        let state = try TemporaryDirectory("trash-mount-state")
+        defer { state.remove() }
+        let daemon = try DaemonProcess(libraries: [root], state: state, arguments: ["--trash-root", root.string])
+        try daemon.waitForIdle()
+        let a = try #require(try WritesEndToEndTests.ids(daemon)["a.jpg"])
+        try Mounts.unmount(root, lazily: true)
+        let refused = WritesEndToEndTests.failure { try daemon.call("assets.trash", ["ids": [.string(a)]]) }
+        #expect(refused?.errorCode == .unavailable || refused?.errorCode == .conflict, "\(String(describing: refused))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: source.appending("d").string).sorted() == ["a.jpg", "b.jpg"])
+        try Mounts.bind(source, at: root)
+        try eventually("a.jpg in the library again") {
+            try daemon.call("assets.get", ["ids": [.string(a)]])["assets"]?[0]?["path"]?.stringValue == root.appending("d/a.jpg").string
+        }
+        #expect(try Self.recentlyDeleted(try daemon.connect()).isEmpty)
+        daemon.stop()
+    }
+
     @Test("The trash outlives a lost database: trashed files found by a fresh index are assets in Recently Deleted, under their names, restorable; a rescan does not read them again")
     func lostDatabase() throws {
         let lib = try TemporaryDirectory("trash-lost-lib")
