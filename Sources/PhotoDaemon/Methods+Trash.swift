@@ -61,6 +61,7 @@ extension Methods {
         let ids = Self.unique(try Self.assetIDs(p))
         let trash = self.trash
         let refused = Locked<[TrashRefusal]>([])
+        let kept = Locked<[TrashRefusal]>([])
         let renamedNames = Locked<[(from: PathBytes, to: PathBytes)]>([])
         let summary = try commit { writer, now in
             let (assets, unknown) = try Self.lookUp(ids, writer)
@@ -96,7 +97,16 @@ extension Methods {
                     restores += made
                     renamedNames.withLock { $0 += renamed }
                 }
-                return try writer.restore(restores, now: now)
+                let changes = try writer.restore(restores, now: now)
+                // An asset whose name the index still gave to another file (a deletion not seen
+                // yet on a polled tree) stayed in Recently Deleted: its files go back to the trash.
+                let after = try writer.assetFiles(done.map(\.asset.id))
+                for d in done where after[d.asset.id]?.deletedAt != nil {
+                    trash.undo(d.restores, of: d.found, root: d.asset.root)
+                    kept.withLock { $0.append(TrashRefusal(d.asset.id, .conflict, "the index still holds another file under its "
+                                                           + "name (a change not seen yet): put back in the trash; try again after a rescan")) }
+                }
+                return changes
             } catch {
                 for d in done.reversed() { trash.undo(d.restores, of: d.found, root: d.asset.root) }
                 live.forgetOwnRenames(removed: [], added: arriving)
@@ -109,7 +119,13 @@ extension Methods {
         }
         try Self.throwIfRefused(refused.withLock { $0 })
         let renamed = renamedNames.withLock { $0 }.map { JSONValue.object(["from": .string($0.from.string), "to": .string($0.to.string)]) }
-        return Self.written(summary, ["restored": .array(ids.map { .string($0.rawValue) }), "renamed": .array(renamed)])
+        let failures = kept.withLock { $0 }
+        let keptIDs = Set(failures.map(\.id))
+        return Self.written(summary, [
+            "restored": .array(ids.filter { !keptIDs.contains($0) }.map { .string($0.rawValue) }),
+            "renamed": .array(renamed),
+            "kept": .array(failures.map { .object(["id": .string($0.id.rawValue), "reason": .string($0.reason)]) }),
+        ])
     }
 
     /// `assets.deletePermanently {"ids"}` → `{"token", "deleted": [ids]}`: for assets in

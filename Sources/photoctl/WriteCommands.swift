@@ -223,7 +223,8 @@ func trashCommand(_ command: String, _ args: [String], sockets: [PathBytes]) thr
     case "trash":
         report(result, json: a.json, "moved \(assets) to Recently Deleted (their files renamed in place to .photod-trashed- names)")
     case "restore":
-        report(result, json: a.json, "restored \(assets)")
+        let restored = result["restored"]?.arrayValue?.count ?? 0
+        report(result, json: a.json, "restored \(restored) of \(assets)")
         if !a.json {
             for r in result["renamed"]?.arrayValue ?? [] {
                 out("  \(r["from"]?.stringValue ?? "?") was taken: restored as \(r["to"]?.stringValue ?? "?")")
@@ -232,10 +233,12 @@ func trashCommand(_ command: String, _ args: [String], sockets: [PathBytes]) thr
     default:
         let deleted = result["deleted"]?.arrayValue?.count ?? 0
         report(result, json: a.json, "deleted \(deleted) of \(assets) for good")
-        if !a.json {
-            for k in result["kept"]?.arrayValue ?? [] {
-                err("photoctl: kept \(k["id"]?.stringValue ?? "?"): \(k["reason"]?.stringValue ?? "?")")
-            }
-        }
     }
+    // Assets left as they were (a trashed file that could not be unlinked, a restore the index
+    // could not take back yet): said on stderr, and the exit status is 1.
+    let kept = result["kept"]?.arrayValue ?? []
+    for k in kept where !a.json {
+        err("photoctl: kept \(k["id"]?.stringValue ?? "?"): \(k["reason"]?.stringValue ?? "?")")
+    }
+    if !kept.isEmpty { throw Failure(code: .failure, message: "\(kept.count) of \(assets) kept as they were") }
 }
