@@ -26,12 +26,18 @@ change made before it (the journal is one), and a new file's fsync commits its n
 POSIX's minimum, which SQLite and photod's AtomicFile are written against (both fsync the
 directory after they create or rename a file that must survive).
 
-A cut: `cut clean` or `cut torn SEED` on the control socket STATE/control (answers `ok`). The
-file system then answers every call with EIO (the power is off; kill the processes using it
-first), writes `disk/tree.json`, and for `torn` first keeps a random half of each file's
-unsynced pages (a disk may have written any of them, in any order). Unmount it
+A cut: `cut clean`, `cut torn SEED` or `cut meta SEED` on the control socket STATE/control
+(answers `ok`). The file system then answers every call with EIO (the power is off; kill the
+processes using it first) and writes `disk/tree.json`: for `clean` what was durable; for `torn`
+first a random half of each file's unsynced pages is kept (a disk may have written any of them,
+in any order); for `meta` the entries of a random half of the directories are kept as they are
+now, and no unsynced data — ext4's periodic journal commit, which makes names and renames
+durable without the data of files written just before (delayed allocation: a new file empty). Unmount it
 (`fusermount -u`), and the next `lazy-fs.py STATE MOUNTPOINT` rebuilds `live/` from `disk/`:
 the machine boots. `stats` on the socket answers a line of JSON (syncs, pages written, ...).
+
+With LAZYFS_LIE=1 in its environment it is a disk that lies: a file's `fsync` makes nothing
+durable (the power-cut test's control: a test that passes on it would prove nothing).
 
 Uses fusepy (Debian's python3-fusepy: module `fusepy`; PyPI's: `fuse`); run with /usr/bin/python3.
 """
@@ -51,6 +57,7 @@ except ImportError:
     from fuse import FUSE, FuseOSError, Operations
 
 PAGE = 4096
+LIE = os.environ.get("LAZYFS_LIE") == "1"
 
 
 class Disk:
@@ -154,6 +161,8 @@ class LazyFS(Operations):
         return ino
 
     def _sync_file(self, fh):
+        if LIE:
+            return
         ino = self._ino(fh)
         pages = self.dirty.pop(ino, set())
         target = self.disk.data_path(ino)
@@ -183,12 +192,16 @@ class LazyFS(Operations):
         self.disk.dirs[ident] = entries
         self.stats["fsyncdir"] += 1
 
-    def cut(self, torn, seed):
+    def cut(self, mode, seed):
         with self.mutex:
             self.down = True
             self.stats["cuts"] += 1
-            if torn:
-                rng = random.Random(seed)
+            rng = random.Random(seed)
+            if mode == "meta":
+                for dp, _, _ in os.walk(self.live):
+                    if rng.random() < 0.5:
+                        self._sync_dir("/" + os.path.relpath(dp, self.live) if dp != self.live else "/")
+            if mode == "torn":
                 # A live file's pages by inode: find each dirty inode's live name (or skip: an
                 # unlinked file's pages matter to no one after the cut).
                 names = {}
@@ -373,11 +386,8 @@ def control(fs, path):
             with conn, conn.makefile("rw") as f:
                 for line in f:
                     words = line.split()
-                    if words[:2] == ["cut", "clean"]:
-                        fs.cut(False, 0)
-                        f.write("ok\n")
-                    elif words[:2] == ["cut", "torn"]:
-                        fs.cut(True, int(words[2]) if len(words) > 2 else 0)
+                    if words[:1] == ["cut"] and len(words) > 1 and words[1] in ("clean", "torn", "meta"):
+                        fs.cut(words[1], int(words[2]) if len(words) > 2 else 0)
                         f.write("ok\n")
                     elif words[:1] == ["stats"]:
                         with fs.mutex:
