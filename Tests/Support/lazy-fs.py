@@ -31,8 +31,9 @@ A cut: `cut clean`, `cut torn SEED` or `cut meta SEED` on the control socket STA
 processes using it first) and writes `disk/tree.json`: for `clean` what was durable; for `torn`
 first a random half of each file's unsynced pages is kept (a disk may have written any of them,
 in any order); for `meta` the entries of a random half of the directories are kept as they are
-now, and no unsynced data — ext4's periodic journal commit, which makes names and renames
-durable without the data of files written just before (delayed allocation: a new file empty). Unmount it
+now, and of each file's unsynced pages a random prefix in page order, the size with it — ext4's
+periodic journal commit (data=ordered), which makes names and renames durable with whatever
+data write-back had reached: with delayed allocation a new file may be empty, or cut short. Unmount it
 (`fusermount -u`), and the next `lazy-fs.py STATE MOUNTPOINT` rebuilds `live/` from `disk/`:
 the machine boots. `stats` on the socket answers a line of JSON (syncs, pages written, ...).
 
@@ -201,7 +202,7 @@ class LazyFS(Operations):
                 for dp, _, _ in os.walk(self.live):
                     if rng.random() < 0.5:
                         self._sync_dir("/" + os.path.relpath(dp, self.live) if dp != self.live else "/")
-            if mode == "torn":
+            if mode in ("torn", "meta"):
                 # A live file's pages by inode: find each dirty inode's live name (or skip: an
                 # unlinked file's pages matter to no one after the cut).
                 names = {}
@@ -212,7 +213,10 @@ class LazyFS(Operations):
                 for ino, pages in self.dirty.items():
                     if ino not in names or not pages:
                         continue
-                    kept = [p for p in sorted(pages) if rng.random() < 0.5]
+                    if mode == "torn":
+                        kept = [p for p in sorted(pages) if rng.random() < 0.5]
+                    else:
+                        kept = sorted(pages)[:rng.randrange(len(pages) + 1)]
                     if not kept:
                         continue
                     src = os.open(names[ino], os.O_RDONLY)
@@ -220,6 +224,8 @@ class LazyFS(Operations):
                     try:
                         for page in kept:
                             os.pwrite(dst, os.pread(src, PAGE, page * PAGE), page * PAGE)
+                        if mode == "meta" and len(kept) == len(pages):
+                            os.ftruncate(dst, os.fstat(src).st_size)
                     finally:
                         os.close(src)
                         os.close(dst)
