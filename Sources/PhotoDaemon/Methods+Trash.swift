@@ -35,14 +35,14 @@ extension Methods {
             let plan = LibraryTrash.plan(trashing: assets, expiresAt: expiresAt)
             try writer.plan(plan)
             let leaving = plan.map { $0.directory.appending($0.name) }
-            live.expectOwnRenames(removed: leaving, added: [])
+            live.expectOwnRenames(removed: leaving)
             var renamed: [(asset: AssetFiles, files: [TrashedFile])] = []
             do {
                 for asset in assets { renamed.append((asset, try trash.trash(asset, expiresAt: expiresAt))) }
                 return try writer.trash(renamed.flatMap(\.files), now: now)
             } catch {
                 for r in renamed.reversed() { trash.undo(r.files, root: r.asset.root) }
-                live.forgetOwnRenames(removed: leaving, added: [])
+                live.forgetOwnRenames(removed: leaving)
                 try writer.clearPlan()
                 guard let refusal = error as? TrashRefusal else { throw error }
                 refused.withLock { $0 = [refusal] }
@@ -86,8 +86,6 @@ extension Methods {
             }
             let plan = named.flatMap { LibraryTrash.plan(restoring: $0.found, to: $0.names, of: $0.asset) }
             try writer.plan(plan)
-            let arriving = plan.map { $0.directory.appending($0.name) }
-            live.expectOwnRenames(removed: [], added: arriving)
             var done: [(asset: AssetFiles, found: [LibraryTrash.Found], restores: [FileRestore])] = []
             do {
                 var restores: [FileRestore] = []
@@ -109,7 +107,6 @@ extension Methods {
                 return changes
             } catch {
                 for d in done.reversed() { trash.undo(d.restores, of: d.found, root: d.asset.root) }
-                live.forgetOwnRenames(removed: [], added: arriving)
                 try writer.clearPlan()
                 renamedNames.withLock { $0 = [] }
                 guard let refusal = error as? TrashRefusal else { throw error }

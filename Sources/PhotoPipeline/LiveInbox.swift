@@ -51,16 +51,15 @@ public final class LiveInbox: Sendable {
         self.logger = logger
     }
 
-    /// photod's own renames (the trash's, before it makes them): the watcher's reports of them
-    /// change nothing, since their commit has the index agree already. Left unapplied, a report
-    /// of a trash decided after its restore had been committed would take the restored file out.
-    public func expectOwnRenames(removed: [PathBytes], added: [PathBytes]) {
-        state.withLock { $0.own.expect(removed: removed, added: added, at: .now) }
+    /// The trash's renames, before it makes them: the watcher's reports of the names leaving
+    /// change nothing (`OwnRenames`).
+    public func expectOwnRenames(removed: [PathBytes]) {
+        state.withLock { $0.own.expect(removed: removed, at: .now) }
     }
 
     /// Forgets expected renames that were not made (a call that failed and undid its own).
-    public func forgetOwnRenames(removed: [PathBytes], added: [PathBytes]) {
-        state.withLock { $0.own.forget(removed: removed, added: added) }
+    public func forgetOwnRenames(removed: [PathBytes]) {
+        state.withLock { $0.own.forget(removed: removed) }
     }
 
     /// A batch from the watcher (on its queue: only queued here).
@@ -68,7 +67,9 @@ public final class LiveInbox: Sendable {
         guard !changes.isEmpty else { return }
         let dropped = state.withLock { s -> Bool in
             guard !s.closed else { return false }
-            let changes = s.own.filter(changes, at: .now)
+            let kept = s.own.filter(changes, at: .now)
+            if kept.count != changes.count { logger.debug("\(changes.count - kept.count) reports of photod's own renames dropped") }
+            let changes = kept
             guard !changes.isEmpty else { return false }
             if s.pendingCount + changes.count > maxQueuedChanges {
                 s.taken.batches = []
@@ -218,62 +219,60 @@ struct LiveSchedule: Sendable {
     }
 }
 
-/// The reports photod's own renames will cause, counted by path, and taken out of the watcher's
-/// batches as they come (`LiveInbox.expectOwnRenames`). Forgotten a minute after the last were
-/// expected: a tree no watch covers never reports them.
+/// The removals photod's own trash will cause, by path, taken out of the watcher's batches as
+/// they come (`LiveInbox.expectOwnRenames`): the trash's commit took the rows out already, and a
+/// removal decided before a quick restore and applied after it would take the restored file out.
+/// Additions (a restore's) are not taken out: compared with the index, they change nothing. A
+/// report of anything else at an expected path (a new file written there) ends the expectation,
+/// and so does a minute without any: a tree no watch covers never reports.
 struct OwnRenames: Sendable {
     private(set) var removals: [PathBytes: Int] = [:]
-    private(set) var additions: [PathBytes: Int] = [:]
     private var since: ContinuousClock.Instant?
     static let window: Duration = .seconds(60)
 
-    mutating func expect(removed: [PathBytes], added: [PathBytes], at now: ContinuousClock.Instant) {
+    mutating func expect(removed: [PathBytes], at now: ContinuousClock.Instant) {
         expire(at: now)
         for p in removed { removals[p, default: 0] += 1 }
-        for p in added { additions[p, default: 0] += 1 }
         since = now
     }
 
-    mutating func forget(removed: [PathBytes], added: [PathBytes]) {
-        for p in removed { _ = take(&removals, p) }
-        for p in added { _ = take(&additions, p) }
+    mutating func forget(removed: [PathBytes]) {
+        for p in removed { _ = take(p) }
     }
 
-    /// `changes` without the reports expected.
+    /// `changes` without the removals expected.
     mutating func filter(_ changes: [WatchChange], at now: ContinuousClock.Instant) -> [WatchChange] {
         expire(at: now)
-        guard !removals.isEmpty || !additions.isEmpty else { return changes }
+        guard !removals.isEmpty else { return changes }
         var dropped = Set<PathBytes>()
-        let kept = changes.filter { change in
+        return changes.filter { change in
             switch change {
-            case .removed(let p) where take(&removals, p):
+            case .removed(let p) where take(p):
                 dropped.insert(p)
                 return false
             case .movedOut(let p) where dropped.contains(p):
                 return false
-            case .added(let p) where take(&additions, p):
-                return false
-            case .modified(let p) where (removals[p] ?? 0) > 0 && (additions[p] ?? 0) > 0:
-                _ = take(&removals, p)
-                _ = take(&additions, p)
-                return false
+            case .added(let p), .modified(let p):
+                removals[p] = nil  // the disk moved on: a later removal there is someone else's
+                return true
+            case .moved(_, let to):
+                removals[to] = nil
+                return true
             default:
                 return true
             }
         }
-        return kept
     }
 
-    private func take(_ counts: inout [PathBytes: Int], _ p: PathBytes) -> Bool {
-        guard let n = counts[p], n > 0 else { return false }
-        counts[p] = n == 1 ? nil : n - 1
+    private mutating func take(_ p: PathBytes) -> Bool {
+        guard let n = removals[p], n > 0 else { return false }
+        removals[p] = n == 1 ? nil : n - 1
         return true
     }
 
     private mutating func expire(at now: ContinuousClock.Instant) {
         if let since, now - since > Self.window {
             removals = [:]
-            additions = [:]
             self.since = nil
         }
     }

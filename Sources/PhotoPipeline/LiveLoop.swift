@@ -174,13 +174,13 @@ public final class LiveLoop: Service {
     }
 
     /// The trash's renames, before it makes them: the watcher's reports of them change nothing.
-    public func expectOwnRenames(removed: [PathBytes], added: [PathBytes]) {
-        inbox.expectOwnRenames(removed: removed, added: added)
+    public func expectOwnRenames(removed: [PathBytes]) {
+        inbox.expectOwnRenames(removed: removed)
     }
 
     /// Renames expected and not made.
-    public func forgetOwnRenames(removed: [PathBytes], added: [PathBytes]) {
-        inbox.forgetOwnRenames(removed: removed, added: added)
+    public func forgetOwnRenames(removed: [PathBytes]) {
+        inbox.forgetOwnRenames(removed: removed)
     }
 
     /// Purges Recently Deleted past the retention, and prunes the journal.
