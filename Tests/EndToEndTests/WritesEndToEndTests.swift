@@ -247,7 +247,8 @@ struct WritesEndToEndTests {
         defer { lib.remove() }
         chmod(state.path.string, 0o755)
         try lib.write("a.jpg", Library.jpeg(date: "2021:03:01 10:00:00"))
-        let daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: ["--socket-group", "nogroup", "--write-group", "users"])
+        let daemon = try DaemonProcess(libraries: [lib.path], state: state,
+                                       arguments: ["--socket-group", "nogroup", "--write-group", "users", "--trash-root", lib.path.string])
         try daemon.waitForIdle()
         let a = try Self.ids(daemon)["a.jpg"]!
 
@@ -260,16 +261,19 @@ struct WritesEndToEndTests {
         let write = #"{"jsonrpc":"2.0","id":2,"method":"assets.setFavorite","params":{"ids":["\#(a)"],"favorite":true}}"#
         // Parameters are not looked at before the check: a malformed write is refused the same way.
         let malformed = #"{"jsonrpc":"2.0","id":3,"method":"assets.setFavorite","params":{"ids":5}}"#
+        // The trash too, on a root open to it: for writers only.
+        let trash = #"{"jsonrpc":"2.0","id":4,"method":"assets.trash","params":{"ids":["\#(a)"]}}"#
 
         let reader = try Self.callAs(user: "nobody", group: "nogroup", groups: [], socket: daemon.socket, read)
         #expect(reader["result"]?["total"]?.intValue == 1, "\(reader)")
-        for request in [write, malformed] {
+        for request in [write, malformed, trash] {
             let denied = try Self.callAs(user: "nobody", group: "nogroup", groups: [], socket: daemon.socket, request)
             #expect(denied["error"]?["code"]?.intValue == -32003, "\(denied)")
             #expect(denied["error"]?["message"]?.stringValue == "permissionDenied")
             #expect(denied["error"]?["data"]?["name"]?.stringValue == "permissionDenied")
         }
         #expect(Self.idList(try daemon.call("assets.fetch", ["predicate": "isFavorite == true"])).isEmpty, "nothing was written")
+        #expect(FileManager.default.fileExists(atPath: lib("a.jpg").string), "nothing was trashed")
 
         // A member of the write group may write.
         let member = try Self.callAs(user: "nobody", group: "nogroup", groups: ["users"], socket: daemon.socket, write)
