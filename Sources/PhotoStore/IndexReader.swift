@@ -358,7 +358,6 @@ public struct IndexReader {
         return result
     }
 
-    /// A tombstone of an asset still in Recently Deleted for this identity.
     /// Where the file `path` of asset `id`, in Recently Deleted by `assets.trash`, is now: its
     /// hidden name beside it; nil for any other asset or file.
     public func trashedPath(of id: AssetID, at path: PathBytes) throws(StoreError) -> PathBytes? {
@@ -384,6 +383,7 @@ public struct IndexReader {
         return out
     }
 
+    /// A tombstone of an asset still in Recently Deleted for this identity.
     public func tombstone(identity: FileIdentity) throws(StoreError) -> Int64? {
         let s = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND a.deleted_at IS NOT NULL

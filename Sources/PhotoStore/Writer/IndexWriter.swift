@@ -76,10 +76,9 @@ public final class IndexWriter {
         }
     }
 
-    /// Writes one batch in one transaction and returns its change set (with its token). A
-    /// `durable` batch is on disk before this returns (`assets.restore`).
-    public func apply(_ batch: WriteBatch, now: Int64, durable: Bool = false) throws(StoreError) -> ChangeSet {
-        try commit(now: now, durable: durable) { job throws(StoreError) in
+    /// Writes one batch in one transaction and returns its change set (with its token).
+    public func apply(_ batch: WriteBatch, now: Int64) throws(StoreError) -> ChangeSet {
+        try commit(now: now) { job throws(StoreError) in
             try write(batch, job)
             return ChangeSet()
         }
