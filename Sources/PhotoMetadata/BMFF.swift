@@ -87,16 +87,22 @@ enum BMFF {
             return
         }
         if format == .cr3 {
+            // The camera's EXIF PixelX/YDimension is the image's size; the largest track's
+            // (the sensor's, borders included) only when it is missing.
+            var pixelSize: (width: Int, height: Int)?
             for part in s.cmt {
                 guard let d = try input.view(at: part.at, count: Int(min(part.length, Int64(Limits.maxRead)))) else { continue }
                 let kind: TIFFWalkMode = part.kind == 2 ? .single(.exif) : part.kind == 4 ? .single(.gps) : .exif
                 guard part.kind != 3, var walker = try? TIFFWalker(store: MemoryTIFF(block: d)) else { continue }
                 let layout = try walker.walk(kind)
+                pixelSize = pixelSize ?? layout.exifPixelSize
                 var f = exif ?? ExifFields()
                 f.merge(ExifReader.decode(layout: layout))
                 exif = f
             }
-            if let best = s.tracks.compactMap(\.sampleSize).max(by: { $0.0 * $0.1 < $1.0 * $1.1 }) {
+            if let pixelSize {
+                Stills.setSize(&meta, pixelSize.width, pixelSize.height)
+            } else if let best = s.tracks.compactMap(\.sampleSize).max(by: { $0.0 * $0.1 < $1.0 * $1.1 }) {
                 Stills.setSize(&meta, best.0, best.1)
             }
             return

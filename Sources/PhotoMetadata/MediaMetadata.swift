@@ -7,6 +7,11 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
     case jpeg, mpo, tiff, png, apng, webp, gif, bmp, ico, heic, heif, avif, jpeg2000, jpegXL, bpg, psd
     // TIFF-based RAW (the TIFF magic plus the maker's signature or extension) and other RAW.
     case dng, nef, cr2, cr3, arw, orf, rw2, pef, raf, srw
+    // Rarer TIFF-based RAW, told from TIFF by extension or maker: Phase One, Hasselblad,
+    // Epson, Kodak, Leaf, Mamiya, Leica.
+    case iiq, threeFR = "3fr", erf, kdc, dcr, mos, mef, rwl
+    // RAW with structures of their own: Canon CIFF, Minolta, Sigma (Foveon).
+    case crw, mrw, x3f
     // Videos.
     case mp4, mov, threeGP, threeG2, m4v, mng, matroska, webm, avi, flv, asf
 
@@ -26,7 +31,8 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
     /// Whether this is a camera RAW format (the `raw` subtype).
     public var isRaw: Bool {
         switch self {
-        case .dng, .nef, .cr2, .cr3, .arw, .orf, .rw2, .pef, .raf, .srw: return true
+        case .dng, .nef, .cr2, .cr3, .arw, .orf, .rw2, .pef, .raf, .srw,
+             .iiq, .threeFR, .erf, .kdc, .dcr, .mos, .mef, .rwl, .crw, .mrw, .x3f: return true
         default: return false
         }
     }
@@ -58,6 +64,17 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
         case .pef: return "image/x-pentax-pef"
         case .raf: return "image/x-fuji-raf"
         case .srw: return "image/x-samsung-srw"
+        case .iiq: return "image/x-phaseone-iiq"
+        case .threeFR: return "image/x-hasselblad-3fr"
+        case .erf: return "image/x-epson-erf"
+        case .kdc: return "image/x-kodak-kdc"
+        case .dcr: return "image/x-kodak-dcr"
+        case .mos: return "image/x-leaf-mos"
+        case .mef: return "image/x-mamiya-mef"
+        case .rwl: return "image/x-leica-rwl"
+        case .crw: return "image/x-canon-crw"
+        case .mrw: return "image/x-minolta-mrw"
+        case .x3f: return "image/x-sigma-x3f"
         case .mp4: return "video/mp4"
         case .mov: return "video/quicktime"
         case .threeGP: return "video/3gpp"
@@ -79,7 +96,8 @@ public struct MediaMetadata: Sendable, Hashable {
     /// The container or codec, from the content.
     public var format: MediaFormat
     /// Pixel size as stored (JPEG SOF, PNG IHDR, HEIC `ispe`, a video track's `tkhd`), before
-    /// orientation is applied; never EXIF PixelXDimension, which editors leave stale.
+    /// orientation is applied; never EXIF PixelXDimension, which editors leave stale — except
+    /// in CR2, CR3 and IIQ files, whose IFDs describe only previews and which no editor rewrites.
     public var pixelWidth: Int?
     /// See `pixelWidth`.
     public var pixelHeight: Int?

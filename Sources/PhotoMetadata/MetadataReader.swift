@@ -63,6 +63,9 @@ public struct MetadataReader: Sendable {
         case .asf: try ASF.parse(&input, &meta)
         case .raf: try RAF.parse(&input, &meta, exif: &exif, xmp: &xmp)
         case .psd: try PSD.parse(&input, &meta, exif: &exif, xmp: &xmp)
+        case .crw: try OtherRAW.crw(&input, &meta, exif: &exif)
+        case .mrw: try OtherRAW.mrw(&input, &meta, exif: &exif)
+        case .x3f: try OtherRAW.x3f(&input, &meta, exif: &exif)
         }
         if let exif { apply(exif, to: &meta) }
         // XMP's location before IPTC-IIM's: tools that write both keep XMP current (MWG).
@@ -115,6 +118,9 @@ public struct MetadataReader: Sendable {
         case .asf: return .asf
         case .raf: return .raf
         case .psd: return .psd
+        case .crw: return .crw
+        case .mrw: return .mrw
+        case .x3f: return .x3f
         }
     }
 

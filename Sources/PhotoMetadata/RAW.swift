@@ -27,7 +27,10 @@ enum TIFFFile {
             image = (full.isEmpty ? layout.images : full).max { Double($0.width) * Double($0.height) < Double($1.width) * Double($1.height) }
         }
         if let image { Stills.setSize(&meta, image.width, image.height) }
-        if meta.format == .rw2, let s = layout.sensorSize { Stills.setSize(&meta, s.width, s.height) }
+        if meta.format == .rw2, let s = layout.rw2ImageSize { Stills.setSize(&meta, s.width, s.height) }
+        // Canon's CR2 and Phase One's IIQ describe only previews in their IFDs (the sensor data's
+        // IFD has no size, or a 1-pixel one): the camera's EXIF PixelX/YDimension is the image's.
+        if meta.format == .cr2 || meta.format == .iiq, let s = layout.exifPixelSize { Stills.setSize(&meta, s.width, s.height) }
         if let x = layout.xmp, let packet = try input.view(at: Int64(x.offset), count: x.count) {
             xmp = XMP.scan(packet)
         }
@@ -48,6 +51,14 @@ enum TIFFFile {
         case "arw", "srf", "sr2": return .arw
         case "pef": return .pef
         case "srw": return .srw
+        case "iiq": return .iiq
+        case "3fr": return .threeFR
+        case "erf": return .erf
+        case "kdc": return .kdc
+        case "dcr": return .dcr
+        case "mos": return .mos
+        case "mef": return .mef
+        case "rwl": return .rwl
         case "tif", "tiff": return .tiff
         default: break
         }
@@ -58,6 +69,8 @@ enum TIFFFile {
         if maker.hasPrefix("SONY") { return .arw }
         if maker.hasPrefix("PENTAX") { return .pef }
         if maker.hasPrefix("SAMSUNG") { return .srw }
+        if maker.hasPrefix("HASSELBLAD") { return .threeFR }
+        if maker.hasPrefix("PHASE ONE") { return .iiq }
         return .tiff
     }
 

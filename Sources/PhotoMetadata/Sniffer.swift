@@ -2,7 +2,7 @@
 /// settles the exact `MediaFormat` (an ISO BMFF file may be HEIC, MP4, CR3 or audio).
 enum Container: Sendable, Hashable {
     case jpeg, tiff, png, mng, gif, bmp, ico, webp, avi, bmff, jp2, j2kCodestream, jxlCodestream, jxlContainer
-    case bpg, ebml, flv, asf, raf, psd
+    case bpg, ebml, flv, asf, raf, psd, crw, mrw, x3f
 }
 
 /// The verdict of sniffing.
@@ -58,6 +58,10 @@ enum Sniffer {
         if h.matches("FLV\u{01}") { return .container(.flv) }
         if h.matches(asfGUID) { return .container(.asf) }
         if h.matches("FUJIFILMCCD-RAW") { return .container(.raf) }
+        // Camera RAW outside TIFF: Canon CRW (CIFF), Minolta MRW, Sigma X3F.
+        if h.matches("HEAPCCDR", at: 6), h.matches("II") || h.matches("MM") { return .container(.crw) }
+        if h.matches([0, 0x4D, 0x52, 0x4D]) { return .container(.mrw) }
+        if h.matches("FOVb") { return .container(.x3f) }
         // Photoshop: PSD (version 1) and PSB (2, the large-document format).
         if h.matches("8BPS"), h.count >= 6, h.be16(4) == 1 || h.be16(4) == 2 { return .container(.psd) }
         if b0 == 0x42, b1 == 0x4D, h.count >= 26 {

@@ -66,8 +66,11 @@ enum ExifTags {
     static let userComment: UInt16 = 0x9286, makerNote: UInt16 = 0x927C, lensModel: UInt16 = 0xA434
     static let gpsLatitudeRef: UInt16 = 1, gpsLatitude: UInt16 = 2, gpsLongitudeRef: UInt16 = 3, gpsLongitude: UInt16 = 4
     static let gpsAltitudeRef: UInt16 = 5, gpsAltitude: UInt16 = 6, gpsTimeStamp: UInt16 = 7, gpsDateStamp: UInt16 = 0x1D
-    /// Panasonic RW2 sensor size (IFD0 of a RW2, which has no ImageWidth).
-    static let rw2SensorWidth: UInt16 = 0x0002, rw2SensorHeight: UInt16 = 0x0003
+    /// Panasonic RW2 sensor size and the image's borders on it (IFD0 of a RW2, which has no
+    /// ImageWidth): 0x02 width, 0x03 height, 0x04 top, 0x05 left, 0x06 bottom, 0x07 right.
+    static let rw2Sensor: ClosedRange<UInt16> = 0x0002...0x0007
+    /// EXIF PixelXDimension and PixelYDimension.
+    static let pixelXDimension: UInt16 = 0xA002, pixelYDimension: UInt16 = 0xA003
 
     @inline(__always) static func wantedInIFD0(_ tag: UInt16) -> Bool {
         tag == make || tag == model || tag == orientation || tag == software || tag == dateTime
@@ -107,8 +110,19 @@ struct TIFFLayout: Sendable {
     var makerNote: (offset: Int, count: Int)?
     var xmp: (offset: Int, count: Int)?
     var hasDNGVersion = false
-    /// RW2 sensor size from IFD0 (0x02/0x03).
-    var sensorSize: (width: Int, height: Int)?
+    /// RW2 IFD0's sensor width, height and image borders (top, left, bottom, right), 0 when absent.
+    var rw2Sensor = [Int](repeating: 0, count: 6)
+    /// The ExifIFD's PixelXDimension and PixelYDimension, when both are there.
+    var exifPixel = (width: 0, height: 0)
+
+    /// A RW2's image size: its borders' span on the sensor, else the sensor's size.
+    var rw2ImageSize: (width: Int, height: Int)? {
+        let s = rw2Sensor
+        if s[4] > s[2], s[5] > s[3], s[1] == 0 || s[4] <= s[1], s[0] == 0 || s[5] <= s[0] { return (s[5] - s[3], s[4] - s[2]) }
+        return s[0] > 0 && s[1] > 0 ? (s[0], s[1]) : nil
+    }
+
+    var exifPixelSize: (width: Int, height: Int)? { exifPixel.width > 0 && exifPixel.height > 0 ? exifPixel : nil }
     var warnings: [String] = []
     /// No structural problem was found: every IFD, pointer and value lies inside the structure.
     var clean = true
@@ -342,12 +356,15 @@ struct TIFFWalker<Store: TIFFStore> {
                         layout.xmp = (valueOffset, byteCount)
                     }
                     continue
-                case ExifTags.rw2SensorWidth where layout.magic == 0x55 && kind == .ifd0:
-                    layout.sensorSize = (u16(table, vf), layout.sensorSize?.height ?? 0); continue
-                case ExifTags.rw2SensorHeight where layout.magic == 0x55 && kind == .ifd0:
-                    layout.sensorSize = (layout.sensorSize?.width ?? 0, u16(table, vf)); continue
+                case ExifTags.rw2Sensor where layout.magic == 0x55 && kind == .ifd0 && type == 3:
+                    layout.rw2Sensor[Int(tag) - 2] = u16(table, vf); continue
                 default: break
                 }
+            }
+            if kind == .exif, tag == ExifTags.pixelXDimension || tag == ExifTags.pixelYDimension, type == 3 || type == 4, count >= 1 {
+                let v = type == 3 ? u16(table, vf) : u32(table, vf)
+                if tag == ExifTags.pixelXDimension { layout.exifPixel.width = v } else { layout.exifPixel.height = v }
+                continue
             }
             if kind == .exif && tag == ExifTags.makerNote {
                 if !inline, valueOffset + byteCount <= store.length { layout.makerNote = (valueOffset, byteCount) }

@@ -117,7 +117,7 @@ public enum ResourcePairing {
         "jpg", "jpeg", "jpe", "jfif", "heic", "heif", "hif", "avif", "png", "apng", "tif", "tiff", "webp", "gif",
         "bmp", "jxl", "jp2", "j2k", "bpg", "ico", "mpo", "psd", "psb",
         "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raw", "raf", "pef", "srw",
-        "x3f", "3fr", "iiq", "erf", "kdc", "dcr", "mrw", "rwl",
+        "x3f", "3fr", "iiq", "erf", "kdc", "dcr", "mos", "mef", "mrw", "rwl",
         "mov", "mp4", "m4v", "3gp", "3g2", "mkv", "webm", "avi", "flv", "asf", "wmv", "mts", "m2ts", "mpg", "mpeg",
         "mng", "insv",
     ].map { Array($0.utf8) })

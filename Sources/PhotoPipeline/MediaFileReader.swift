@@ -17,7 +17,10 @@ public struct MediaFileReader: FileReading {
     /// 4: BigTIFF files and BMPs with an OS/2 2.x header of any length are indexed.
     /// 5: ImageMagick's raw profiles in PNG text chunks (EXIF, XMP, IPTC-IIM); an XMP time
     /// without an offset takes an IPTC time's of the same second; Photoshop PSD/PSB are indexed.
-    public static let rulesVersion = 5
+    /// 6: Canon CRW, Minolta MRW and Sigma X3F are indexed; IIQ, 3FR, ERF, KDC, DCR, MOS, MEF
+    /// and RWL are RAW (no longer TIFF); CR2, CR3 and IIQ take the camera's EXIF pixel size, RW2
+    /// its borders' span.
+    public static let rulesVersion = 6
     public var rulesVersion: Int { Self.rulesVersion }
 
     let reader = MetadataReader()

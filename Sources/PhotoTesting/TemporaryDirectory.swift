@@ -80,6 +80,14 @@ public enum TestPaths {
         return FileManager.default.fileExists(atPath: url.appendingPathComponent("real/oracle.json").path) ? url : nil
     }
 
+    /// A RAW from a real camera: the Canon EOS 30D CR2 of Debian's rawtran-doc, which
+    /// `scripts/install-deps --tests` unpacks into `.build/test-data` (or the installed package's).
+    public static var cameraCR2: URL? {
+        let candidates = [packageRoot.appendingPathComponent(".build/test-data/rawtran/usr/share/doc/rawtran/IMG_5952.CR2"),
+                          URL(fileURLWithPath: "/usr/share/doc/rawtran/IMG_5952.CR2")]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
     /// The directory holding the built `photod` and `photoctl` (next to the test bundle).
     public static var products: URL {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

@@ -5,9 +5,10 @@ import PhotoModel
 import PhotoTesting
 import Testing
 
-/// RAW through LibRaw, on DNGs made here (no camera RAW sample set is packaged in Debian): the
-/// embedded preview when it covers the request, else the sensor data developed — at half size
-/// when that is enough — in the RAW's orientation; damaged and slow files fail with a reason.
+/// RAW through LibRaw, on DNGs made here and on a real camera's CR2 (the one RAW Debian packages,
+/// in rawtran-doc): the embedded preview when it covers the request, else the sensor data
+/// developed — at half size when that is enough — in the RAW's orientation; damaged and slow
+/// files fail with a reason.
 @Suite struct RAWRenderTests {
     /// A linear DNG (PhotoTesting's `DNGFixture`) of `sensor`, with a JPEG of `preview` as its
     /// embedded preview when given.
@@ -84,6 +85,36 @@ import Testing
         let file = try Self.dng(preview: nil, sensor: Self.sensor, orientation: 1)
         let out = try ImageRenderer().render(bytes: file, targetSize: PixelSize(width: 32, height: 32), contentMode: .fill)
         #expect(out.size == PixelSize(width: 32, height: 32))
+    }
+
+    /// A Canon EOS 30D's CR2 (3504×2336, a 1728×1152 preview JPEG in IFD0): a small request
+    /// draws the camera's preview, a larger one develops the sensor data at half size; both show
+    /// the same landscape (blue sky above dark forest), so neither is the other's garbage.
+    @Test(.enabled(if: TestPaths.cameraCR2 != nil, "needs the EOS 30D CR2 of Debian's rawtran-doc: scripts/install-deps --tests"))
+    func realCanonCR2() throws {
+        let path = PathBytes(try #require(TestPaths.cameraCR2).path)
+        let info = try ImageRenderer().probe(path: path)
+        #expect(info.format == .cr2)
+        let preview = try ImageRenderer().render(path: path, targetSize: PixelSize(width: 432, height: 432), contentMode: .fit)
+        #expect(preview.size == PixelSize(width: 432, height: 288))
+        let developed = try ImageRenderer().render(path: path, targetSize: PixelSize(width: 1752, height: 1752), contentMode: .fit)
+        #expect(developed.size == PixelSize(width: 1752, height: 1168))
+        guard preview.size == PixelSize(width: 432, height: 288), developed.size == PixelSize(width: 1752, height: 1168) else { return }
+        // 1752 / 4 = 438 columns: compare the 432 the preview has.
+        let small = Fixtures.shrink(developed, by: 4)
+        let cropped = RenderedImage(size: preview.size, channels: 3, pixels: (0..<288).flatMap { y in
+            small.pixels[(y * small.size.width * 3)..<(y * small.size.width * 3 + 432 * 3)]
+        })
+        #expect(Fixtures.meanDifference(preview, cropped) < 40)
+        for image in [preview, cropped] {
+            func pixel(_ fx: Double, _ fy: Double) -> (r: Int, g: Int, b: Int) {
+                let i = (Int(Double(image.size.height) * fy) * image.size.width + Int(Double(image.size.width) * fx)) * 3
+                return (Int(image.pixels[i]), Int(image.pixels[i + 1]), Int(image.pixels[i + 2]))
+            }
+            let sky = pixel(0.7, 0.05), forest = pixel(0.5, 0.8)
+            #expect(sky.b > sky.r && sky.b > 120, "the sky is blue: \(sky)")
+            #expect(forest.r + forest.g + forest.b < sky.r + sky.g + sky.b, "the forest is darker than the sky")
+        }
     }
 
     /// Damaged RAWs fail with a reason (or draw what they hold), never crash; a slow develop

@@ -33,6 +33,8 @@ import Testing
         ]
         list += SniffingTests.media.filter { ["cr3", "raf", "nef by maker", "jxl container", "jpeg 2000", "rw2", "bpg", "ico 256", "bmp top-down", "mng"].contains($0.name) }
             .map { Seed(name: $0.name, bytes: $0.bytes) }
+        list += [Seed(name: "crw", bytes: CameraRAWTests.crw(rotation: 90)), Seed(name: "mrw", bytes: CameraRAWTests.mrwBytes),
+                 Seed(name: "x3f", bytes: CameraRAWTests.x3fBytes)]
         return list
     }()
 
