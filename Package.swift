@@ -45,9 +45,9 @@ let package = Package(
         // Text search's inner loops inside SQLite (an aggregate and an FTS5 auxiliary function).
         .target(name: "CSearch", linkerSettings: [.linkedLibrary("sqlite3")]),
         // FFmpeg's libraries (libavformat-dev, libavcodec-dev, libswscale-dev, libavutil-dev):
-        // videos' streams and poster frames.
-        .target(name: "CVideo", linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"),
-                                                 .linkedLibrary("swscale"), .linkedLibrary("avutil"), .linkedLibrary("m")]),
+        // videos' streams and poster frames. Opened with dlopen at the first video (video.c),
+        // not linked: a library of photos never maps them and the hundred libraries they pull in.
+        .target(name: "CVideo", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
 
         // libgeonames (libgeonames-dev): the GeoNames cities, for naming where a photo was taken.
         .systemLibrary(name: "CGeoNames", providers: [.apt(["libgeonames-dev"])]),

@@ -1,5 +1,6 @@
 #include "CVideo.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -18,6 +19,108 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+// MARK: FFmpeg, loaded at the first video
+
+/// FFmpeg's libraries are opened when the first video is read, not when photod starts: a
+/// library of photos never maps them (nor the hundred libraries their codecs pull in: libssh,
+/// gnutls, libgcrypt, x265...). The functions this file calls, by library.
+#define FFMPEG_FUNCTIONS(X) \
+    X(avutil, av_dict_get) \
+    X(avutil, av_display_rotation_get) \
+    X(avutil, av_frame_alloc) \
+    X(avutil, av_frame_free) \
+    X(avutil, av_frame_move_ref) \
+    X(avutil, av_frame_unref) \
+    X(avutil, av_free) \
+    X(avutil, av_freep) \
+    X(avutil, av_get_pix_fmt_name) \
+    X(avutil, av_log_set_level) \
+    X(avutil, av_malloc) \
+    X(avutil, av_max_alloc) \
+    X(avutil, av_pix_fmt_desc_get) \
+    X(avutil, av_strerror) \
+    X(avcodec, av_packet_alloc) \
+    X(avcodec, av_packet_free) \
+    X(avcodec, av_packet_unref) \
+    X(avcodec, avcodec_alloc_context3) \
+    X(avcodec, avcodec_find_decoder) \
+    X(avcodec, avcodec_free_context) \
+    X(avcodec, avcodec_get_name) \
+    X(avcodec, avcodec_open2) \
+    X(avcodec, avcodec_parameters_to_context) \
+    X(avcodec, avcodec_receive_frame) \
+    X(avcodec, avcodec_send_packet) \
+    X(avformat, av_read_frame) \
+    X(avformat, av_seek_frame) \
+    X(avformat, av_stream_get_side_data) \
+    X(avformat, avformat_alloc_context) \
+    X(avformat, avformat_close_input) \
+    X(avformat, avformat_find_stream_info) \
+    X(avformat, avformat_open_input) \
+    X(avformat, avformat_seek_file) \
+    X(avformat, avio_alloc_context) \
+    X(avformat, avio_context_free) \
+    X(swscale, sws_freeContext) \
+    X(swscale, sws_getCoefficients) \
+    X(swscale, sws_getColorspaceDetails) \
+    X(swscale, sws_getContext) \
+    X(swscale, sws_isSupportedInput) \
+    X(swscale, sws_scale) \
+    X(swscale, sws_setColorspaceDetails)
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+static struct {
+#define FIELD(lib, name) __typeof__(name) *name;
+    FFMPEG_FUNCTIONS(FIELD)
+#undef FIELD
+} ff;
+
+/// Whether they are loaded; if not, why.
+static int ff_ok;
+static char ff_failure[512];
+
+/// Once per process, on whichever thread gets here first: opens the libraries of the major
+/// versions this file was built against (their sonames), finds every function, then quiets
+/// FFmpeg and caps its allocations.
+static void load(void) {
+    static const char *const sonames[] = {
+        "libavutil.so." STRINGIFY(LIBAVUTIL_VERSION_MAJOR), "libavcodec.so." STRINGIFY(LIBAVCODEC_VERSION_MAJOR),
+        "libavformat.so." STRINGIFY(LIBAVFORMAT_VERSION_MAJOR), "libswscale.so." STRINGIFY(LIBSWSCALE_VERSION_MAJOR),
+    };
+    void *handles[4];
+    for (int i = 0; i < 4; i++) {
+        handles[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+        if (!handles[i]) {
+            snprintf(ff_failure, sizeof ff_failure, "FFmpeg's %s cannot be loaded: %s", sonames[i], dlerror());
+            return;
+        }
+    }
+    void *avutil = handles[0], *avcodec = handles[1], *avformat = handles[2], *swscale = handles[3];
+#define FIND(lib, name) \
+    if (!(ff.name = (__typeof__(name) *)dlsym(lib, #name))) { \
+        snprintf(ff_failure, sizeof ff_failure, "FFmpeg's %s has no %s", #lib, #name); \
+        return; \
+    }
+    FFMPEG_FUNCTIONS(FIND)
+#undef FIND
+    // photod reports failures itself; FFmpeg's own lines would go to stderr, the journal.
+    ff.av_log_set_level(AV_LOG_QUIET);
+    // No single allocation of FFmpeg's over 128 MiB: a crafted header's entry count (a 3 KB
+    // MP4 asked for 256 MiB of sample table) fails instead. A frame plane of 8K video is
+    // 33 MiB; the largest real sample tables, tens of MiB.
+    ff.av_max_alloc(128 << 20);
+    ff_ok = 1;
+}
+
+/// Whether FFmpeg is loaded (loading it the first time); if not, `ff_failure` says why.
+static int ffmpeg_loaded(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load);
+    return ff_ok;
+}
 
 // MARK: Limits
 
@@ -55,28 +158,13 @@ static int interrupted(void *opaque) { return past((limits *)opaque); }
 static void set_error(char *error, size_t len, const char *what, int code) {
     if (!error || len == 0) return;
     char reason[AV_ERROR_MAX_STRING_SIZE] = {0};
-    av_strerror(code, reason, sizeof reason);
+    ff.av_strerror(code, reason, sizeof reason);
     snprintf(error, len, "%s: %s", what, reason);
 }
 
 static int fail(char *error, size_t len, int code, const char *message) {
     if (error && len) snprintf(error, len, "%s", message);
     return code;
-}
-
-/// Once per process, on whichever thread gets here first.
-static void setup(void) {
-    // photod reports failures itself; FFmpeg's own lines would go to stderr, the journal.
-    av_log_set_level(AV_LOG_QUIET);
-    // No single allocation of FFmpeg's over 128 MiB: a crafted header's entry count (a 3 KB
-    // MP4 asked for 256 MiB of sample table) fails instead. A frame plane of 8K video is
-    // 33 MiB; the largest real sample tables, tens of MiB.
-    av_max_alloc(128 << 20);
-}
-
-static void quiet_once(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, setup);
 }
 
 // MARK: Input
@@ -123,30 +211,30 @@ typedef struct {
 } container;
 
 static void close_container(container *c) {
-    if (c->fmt) avformat_close_input(&c->fmt);
+    if (c->fmt) ff.avformat_close_input(&c->fmt);
     if (c->io) {
-        av_freep(&c->io->buffer);
-        avio_context_free(&c->io);
+        ff.av_freep(&c->io->buffer);
+        ff.avio_context_free(&c->io);
     }
 }
 
 /// Opens `in` into `c` (zeroed first); on failure everything is freed.
 static int open_container(container *c, const photo_video_input *in, int64_t wall_ms, int64_t cpu_ms, char *error, size_t len) {
-    quiet_once();
     memset(c, 0, sizeof *c);
+    if (!ffmpeg_loaded()) return fail(error, len, PHOTO_VIDEO_UNAVAILABLE, ff_failure);
     c->src.in = *in;
     c->lim = make_limits(wall_ms, cpu_ms);
     if (in->size <= 0) return fail(error, len, AVERROR_INVALIDDATA, "the file is empty");
     if (in->fd < 0 && !in->data) return fail(error, len, AVERROR(EINVAL), "no input");
     const int buffer_size = 64 * 1024;
-    uint8_t *buffer = av_malloc(buffer_size);
+    uint8_t *buffer = ff.av_malloc(buffer_size);
     if (!buffer) return fail(error, len, AVERROR(ENOMEM), "out of memory");
-    c->io = avio_alloc_context(buffer, buffer_size, 0, &c->src, read_source, NULL, seek_source);
+    c->io = ff.avio_alloc_context(buffer, buffer_size, 0, &c->src, read_source, NULL, seek_source);
     if (!c->io) {
-        av_free(buffer);
+        ff.av_free(buffer);
         return fail(error, len, AVERROR(ENOMEM), "out of memory");
     }
-    c->fmt = avformat_alloc_context();
+    c->fmt = ff.avformat_alloc_context();
     if (!c->fmt) {
         close_container(c);
         return fail(error, len, AVERROR(ENOMEM), "out of memory");
@@ -158,7 +246,7 @@ static int open_container(container *c, const photo_video_input *in, int64_t wal
     // Enough to know the streams' codecs and rates; not the whole file.
     c->fmt->probesize = 5 * 1024 * 1024;
     c->fmt->max_analyze_duration = 5 * AV_TIME_BASE;
-    int rc = avformat_open_input(&c->fmt, NULL, NULL, NULL);
+    int rc = ff.avformat_open_input(&c->fmt, NULL, NULL, NULL);
     if (rc < 0) {
         // avformat_open_input frees the context on failure, not the custom I/O.
         c->fmt = NULL;
@@ -197,9 +285,9 @@ static int incomplete(AVStream *st) {
 /// (fftools' transpose/hflip/vflip choices), and its clockwise rotation in degrees.
 static int32_t orientation_of(AVStream *st, int32_t *rotation) {
     *rotation = 0;
-    const int32_t *m = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    const int32_t *m = (const int32_t *)ff.av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
     if (!m) return 1;
-    double ccw = av_display_rotation_get(m);
+    double ccw = ff.av_display_rotation_get(m);
     if (isnan(ccw)) return 1;
     double cw = -ccw;
     cw = fmod(cw, 360);
@@ -257,7 +345,7 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
     // Most containers name the codec and size in their headers (MP4's `stsd`, Matroska's
     // tracks): reading packets to find them is 10-50 times slower than the whole probe.
     if (v < 0 || incomplete(fmt->streams[v])) {
-        rc = avformat_find_stream_info(fmt, NULL);
+        rc = ff.avformat_find_stream_info(fmt, NULL);
         if (rc < 0) {
             close_container(&c);
             if (c.lim.expired) return fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the streams took too long");
@@ -276,8 +364,8 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
     // bitstream, which only the stream analysis reads (a few HDR clips, not every video).
     int hdr_transfer = par->color_trc == AVCOL_TRC_SMPTE2084 || par->color_trc == AVCOL_TRC_ARIB_STD_B67;
     // (The analysis only appends streams: `v` stays the same stream.)
-    if (hdr_transfer && par->bits_per_raw_sample <= 0 && par->format < 0) avformat_find_stream_info(fmt, NULL);
-    copy_name(out->video_codec, sizeof out->video_codec, avcodec_get_name(par->codec_id));
+    if (hdr_transfer && par->bits_per_raw_sample <= 0 && par->format < 0) ff.avformat_find_stream_info(fmt, NULL);
+    copy_name(out->video_codec, sizeof out->video_codec, ff.avcodec_get_name(par->codec_id));
     copy_name(out->container, sizeof out->container, fmt->iformat ? fmt->iformat->name : "");
     out->width = par->width;
     out->height = par->height;
@@ -294,8 +382,8 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
         out->bit_rate = par->bit_rate;
     }
     out->orientation = orientation_of(vs, &out->rotation);
-    AVDictionaryEntry *fps = av_dict_get(fmt->metadata, "com.android.capture.fps", NULL, 0);
-    if (!fps) fps = av_dict_get(vs->metadata, "com.android.capture.fps", NULL, 0);
+    AVDictionaryEntry *fps = ff.av_dict_get(fmt->metadata, "com.android.capture.fps", NULL, 0);
+    if (!fps) fps = ff.av_dict_get(vs->metadata, "com.android.capture.fps", NULL, 0);
     if (fps && fps->value) {
         double f = strtod(fps->value, NULL);
         out->capture_fps = isfinite(f) && f > 0 && f < 100000 ? f : 0;
@@ -303,7 +391,7 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
     out->color_transfer = par->color_trc;
     out->bits_per_sample = par->bits_per_raw_sample;
     if (out->bits_per_sample <= 0) {
-        const AVPixFmtDescriptor *d = par->format >= 0 ? av_pix_fmt_desc_get((enum AVPixelFormat)par->format) : NULL;
+        const AVPixFmtDescriptor *d = par->format >= 0 ? ff.av_pix_fmt_desc_get((enum AVPixelFormat)par->format) : NULL;
         out->bits_per_sample = d ? d->comp[0].depth : 0;
     }
     int best_audio = -1;
@@ -314,11 +402,11 @@ int photo_video_probe(const photo_video_input *in, int64_t timeout_ms, photo_vid
             best_audio = (int)i;
         if (st->disposition & AV_DISPOSITION_ATTACHED_PIC) out->has_cover_art = 1;
         if (st->codecpar->codec_type == AVMEDIA_TYPE_ATTACHMENT) {
-            AVDictionaryEntry *mime = av_dict_get(st->metadata, "mimetype", NULL, 0);
+            AVDictionaryEntry *mime = ff.av_dict_get(st->metadata, "mimetype", NULL, 0);
             if (mime && mime->value && strncmp(mime->value, "image/", 6) == 0) out->has_cover_art = 1;
         }
     }
-    if (best_audio >= 0) copy_name(out->audio_codec, sizeof out->audio_codec, avcodec_get_name(fmt->streams[best_audio]->codecpar->codec_id));
+    if (best_audio >= 0) copy_name(out->audio_codec, sizeof out->audio_codec, ff.avcodec_get_name(fmt->streams[best_audio]->codecpar->codec_id));
     AVRational sar = aspect_of(vs, NULL);
     out->sar_num = sar.num;
     out->sar_den = sar.den;
@@ -339,33 +427,33 @@ static double poster_time(double duration) {
 /// `frame` as RGB at `w`×`h` into a new buffer.
 static int to_rgb(AVFrame *frame, int w, int h, uint8_t **pixels, char *error, size_t len) {
     enum AVPixelFormat format = (enum AVPixelFormat)frame->format;
-    if (!sws_isSupportedInput(format)) {
-        const char *name = av_get_pix_fmt_name(format);
+    if (!ff.sws_isSupportedInput(format)) {
+        const char *name = ff.av_get_pix_fmt_name(format);
         if (error && len) snprintf(error, len, "the frame's pixel format %s cannot be converted", name ? name : "?");
         return AVERROR_PATCHWELCOME;
     }
     // Shrinking by a large factor: area averaging here, the exact size in photod's resampler.
     int flags = (w < frame->width || h < frame->height) ? SWS_AREA : SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT;
-    struct SwsContext *sws = sws_getContext(frame->width, frame->height, format, w, h, AV_PIX_FMT_RGB24, flags, NULL, NULL, NULL);
+    struct SwsContext *sws = ff.sws_getContext(frame->width, frame->height, format, w, h, AV_PIX_FMT_RGB24, flags, NULL, NULL, NULL);
     if (!sws) return fail(error, len, AVERROR(ENOMEM), "cannot convert the frame to RGB");
     // As `ffmpeg` converts: the frame's own matrix, BT.601 when it names none; its range.
     int space = frame->colorspace == AVCOL_SPC_UNSPECIFIED || frame->colorspace == AVCOL_SPC_RGB ? SWS_CS_DEFAULT : frame->colorspace;
     int full = frame->color_range == AVCOL_RANGE_JPEG || format == AV_PIX_FMT_YUVJ420P || format == AV_PIX_FMT_YUVJ422P ||
                format == AV_PIX_FMT_YUVJ444P || format == AV_PIX_FMT_YUVJ440P || format == AV_PIX_FMT_YUVJ411P;
     int *inv = NULL, *table = NULL, src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
-    if (sws_getColorspaceDetails(sws, &inv, &src_range, &table, &dst_range, &brightness, &contrast, &saturation) >= 0) {
-        sws_setColorspaceDetails(sws, sws_getCoefficients(space), full, table, 1, brightness, contrast, saturation);
+    if (ff.sws_getColorspaceDetails(sws, &inv, &src_range, &table, &dst_range, &brightness, &contrast, &saturation) >= 0) {
+        ff.sws_setColorspaceDetails(sws, ff.sws_getCoefficients(space), full, table, 1, brightness, contrast, saturation);
     }
     size_t bytes = (size_t)w * (size_t)h * 3;
     uint8_t *out = malloc(bytes + 64);  // swscale may write a few bytes past a row's end
     if (!out) {
-        sws_freeContext(sws);
+        ff.sws_freeContext(sws);
         return fail(error, len, AVERROR(ENOMEM), "out of memory");
     }
     uint8_t *dst[4] = {out, NULL, NULL, NULL};
     int stride[4] = {w * 3, 0, 0, 0};
-    int rows = sws_scale(sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, dst, stride);
-    sws_freeContext(sws);
+    int rows = ff.sws_scale(sws, (const uint8_t *const *)frame->data, frame->linesize, 0, frame->height, dst, stride);
+    ff.sws_freeContext(sws);
     if (rows != h) {
         free(out);
         return fail(error, len, AVERROR_INVALIDDATA, "cannot convert the frame to RGB");
@@ -395,7 +483,7 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     AVFrame *frame = NULL, *kept = NULL;
     int v = best_video_stream(fmt);
     if (v < 0 || incomplete(fmt->streams[v])) {
-        rc = avformat_find_stream_info(fmt, NULL);
+        rc = ff.avformat_find_stream_info(fmt, NULL);
         if (rc < 0) {
             if (c.lim.expired) rc = fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the streams took too long");
             else set_error(error, error_len, "cannot read the streams", rc);
@@ -420,14 +508,14 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
         if (error && error_len) snprintf(error, error_len, "the video is %dx%d", par->width, par->height);
         goto done;
     }
-    const AVCodec *codec = avcodec_find_decoder(par->codec_id);
+    const AVCodec *codec = ff.avcodec_find_decoder(par->codec_id);
     if (!codec) {
         rc = PHOTO_VIDEO_NO_DECODER;
-        if (error && error_len) snprintf(error, error_len, "FFmpeg here has no %s decoder", avcodec_get_name(par->codec_id));
+        if (error && error_len) snprintf(error, error_len, "FFmpeg here has no %s decoder", ff.avcodec_get_name(par->codec_id));
         goto done;
     }
-    dec = avcodec_alloc_context3(codec);
-    if (!dec || avcodec_parameters_to_context(dec, par) < 0) {
+    dec = ff.avcodec_alloc_context3(codec);
+    if (!dec || ff.avcodec_parameters_to_context(dec, par) < 0) {
         rc = fail(error, error_len, AVERROR(ENOMEM), "cannot set up the decoder");
         goto done;
     }
@@ -442,7 +530,7 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
             lowres++;
     }
     dec->lowres = lowres;
-    rc = avcodec_open2(dec, codec, NULL);
+    rc = ff.avcodec_open2(dec, codec, NULL);
     if (rc < 0) {
         set_error(error, error_len, "cannot open the decoder", rc);
         goto done;
@@ -458,20 +546,20 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     if (target > 0) {
         int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
         int64_t ts = start + (int64_t)llround(target / av_q2d(st->time_base));
-        if (av_seek_frame(fmt, v, ts, 0) < 0) {
-            if (av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) {
+        if (ff.av_seek_frame(fmt, v, ts, 0) < 0) {
+            if (ff.av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) {
                 dec->skip_frame = AVDISCARD_NONREF;
             } else {
                 // Neither seek worked: from the start (a failed seek may have left the reader
                 // anywhere), decoding up to the poster time.
-                avformat_seek_file(fmt, v, INT64_MIN, start, start, 0);
+                ff.avformat_seek_file(fmt, v, INT64_MIN, start, start, 0);
                 dec->skip_frame = AVDISCARD_NONREF;
             }
         }
     }
-    pkt = av_packet_alloc();
-    frame = av_frame_alloc();
-    kept = av_frame_alloc();
+    pkt = ff.av_packet_alloc();
+    frame = ff.av_frame_alloc();
+    kept = ff.av_frame_alloc();
     if (!pkt || !frame || !kept) {
         rc = fail(error, error_len, AVERROR(ENOMEM), "out of memory");
         goto done;
@@ -484,29 +572,29 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
             goto done;
         }
         if (!draining) {
-            int r = av_read_frame(fmt, pkt);
+            int r = ff.av_read_frame(fmt, pkt);
             if (r < 0) {
                 if (c.lim.expired) {
                     rc = fail(error, error_len, PHOTO_VIDEO_TIMEOUT, "reading the video took too long");
                     goto done;
                 }
                 draining = 1;  // the end (or an unreadable rest): what the decoder holds
-                avcodec_send_packet(dec, NULL);
+                ff.avcodec_send_packet(dec, NULL);
             } else {
                 if (pkt->stream_index == v) {
-                    int s = avcodec_send_packet(dec, pkt);
+                    int s = ff.avcodec_send_packet(dec, pkt);
                     if (s < 0 && s != AVERROR(EAGAIN) && ++bad > 64) {
-                        av_packet_unref(pkt);
+                        ff.av_packet_unref(pkt);
                         set_error(error, error_len, "the video data is damaged", s);
                         rc = s;
                         goto done;
                     }
                 }
-                av_packet_unref(pkt);
+                ff.av_packet_unref(pkt);
             }
         }
         while (1) {
-            int r = avcodec_receive_frame(dec, frame);
+            int r = ff.avcodec_receive_frame(dec, frame);
             if (r == AVERROR(EAGAIN)) break;
             if (r == AVERROR_EOF) goto drained;
             if (r < 0) {
@@ -519,7 +607,7 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
                 break;
             }
             if (frame->width <= 0 || frame->height <= 0) {
-                av_frame_unref(frame);
+                ff.av_frame_unref(frame);
                 continue;
             }
             if ((int64_t)frame->width * frame->height > o->pixel_limit) {
@@ -530,8 +618,8 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
                 goto done;
             }
             double t = frame_seconds(frame, st);
-            av_frame_unref(kept);
-            av_frame_move_ref(kept, frame);
+            ff.av_frame_unref(kept);
+            ff.av_frame_move_ref(kept, frame);
             have_kept = 1;
             if (isnan(t) || t >= target - 1e-6) {
                 found = 1;
@@ -581,10 +669,10 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
         out->coded_width = widen(out->coded_width, sar);
     }
 done:
-    av_frame_free(&frame);
-    av_frame_free(&kept);
-    av_packet_free(&pkt);
-    avcodec_free_context(&dec);
+    ff.av_frame_free(&frame);
+    ff.av_frame_free(&kept);
+    ff.av_packet_free(&pkt);
+    ff.avcodec_free_context(&dec);
     close_container(&c);
     return rc;
 }
@@ -608,9 +696,9 @@ int photo_video_cover(const photo_video_input *in, int64_t timeout_ms, int64_t m
             bytes = st->attached_pic.data;
             count = st->attached_pic.size;
         } else if (st->codecpar->codec_type == AVMEDIA_TYPE_ATTACHMENT && st->codecpar->extradata_size > 0) {
-            AVDictionaryEntry *mime = av_dict_get(st->metadata, "mimetype", NULL, 0);
+            AVDictionaryEntry *mime = ff.av_dict_get(st->metadata, "mimetype", NULL, 0);
             if (!mime || !mime->value || strncmp(mime->value, "image/", 6) != 0) continue;
-            AVDictionaryEntry *name = av_dict_get(st->metadata, "filename", NULL, 0);
+            AVDictionaryEntry *name = ff.av_dict_get(st->metadata, "filename", NULL, 0);
             // Matroska's convention: the cover is the attachment named cover.*.
             int is_cover = name && name->value && strncasecmp(name->value, "cover", 5) == 0;
             if (!bytes || (is_cover && !named_cover)) {

@@ -153,7 +153,7 @@ extension ImageRenderer {
         switch Int(rc) {
         case PHOTO_VIDEO_TOO_LARGE: return .tooLarge(width: Int(frame.width), height: Int(frame.height), limit: limit)
         case PHOTO_VIDEO_TIMEOUT: return .timedOut("video: \(message)")
-        case PHOTO_VIDEO_NO_DECODER, PHOTO_VIDEO_NO_STREAM, PHOTO_VIDEO_NO_FRAME: return .undecodable("video: \(message)")
+        case PHOTO_VIDEO_NO_DECODER, PHOTO_VIDEO_NO_STREAM, PHOTO_VIDEO_NO_FRAME, PHOTO_VIDEO_UNAVAILABLE: return .undecodable("video: \(message)")
         default:
             // ENOMEM is FFmpeg's allocation cap refusing what a header claims: a damaged file.
             if rc < 0, -rc < 4096, -rc != ENOMEM { return .unreadable(errno: -rc, "video: \(message)") }

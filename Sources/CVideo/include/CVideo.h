@@ -64,6 +64,8 @@ enum {
     PHOTO_VIDEO_NO_FRAME = -0x50480004,
     /// The file has no video stream (or no attached picture, for `photo_video_cover`).
     PHOTO_VIDEO_NO_STREAM = -0x50480005,
+    /// FFmpeg's libraries could not be loaded (they are opened at the first video).
+    PHOTO_VIDEO_UNAVAILABLE = -0x50480006,
 };
 
 /// Reads the container and streams (no frame is decoded unless the headers leave the codec or
