@@ -98,9 +98,10 @@ struct PlacesStoreTests {
         #expect(try asset(db, "/lib/IMG_1.jpg")?.place?.city == "Sydney")
     }
 
-    @Test("Migration 011: assets indexed before places are placed by the pass, a chunk a job, each change set listing them")
+    @Test("Migration 011: assets indexed before places are placed by the pass, a chunk a job, each change set listing them, the moments they title and the user albums holding them")
     func migrationPass() throws {
         defer { dir.remove() }
+        let album: String
         do {
             let db = try open(lookup: nil)
             _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
@@ -110,20 +111,31 @@ struct PlacesStoreTests {
                                                longitude: 10)))
             }
             _ = try db.write { try $0.apply(Make.batch(outcomes), now: 1) }
+            let first = try #require(try db.read { try $0.assets(limit: 100, offset: 0) }.first { $0.path.string == "/lib/1.jpg" })
+            album = try db.write { try $0.createUserAlbum(title: "Trip", folder: nil, now: 2) }.id
+            _ = try db.write { try $0.addToUserAlbum(album, ids: [first.id], now: 3) }
             _ = try db.write { w in try w.connection.execute(StoreTests.withoutPlaces + "PRAGMA user_version = 10;") }
         }
         let db = try open()
         #expect(try db.read { try $0.placingProgress() } == PlacingProgress(done: 0, total: 6))
         var rounds = 0
         var updated = 0
+        var collections = Set<String>()
         while true {
             let (changes, more) = try db.write { try $0.placeAssets(limit: 4, now: 10) }
             updated += changes.updated.count
+            collections.formUnion(changes.collectionsUpdated)
+            #expect(changes.inserted.isEmpty && changes.deleted.isEmpty && changes.collectionsInserted.isEmpty)
             rounds += 1
             if !more { break }
             #expect(try db.read { try $0.placingProgress() } == PlacingProgress(done: 4, total: 6))
         }
         #expect(rounds == 2 && updated == 6)
+        // Every day with a placed photo got its title (the 4th has no coordinates: no title, no
+        // change), and the album holding the first photo was told.
+        let days = [1, 2, 3, 5, 6, 7].map { MomentGrouping.id(day: CivilTime.daysFromCivil(year: 2021, month: 1, day: $0)) }
+        #expect(collections == Set(days + [album]))
+        #expect(try db.read { try $0.moments() }.filter { $0.title != nil }.count == 6)
         #expect(try db.read { try $0.placingProgress() } == nil)
         let all = try db.read { try $0.assets(limit: 100, offset: 0) }
         #expect(all.filter { $0.place?.city == "Sydney" }.count == 4)

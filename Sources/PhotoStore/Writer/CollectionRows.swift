@@ -34,9 +34,9 @@ final class CollectionRows {
         let named = all.filter { $0.hasPrefix("u_") }
         let namedFolders = all.filter { $0.hasPrefix("uf_") }
         if named.isEmpty && namedFolders.isEmpty {
-            guard !job.touched.isEmpty, try keys.hasUserAlbums() else { return }
+            guard !job.touched.isEmpty || !job.placed.isEmpty, try keys.hasUserAlbums() else { return }
         }
-        var ids = Set<AssetID>()
+        var ids = Set(job.placed)
         for pk in job.touched {
             if let b = job.before[pk] { ids.insert(b.member.id) }
             if let a = job.after[pk] ?? nil { ids.insert(a.member.id) }

@@ -39,10 +39,15 @@ extension IndexReader {
 extension IndexWriter {
     /// Places the next `limit` assets of the pass over a library indexed before places (meta
     /// `places.end`, left by migration 011): each asset with coordinates gets the gazetteer's
-    /// place and zone offset, in one job whose change set lists those that changed as
-    /// `updated`. Returns the change set and whether assets are left; the pass is over (its meta
-    /// gone) when none are. Assets written since have their places already: the writer places
-    /// every asset it writes.
+    /// place and zone offset. Returns the change set and whether assets are left; the pass is
+    /// over (its meta gone) when none are. Assets written since have their places already: the
+    /// writer places every asset it writes.
+    ///
+    /// A place-only job: nothing but an asset's place and zone offset changes, so nothing that
+    /// follows from its other fields (smart albums, folder albums, bursts, key assets, moment
+    /// membership) is looked at again. The change set lists the assets whose place or offset
+    /// changed as `updated` (`WriteJob.placed`), the user albums holding them, and the moments
+    /// of their days whose titles (by place) changed.
     public func placeAssets(limit: Int, now: Int64) throws(StoreError) -> (changes: ChangeSet, more: Bool) {
         var more = false
         let changes = try commit(now: now) { job throws(StoreError) in
@@ -51,29 +56,33 @@ extension IndexWriter {
             let cursor = try meta.metaInteger("places.cursor") ?? 0
             if try meta.metaInteger("places.total") == nil { try setMetaInteger("places.total", Int64(try meta.placeable(upTo: end))) }
             let s = try db.statement("""
-                SELECT a.pk, a.place_id, a.zone_offset, \(MediaColumns.list.names(prefix: "a")) FROM assets a
+                SELECT a.pk, a.id, a.day, a.place_id, a.zone_offset, \(MediaColumns.list.names(prefix: "a")) FROM assets a
                 WHERE a.pk > :cursor AND a.pk <= :end AND a.latitude IS NOT NULL AND a.deleted_at IS NULL
                 ORDER BY a.pk LIMIT :limit
                 """)
             s.bind(":cursor", to: cursor)
             s.bind(":end", to: end)
             s.bind(":limit", to: limit)
-            var rows: [(pk: Int64, placeID: Int64?, zoneOffset: Int?, media: MediaFields)] = []
+            var rows: [(pk: Int64, id: String, day: Int?, placeID: Int64?, zoneOffset: Int?, media: MediaFields)] = []
             while try s.step() {
                 var media = MediaColumns.blank
-                guard MediaColumns.list.read(into: &media, from: s, at: 3) else {
+                guard MediaColumns.list.read(into: &media, from: s, at: 5) else {
                     s.reset()
                     throw StoreError.undecodable(table: "assets", key: String(s.int64(0)))
                 }
-                rows.append((s.int64(0), s.isNull(1) ? nil : s.int64(1), s.optionalInt(2), media))
+                rows.append((s.int64(0), s.string(1), s.isNull(2) ? nil : s.int(2), s.isNull(3) ? nil : s.int64(3),
+                             s.optionalInt(4), media))
             }
             s.reset()
             let update = try db.statement("UPDATE assets SET place_id = :placeID, zone_offset = :zoneOffset WHERE pk = :pk")
+            var days = Set<Int>()
             for row in rows {
                 let placed = places.place(of: row.media)
                 let id = try places.id(of: placed.place)
                 guard id != row.placeID || placed.zoneOffset?.seconds != row.zoneOffset else { continue }
-                try job.recordBefore(row.pk)
+                guard let assetID = AssetID(rawValue: row.id) else { throw StoreError.undecodable(table: "assets", key: String(row.pk)) }
+                job.placed.append(assetID)
+                if let day = row.day, id != row.placeID { days.insert(day) }
                 update.bind(":placeID", to: id)
                 update.bind(":zoneOffset", to: placed.zoneOffset?.seconds)
                 update.bind(":pk", to: row.pk)
@@ -86,7 +95,12 @@ extension IndexWriter {
             } else {
                 try db.execute("DELETE FROM meta WHERE key IN ('places.end', 'places.cursor', 'places.done', 'places.total')")
             }
-            return ChangeSet()
+            // The moments of the days whose places changed: titled by place.
+            var retitled = ChangeSet()
+            for day in days.sorted() where try places.retitle(day: day) {
+                retitled.collectionsUpdated.append(MomentGrouping.id(day: day))
+            }
+            return retitled
         }
         return (changes, more)
     }

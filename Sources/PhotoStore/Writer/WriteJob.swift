@@ -31,6 +31,10 @@ final class WriteJob {
     /// Changes to the per-root asset counters (`root.<id>.assets`), by root id: kept apart so
     /// that a file written costs no string made for its counter.
     var rootAssets: [Int64: Int] = [:]
+    /// Assets whose place and zone offset alone changed (`IndexWriter.placeAssets`), in pk
+    /// order: reported `updated`, with the user albums holding them; nothing else of theirs
+    /// changed, so they are not `touched`.
+    var placed: [AssetID] = []
     /// What the caller is told besides the change set.
     var report = ChangeSet.JobReport()
     /// The noise of the job's last new asset id (`AssetID(milliseconds:noise:)`): the next one
@@ -94,6 +98,7 @@ final class WriteJob {
             case (nil, nil): break
             }
         }
+        changes.updated += placed
     }
 
     /// The moments part: old members of visible assets leave, new ones join.
