@@ -171,6 +171,13 @@ struct Methods: Sendable {
         })
         o["unreadableDirectoriesOmitted"] = .int(Int64(s.unreadableDirectories.count - unreadable.count
                                                        + s.unreadableDirectoriesOmitted))
+        let failing = s.unreadableFiles.sorted { $0.key < $1.key }.prefix(Self.maxListedUnreadable)
+        o["unreadableFiles"] = .array(failing.map { path, reason in
+            var d = JSONObject()
+            WireMapping.addPath(path, to: &d)
+            d["reason"] = .string(reason)
+            return .object(d)
+        })
         let q = sortQueue.stats
         var queue = JSONObject()
         queue["jobsRun"] = .int(Int64(q.ran))
