@@ -187,6 +187,11 @@ struct Methods: Sendable {
         queue["lastError"] = q.lastError.map { .string($0) } ?? .null
         queue["waitingForSpace"] = .bool(q.waitingForSpace)
         o["sortQueue"] = .object(queue)
+        var writes = JSONObject()
+        writes["state"] = .string(q.writeFailure == nil ? "ok" : "failing")
+        writes["reason"] = q.writeFailure.map { .string($0) } ?? .null
+        writes["reopened"] = .int(Int64(q.reopened))
+        o["databaseWrites"] = .object(writes)
         o["watcher"] = watcherStatus(w)
         o["recovery"] = recoveryStatus()
         o["images"] = imageStatus()

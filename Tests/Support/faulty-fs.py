@@ -4,6 +4,7 @@
 call for call, whose calls fail or stall while a rule says so.
 
     faulty-fs.py SOURCE MOUNTPOINT CONTROL      # runs in the foreground until unmounted
+    faulty-fs.py --background SOURCE MOUNTPOINT CONTROL   # mounts, and returns (the Swift tests')
 
 Commands on the Unix socket CONTROL, one a line, each answered with one line (`ok`, or an error):
 
@@ -221,10 +222,20 @@ def control(rules, path):
 
 
 if __name__ == "__main__":
-    source, mountpoint, control_path = sys.argv[1:4]
+    args = sys.argv[1:]
+    background = args[:1] == ["--background"]
+    source, mountpoint, control_path = args[1:4] if background else args[:3]
+    control_path = os.path.abspath(control_path)
     rules = Rules()
-    control(rules, control_path)
+    if background:
+        # FUSE forks into the background once mounted: the control socket's thread must be
+        # started in the process that stays, so it is started in `init`, after the fork.
+        fs = Faulty(os.path.abspath(source), rules)
+        fs.init = lambda path: control(rules, control_path)
+    else:
+        control(rules, control_path)
+        fs = Faulty(os.path.abspath(source), rules)
     # Attributes and entries cached briefly (every change goes through this mount); no
     # write-back cache, so each write and fsync reaches the rules.
-    FUSE(Faulty(os.path.abspath(source), rules), mountpoint, foreground=True, nothreads=False, fsname="faultyfs",
+    FUSE(fs, mountpoint, foreground=not background, nothreads=False, fsname="faultyfs",
          attr_timeout=0.1, entry_timeout=0.1, negative_timeout=0.1)
