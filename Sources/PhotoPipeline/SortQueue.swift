@@ -365,7 +365,8 @@ public final class SortQueue: Service {
                     $0.stats.writeFailure = nil
                     $0.held = nil
                 }
-                logger.notice("the database can be written again: the held job committed")
+                logger.notice(first.code == .full ? "there is space again: the held job committed"
+                                                  : "the database can be written again: the held job committed")
                 for e in entries { e.done(.success(summary)) }
                 return
             } catch let error as StoreError where Self.isDiskFailure(error) {
