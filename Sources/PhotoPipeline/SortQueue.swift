@@ -65,7 +65,13 @@ public final class SortQueue: Service {
         var held: StoreError?
         /// The disk failed a write or fsync: the database is opened again before the next write.
         var needsReopen = false
+        /// Clients' writes are refused at once until then after the disk failed one: each try
+        /// costs a reopen and a `quick_check` (a read of every page), at most once in this time.
+        var refusingUntil: ContinuousClock.Instant?
     }
+
+    /// How long clients' writes are refused at once after the disk failed one.
+    static let failureBackoff: Duration = .seconds(1)
 
     let writer: DatabaseWriter
     let logger: Logger
@@ -182,7 +188,11 @@ public final class SortQueue: Service {
 
     private func enqueue(_ entry: Entry) {
         let done = entry.done
-        if entry.operation != nil || entry.maintenance != nil, let held = state.withLock({ $0.held }) {
+        if entry.operation != nil || entry.maintenance != nil, let held = state.withLock({ s -> StoreError? in
+            if let held = s.held { return held }
+            guard let until = s.refusingUntil, ContinuousClock.now < until, let failure = s.stats.writeFailure else { return nil }
+            return StoreError(code: .ioError, message: failure)
+        }) {
             done(.failure(held.code == .full
                 ? StoreError(code: .full, message: "the disk is full; writes resume when there is space again")
                 : StoreError(code: held.code, message: "\(held.message); writes resume when the database can be written again")))
@@ -303,6 +313,7 @@ public final class SortQueue: Service {
         state.withLock {
             $0.needsReopen = true
             $0.stats.writeFailure = error.message
+            $0.refusingUntil = ContinuousClock.now + Self.failureBackoff
         }
     }
 
