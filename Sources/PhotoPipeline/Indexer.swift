@@ -24,6 +24,9 @@ public final class Indexer: Sendable {
     /// scan, and the live path's plans, leave it out.
     public let exclusions: PathExclusions
     private let statusBox = Locked(IndexerStatus())
+    /// Whether the status lists unreadable files: read without its lock, so that a read that
+    /// succeeds takes the lock only while some file is listed.
+    private let listsUnreadableFiles = Atomic<Bool>(false)
     /// Whether a root, or a mount point below one, may be compared with the index (every scan
     /// asks before anything can be removed).
     public let trees: Trees
@@ -100,11 +103,14 @@ public final class Indexer: Sendable {
             logger.warning("cannot read '\(outcome.path)', keeping what the index has: \(message)",
                            [("path", outcome.path.string)])
         }
-        statusBox.withLock { s in
-            if let failure {
-                if s.unreadableFiles.count < IndexerStatus.maxUnreadableDirectories { s.unreadableFiles[outcome.path] = failure }
-            } else if !s.unreadableFiles.isEmpty {
-                s.unreadableFiles[outcome.path] = nil
+        if failure != nil || listsUnreadableFiles.load(ordering: .relaxed) {
+            statusBox.withLock { s in
+                if let failure {
+                    if s.unreadableFiles.count < IndexerStatus.maxUnreadableDirectories { s.unreadableFiles[outcome.path] = failure }
+                } else {
+                    s.unreadableFiles[outcome.path] = nil
+                }
+                listsUnreadableFiles.store(!s.unreadableFiles.isEmpty, ordering: .relaxed)
             }
         }
         return outcome
