@@ -87,6 +87,7 @@ extension Methods {
         case .invalid: return .invalidParams(error.message)
         case .full: return .unavailable("the disk is full: \(error.message)")
         case .busy: return .unavailable("the database is busy: \(error.message)")
+        case .ioError: return .unavailable("the database cannot be written now: \(error.message)")
         default: return .internalError("the write failed: \(error)")
         }
     }

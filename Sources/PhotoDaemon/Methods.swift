@@ -171,6 +171,13 @@ struct Methods: Sendable {
         })
         o["unreadableDirectoriesOmitted"] = .int(Int64(s.unreadableDirectories.count - unreadable.count
                                                        + s.unreadableDirectoriesOmitted))
+        let failing = s.unreadableFiles.sorted { $0.key < $1.key }.prefix(Self.maxListedUnreadable)
+        o["unreadableFiles"] = .array(failing.map { path, reason in
+            var d = JSONObject()
+            WireMapping.addPath(path, to: &d)
+            d["reason"] = .string(reason)
+            return .object(d)
+        })
         let q = sortQueue.stats
         var queue = JSONObject()
         queue["jobsRun"] = .int(Int64(q.ran))
@@ -180,6 +187,11 @@ struct Methods: Sendable {
         queue["lastError"] = q.lastError.map { .string($0) } ?? .null
         queue["waitingForSpace"] = .bool(q.waitingForSpace)
         o["sortQueue"] = .object(queue)
+        var writes = JSONObject()
+        writes["state"] = .string(q.writeFailure == nil ? "ok" : "failing")
+        writes["reason"] = q.writeFailure.map { .string($0) } ?? .null
+        writes["reopened"] = .int(Int64(q.reopened))
+        o["databaseWrites"] = .object(writes)
         o["watcher"] = watcherStatus(w)
         o["recovery"] = recoveryStatus()
         o["images"] = imageStatus()

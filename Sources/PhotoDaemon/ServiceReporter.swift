@@ -169,6 +169,9 @@ final class ServiceReporter: Sendable {
         if sortQueue.stats.waitingForSpace {
             return "Disk full: changes are held and retried until there is space; reads go on"
         }
+        if let failure = sortQueue.stats.writeFailure {
+            return "The database cannot be written (\(failure)): writes are refused until it can; reads go on"
+        }
         let l = live.status
         let polledTrees = l.networkTrees + l.unwatchedTrees
         let polledRoots = l.watchError != nil ? roots.count : roots.filter { root in polledTrees.contains { $0.isWithin(root) } }.count

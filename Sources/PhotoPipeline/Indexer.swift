@@ -24,6 +24,9 @@ public final class Indexer: Sendable {
     /// scan, and the live path's plans, leave it out.
     public let exclusions: PathExclusions
     private let statusBox = Locked(IndexerStatus())
+    /// Whether the status lists unreadable files: read without its lock, so that a read that
+    /// succeeds takes the lock only while some file is listed.
+    private let listsUnreadableFiles = Atomic<Bool>(false)
     /// Whether a root, or a mount point below one, may be compared with the index (every scan
     /// asks before anything can be removed).
     public let trees: Trees
@@ -79,11 +82,36 @@ public final class Indexer: Sendable {
     /// Reads one file; a file that could not be opened or read is logged (a corrupt one is only
     /// recorded: `library.errors` lists both). A refused file is read again only once it may be
     /// (`Walk.mayReadAgain`), so this logs it once, not at every scan.
+    /// A file the index has that the disk fails to give (an I/O error, `unreadable`) keeps its
+    /// row and asset — an I/O error says nothing about the file — and is listed in the status
+    /// until a read of it succeeds; a new one is an error row (`library.errors`).
     func readFile(_ candidate: Candidate) -> FileOutcome {
-        let outcome = reader.read(candidate)
+        var outcome = reader.read(candidate)
+        if !candidate.isNew, case .error(let code, let message) = outcome.kind, code == MetadataError.Code.unreadable.rawValue {
+            outcome.kind = .unreadable(message: message)
+        }
         if case .error(let code, let message) = outcome.kind,
            code == MetadataError.Code.permissionDenied.rawValue || code == MetadataError.Code.unreadable.rawValue {
             logger.warning("cannot read '\(outcome.path)': \(message)", [("path", outcome.path.string), ("error.code", code)])
+        }
+        let failure: String? = switch outcome.kind {
+        case .unreadable(let message): message
+        case .error(let code, let message) where code == MetadataError.Code.unreadable.rawValue: message
+        default: nil
+        }
+        if case .unreadable(let message) = outcome.kind {
+            logger.warning("cannot read '\(outcome.path)', keeping what the index has: \(message)",
+                           [("path", outcome.path.string)])
+        }
+        if failure != nil || listsUnreadableFiles.load(ordering: .relaxed) {
+            statusBox.withLock { s in
+                if let failure {
+                    if s.unreadableFiles.count < IndexerStatus.maxUnreadableDirectories { s.unreadableFiles[outcome.path] = failure }
+                } else {
+                    s.unreadableFiles[outcome.path] = nil
+                }
+                listsUnreadableFiles.store(!s.unreadableFiles.isEmpty, ordering: .relaxed)
+            }
         }
         return outcome
     }

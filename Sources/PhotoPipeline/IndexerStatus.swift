@@ -24,6 +24,10 @@ public struct IndexerStatus: Sendable, Hashable {
     public var unreadableDirectories: [PathBytes: String] = [:]
     public var unreadableDirectoriesOmitted = 0
     public static let maxUnreadableDirectories = 1000
+    /// Files whose last read failed on an I/O error (the disk, not the content), with the
+    /// reason: an indexed one keeps its row and asset as they were, a new one is an error row;
+    /// both are read again at the next change or scan. At most `maxUnreadableDirectories`.
+    public var unreadableFiles: [PathBytes: String] = [:]
 
     public init() {}
 }

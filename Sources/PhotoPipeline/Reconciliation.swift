@@ -111,8 +111,9 @@ enum Reconciliation {
         if let known = row {
             if known.identity == identity {
                 // Unchanged, unless every file is read again, or it was refused for want of
-                // permission and may be read now (a `chmod` changes no size or mtime).
-                if !scan.readEverything, !(isRefusedForPermission(known) && facts.isReadable(name)) {
+                // permission and may be read now (a `chmod` changes no size or mtime), or the
+                // disk failed its read (an I/O error: a look later may succeed).
+                if !scan.readEverything, !(isRefusedForPermission(known) && facts.isReadable(name)), !isUnreadable(known) {
                     return FileDecision(action: .skip)
                 }
             } else if scan.adopting, !facts.hasIndexedContent(known, size: identity.size) {
@@ -161,5 +162,11 @@ enum Reconciliation {
     /// file is readable).
     static func isRefusedForPermission(_ row: IndexedFile) -> Bool {
         row.status == .error && row.errorCode == MetadataError.Code.permissionDenied.rawValue
+    }
+
+    /// Whether the reader could not read the file for an I/O error (it is tried again at every
+    /// look: once a scan, not in a loop).
+    static func isUnreadable(_ row: IndexedFile) -> Bool {
+        row.status == .error && row.errorCode == MetadataError.Code.unreadable.rawValue
     }
 }

@@ -28,6 +28,11 @@ public final class SortQueue: Service {
         public var waitingForSpace = false
         /// Attempts to commit a held job (progress, for the watchdog: waiting is not a wedge).
         public var retries = 0
+        /// The disk failed a write or an fsync of the database (`StoreError.Code.ioError`): the
+        /// error, until a transaction commits again. Meanwhile clients' writes are refused.
+        public var writeFailure: String?
+        /// Times the database was opened again and checked after such a failure.
+        public var reopened = 0
         public init() {}
     }
 
@@ -56,7 +61,17 @@ public final class SortQueue: Service {
         var stats = Stats()
         var stopping = false
         var busy = false
+        /// Why a batch is held (the disk full, or failing): clients' writes are refused with it.
+        var held: StoreError?
+        /// The disk failed a write or fsync: the database is opened again before the next write.
+        var needsReopen = false
+        /// Clients' writes are refused at once until then after the disk failed one: each try
+        /// costs a reopen and a `quick_check` (a read of every page), at most once in this time.
+        var refusingUntil: ContinuousClock.Instant?
     }
+
+    /// How long clients' writes are refused at once after the disk failed one.
+    static let failureBackoff: Duration = .seconds(1)
 
     let writer: DatabaseWriter
     let logger: Logger
@@ -173,8 +188,14 @@ public final class SortQueue: Service {
 
     private func enqueue(_ entry: Entry) {
         let done = entry.done
-        if entry.operation != nil || entry.maintenance != nil, state.withLock({ $0.stats.waitingForSpace }) {
-            done(.failure(StoreError(code: .full, message: "the disk is full; writes resume when there is space again")))
+        if entry.operation != nil || entry.maintenance != nil, let held = state.withLock({ s -> StoreError? in
+            if let held = s.held { return held }
+            guard let until = s.refusingUntil, ContinuousClock.now < until, let failure = s.stats.writeFailure else { return nil }
+            return StoreError(code: .ioError, message: failure)
+        }) {
+            done(.failure(held.code == .full
+                ? StoreError(code: .full, message: "the disk is full; writes resume when there is space again")
+                : StoreError(code: held.code, message: "\(held.message); writes resume when the database can be written again")))
             return
         }
         let accepted = state.withLock { s -> Bool in
@@ -239,6 +260,7 @@ public final class SortQueue: Service {
         let merged = WriteBatch.merged(entries.map(\.batch))
         let result: Result<ChangeSet, StoreError>
         do {
+            try reopenIfNeeded()
             let summary: ChangeSet
             let time = now()
             if entries.count == 1, let maintenance = entries[0].maintenance {
@@ -254,17 +276,20 @@ public final class SortQueue: Service {
             state.withLock {
                 $0.stats.ran += 1
                 $0.stats.cancelled += entries.count - 1
+                $0.stats.writeFailure = nil
             }
             logger.debug("sort job committed", [("job.files", String(merged.files.count)),
                                                  ("job.merged", String(entries.count)),
                                                  ("job.inserted", String(summary.inserted.count))])
-        } catch let error as StoreError where error.code == .full && entries.allSatisfy({ $0.operation == nil && $0.maintenance == nil }) {
-            // A full disk loses nothing: the files' batch waits and is tried again; clients'
-            // writes (operations) fail at once with the reason, and reads go on.
-            holdForSpace(entries, error)
+        } catch let error as StoreError where Self.isDiskFailure(error) && entries.allSatisfy({ $0.operation == nil && $0.maintenance == nil }) {
+            // A full or failing disk loses nothing: the files' batch waits and is tried again;
+            // clients' writes (operations) fail at once with the reason, and reads go on.
+            noteFailure(error)
+            holdUntilWritable(entries, error)
             return
         } catch {
             let storeError = StoreError.wrapping(error)
+            noteFailure(storeError)
             result = .failure(storeError)
             state.withLock {
                 $0.stats.failed += 1
@@ -276,20 +301,54 @@ public final class SortQueue: Service {
         for e in entries { e.done(result) }
     }
 
-    /// Retries a batch that failed for want of space, every 1 s at first and then up to every
-    /// 30 s, until it commits or the queue stops (then its files are read again at the next
-    /// start: the disk still has them).
-    private func holdForSpace(_ entries: [Entry], _ first: StoreError) {
-        logger.error("the disk is full: \(first); holding \(entries.count) job(s) and retrying until there is space again; "
-                     + "reads go on")
+    /// A full disk (`full`), or one that failed a write or an fsync of the database
+    /// (`ioError`): what a held batch waits out.
+    static func isDiskFailure(_ error: StoreError) -> Bool { error.code == .full || error.code == .ioError }
+
+    /// After the disk failed a write or an fsync, no transaction runs on the connections that
+    /// met the failure: the next job opens the database again and checks it first
+    /// (`Database.reopenAfterFailure`).
+    private func noteFailure(_ error: StoreError) {
+        guard error.code == .ioError else { return }
         state.withLock {
-            $0.stats.waitingForSpace = true
+            $0.needsReopen = true
+            $0.stats.writeFailure = error.message
+            $0.refusingUntil = ContinuousClock.now + Self.failureBackoff
+        }
+    }
+
+    /// Opens the database again and checks it, when a disk error asked for it; throws an
+    /// `ioError` (the next job tries again) while that fails.
+    private func reopenIfNeeded() throws(StoreError) {
+        guard state.withLock({ $0.needsReopen }) else { return }
+        do {
+            try writer.database.reopenAfterFailure()
+        } catch {
+            throw StoreError(code: .ioError, message: "the database cannot be opened again after a disk error: \(error)")
+        }
+        state.withLock {
+            $0.needsReopen = false
+            $0.stats.reopened += 1
+        }
+        logger.notice("the database was opened again and checked after a disk error")
+    }
+
+    /// Retries a batch that failed for want of space or on a failing disk, every 1 s at first
+    /// and then up to every 30 s, until it commits or the queue stops (then its files are read
+    /// again at the next start: the disk still has them).
+    private func holdUntilWritable(_ entries: [Entry], _ first: StoreError) {
+        logger.error("\(first.code == .full ? "the disk is full" : "the database cannot be written"): \(first); holding "
+                     + "\(entries.count) job(s) and retrying until it can be written again; reads go on")
+        state.withLock {
+            $0.held = first
+            $0.stats.waitingForSpace = first.code == .full
             $0.stats.lastError = "\(first)"
         }
         var delay: Duration = .seconds(1)
         while true {
             if state.withLock({ $0.stopping }) {
                 logger.warning("stopping with a job held for want of space: its files are read again at the next start")
+                state.withLock { $0.held = nil }
                 for e in entries { e.done(.failure(first)) }
                 return
             }
@@ -306,6 +365,7 @@ public final class SortQueue: Service {
             state.withLock { $0.stats.retries += 1 }
             let merged = WriteBatch.merged(entries.map(\.batch))
             do {
+                try reopenIfNeeded()
                 let time = now()
                 let summary = try writer.write { try $0.apply(merged, now: time) }
                 if summary.token != nil, let handler = commitHandler.withLock({ $0 }) { handler((summary, time)) }
@@ -313,11 +373,15 @@ public final class SortQueue: Service {
                     $0.stats.ran += 1
                     $0.stats.cancelled += entries.count - 1
                     $0.stats.waitingForSpace = false
+                    $0.stats.writeFailure = nil
+                    $0.held = nil
                 }
-                logger.notice("there is space again: the held job committed")
+                logger.notice(first.code == .full ? "there is space again: the held job committed"
+                                                  : "the database can be written again: the held job committed")
                 for e in entries { e.done(.success(summary)) }
                 return
-            } catch let error as StoreError where error.code == .full {
+            } catch let error as StoreError where Self.isDiskFailure(error) {
+                noteFailure(error)
                 continue
             } catch {
                 let storeError = StoreError.wrapping(error)
@@ -325,6 +389,7 @@ public final class SortQueue: Service {
                     $0.stats.failed += 1
                     $0.stats.lastError = "\(storeError)"
                     $0.stats.waitingForSpace = false
+                    $0.held = nil
                 }
                 logger.error("a held job failed: \(storeError)")
                 for e in entries { e.done(.failure(storeError)) }

@@ -18,6 +18,8 @@ public final class Database: Sendable {
     private let readers: [ReaderSlot]
     private let nextReader = Atomic<Int>(0)
     private let writerTaken = Locked(false)
+    /// What the writer was made with (kept for `reopenAfterFailure`).
+    private let writerOptions: Options
     /// Recent fetch results, shared by the readers (see `FetchResults`).
     private let results: Locked<FetchResults>
     /// Whether the file was opened exactly as photod left it at a clean stop (its seal taken
@@ -47,6 +49,7 @@ public final class Database: Sendable {
     public init(path: String, options: Options = Options()) throws(StoreError) {
         _ = Database.configureSQLite
         self.path = path
+        writerOptions = options
         do {
             try Directory.makePath(PathBytes(path).parent)
         } catch {
@@ -87,14 +90,7 @@ public final class Database: Sendable {
             // Debian builds SQLite with SECURE_DELETE on: freed pages are overwritten with zeros,
             // writes the index does not need (what they held is paths and metadata of files the
             // library holds anyway).
-            try connection.execute("""
-                PRAGMA wal_autocheckpoint=8000;
-                PRAGMA synchronous=NORMAL;
-                PRAGMA foreign_keys=ON;
-                PRAGMA temp_store=MEMORY;
-                PRAGMA cache_size=-4000;
-                PRAGMA secure_delete=OFF;
-                """)
+            try connection.execute(Self.writerPragmas)
             let started = ContinuousClock.now
             let found = try Schema.migrate(connection)
             // The smart albums' counters, counted once for a database from before them.
@@ -132,6 +128,42 @@ public final class Database: Sendable {
         let indexWriter = IndexWriter(connection, places: options.places, retentionMilliseconds: options.retentionMilliseconds)
         writer = Locked(indexWriter)
         readers = (0..<max(1, options.readers)).map { _ in ReaderSlot() }
+    }
+
+    /// The writer connection's settings (see `init` for why each).
+    private static let writerPragmas = """
+        PRAGMA wal_autocheckpoint=8000;
+        PRAGMA synchronous=NORMAL;
+        PRAGMA foreign_keys=ON;
+        PRAGMA temp_store=MEMORY;
+        PRAGMA cache_size=-4000;
+        PRAGMA secure_delete=OFF;
+        """
+
+    /// Closes the writer and reader connections and opens the database again, then checks it
+    /// (`quick_check`): after the disk failed a write or an fsync of it (``StoreError/Code/ioError``).
+    /// A failed fsync may have dropped written pages while the kernel's cache still shows them,
+    /// and SQLite's own caches describe what it meant to write: going on with them is going on
+    /// as if the data were safe (PostgreSQL's "fsyncgate"). A fresh connection reads the WAL and
+    /// the database as the file system has them now. Throws (and the caller must not write)
+    /// when the file cannot be opened or the check fails; waits for the writer.
+    public func reopenAfterFailure() throws(StoreError) {
+        try writer.withLock { w throws(StoreError) in
+            // Every connection closed first: SQLite then lets go of the file (no descriptor
+            // kept for reuse) and the next open rebuilds the WAL index from the WAL itself. Until
+            // the database opens again the writer is a placeholder on an empty in-memory
+            // database, on which nothing can be written (the sort queue reopens before any job).
+            for slot in readers { slot.connection.withLock { $0 = nil } }
+            w = IndexWriter(try Connection(path: ":memory:"), places: nil)
+            let connection = try Connection(path: path, create: false)
+            try connection.execute(Self.writerPragmas)
+            let check = try connection.scalar("PRAGMA quick_check").string
+            guard check == "ok" else {
+                throw StoreError(code: .corrupt, message: "database '\(path)' fails its check after a disk error: \(check ?? "nil")")
+            }
+            w = IndexWriter(connection, places: writerOptions.places, retentionMilliseconds: writerOptions.retentionMilliseconds)
+        }
+        results.withLock { $0.invalidate() }
     }
 
     /// Process-wide SQLite settings, once, before the first connection.

@@ -148,6 +148,7 @@ public final class Connection {
         switch rc & 0xff {
         case SQLITE_BUSY, SQLITE_LOCKED: code = .busy
         case SQLITE_FULL: code = .full
+        case SQLITE_IOERR: code = .ioError
         case SQLITE_CORRUPT, SQLITE_NOTADB: code = .corrupt
         case SQLITE_CONSTRAINT: code = .constraint
         case SQLITE_CANTOPEN: code = .cannotOpen

@@ -14,6 +14,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let busy = Code(rawValue: "busy")
         /// The disk or the file system is full.
         public static let full = Code(rawValue: "full")
+        /// The disk failed a read, write or fsync of the database (SQLite's `SQLITE_IOERR`): what
+        /// was being written is not on disk, and what was written before may not be either.
+        public static let ioError = Code(rawValue: "ioError")
         /// The file is not a database or is corrupt.
         public static let corrupt = Code(rawValue: "corrupt")
         /// A constraint was violated (a bug, or a write that lost a race).

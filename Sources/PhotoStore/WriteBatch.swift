@@ -19,6 +19,11 @@ public struct FileOutcome: Sendable {
         /// an error here would stick: its folder renamed back, the file would match the error
         /// row's identity and never be read again.
         case vanished
+        /// A file the index has could not be read (an I/O error: the disk, not the content).
+        /// Nothing is written for it either: its row, and its asset, stay as they were (a
+        /// failing disk must not send photos to Recently Deleted); it is read again at the next
+        /// change or scan, and `library.status` lists it meanwhile.
+        case unreadable(message: String)
     }
 
     public var directory: PathBytes
@@ -51,7 +56,7 @@ public struct FileOutcome: Sendable {
         case .sidecar: return .sidecar
         case .ignored: return .ignored
         case .error: return .error
-        case .vanished: return nil
+        case .vanished, .unreadable: return nil
         }
     }
 }

@@ -83,6 +83,14 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
             out("  DISK FULL   changes are held and retried until there is space; reads go on, writes are refused")
         }
     }
+    if let writes = result["databaseWrites"], writes["state"]?.stringValue == "failing" {
+        out("  DISK ERROR  the database cannot be written (\(writes["reason"]?.stringValue ?? "?")): changes are held, "
+            + "writes are refused until it can; reads go on")
+    }
+    if let unreadable = result["unreadableFiles"]?.arrayValue, let first = unreadable.first {
+        out("  unreadable  \(unreadable.count) file(s) the disk failed to read, kept as indexed and read again at the next "
+            + "scan (e.g. \(first["path"]?.stringValue ?? "?"): \(first["reason"]?.stringValue ?? "?"))")
+    }
     if let r = result["recovery"], !r.isNull {
         let restored = r["restored"]
         let at = r["at"]?.int64Value.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double($0) / 1000)) } ?? "?"

@@ -63,7 +63,7 @@ enum FileColumns {
             s.bind(":rating", to: x.rating)
             s.bind(":keywords", to: Keywords.encode(x.keywords))
             s.bind(":filePlace", to: x.place?.encoded)
-        case .ignored, .error, .vanished:
+        case .ignored, .error, .vanished, .unreadable:
             s.bind(":isRaw", to: false)
         }
     }

@@ -1,0 +1,94 @@
+import Foundation
+import PhotoMetadata
+import PhotoModel
+@testable import PhotoPipeline
+import PhotoStore
+import PhotoSystem
+import PhotoTesting
+import Testing
+
+/// A reader whose disk fails: the files named in `failing` give an I/O error, as the metadata
+/// reader reports `EIO` (`unreadable`); the others read as `FakeReader`'s assets.
+final class FailingDiskReader: FileReading {
+    let failing = Locked<Set<String>>([])
+    let rulesVersion = 1
+
+    func read(_ c: Candidate) -> FileOutcome {
+        if failing.withLock({ $0.contains(String(decoding: c.name, as: UTF8.self)) }) {
+            return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil,
+                               kind: .error(code: MetadataError.Code.unreadable.rawValue,
+                                            message: "cannot read the file: pread: Input/output error"))
+        }
+        return FakeReader().read(c)
+    }
+}
+
+/// Reads that fail on a dying disk (issue 34): `scripts/failing-disk-test` makes them with a
+/// FUSE disk; these take the reader's side of it.
+@Suite("Files the disk fails to read")
+struct DiskErrorTests {
+    let lib: TemporaryDirectory
+    let state: TemporaryDirectory
+    init() throws {
+        lib = try TemporaryDirectory("diskerror-lib")
+        state = try TemporaryDirectory("diskerror-state")
+    }
+
+    func cleanup() {
+        lib.remove()
+        state.remove()
+    }
+
+    /// A new mtime for `name`, as an edit gives (the next scan reads the file again).
+    func touch(_ name: String) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_000)],
+                                              ofItemAtPath: lib(name).string)
+    }
+
+    @Test("An indexed file whose read fails on an I/O error keeps its asset, is listed, and is read again")
+    func indexedFileKeepsItsAsset() throws {
+        defer { cleanup() }
+        for name in ["a.jpg", "b.jpg", "c.jpg"] { try lib.write(name, [1]) }
+        let db = try Database(path: state("d.db").string)
+        let pipeline = TestPipeline(db, roots: [lib.path])
+        let reader = FailingDiskReader()
+        let indexer = pipeline.indexer(reader)
+        indexer.scan(roots: [lib.path])
+        let before = try db.read { try $0.assets(limit: 10, offset: 0) }
+        #expect(before.count == 3)
+
+        reader.failing.withLock { $0 = ["a.jpg"] }
+        try touch("a.jpg")
+        indexer.scan(roots: [lib.path])
+        let counts = try db.read { try $0.counts() }
+        #expect(counts.assets == 3)
+        #expect(counts.recentlyDeleted == 0)
+        #expect(try db.read { try $0.assets(limit: 10, offset: 0) }.map(\.id) == before.map(\.id))
+        #expect(indexer.status.unreadableFiles == [lib("a.jpg"): "cannot read the file: pread: Input/output error"])
+
+        reader.failing.withLock { $0 = [] }
+        indexer.scan(roots: [lib.path])
+        #expect(indexer.status.unreadableFiles.isEmpty)
+        #expect(try db.read { try $0.counts() }.assets == 3)
+    }
+
+    @Test("A new file that failed on an I/O error is an error row, read again at the next scan though unchanged")
+    func newFileIsReadAgain() throws {
+        defer { cleanup() }
+        for name in ["a.jpg", "b.jpg"] { try lib.write(name, [1]) }
+        let db = try Database(path: state("d.db").string)
+        let pipeline = TestPipeline(db, roots: [lib.path])
+        let reader = FailingDiskReader()
+        reader.failing.withLock { $0 = ["a.jpg"] }
+        let indexer = pipeline.indexer(reader)
+        indexer.scan(roots: [lib.path])
+        #expect(try db.read { try $0.counts() }.assets == 1)
+        #expect(try db.read { try $0.fileIssues(limit: 10) }.map(\.code) == [MetadataError.Code.unreadable.rawValue])
+
+        reader.failing.withLock { $0 = [] }
+        indexer.scan(roots: [lib.path])
+        #expect(try db.read { try $0.counts() }.assets == 2)
+        #expect(try db.read { try $0.fileIssues(limit: 10) }.isEmpty)
+        #expect(indexer.status.unreadableFiles.isEmpty)
+    }
+}

@@ -1,0 +1,38 @@
+import CSQLite
+import Foundation
+import PhotoModel
+@testable import PhotoStore
+import PhotoTesting
+import Testing
+
+/// The store's side of a disk that fails under the database (issue 34; the failing disk itself
+/// is `scripts/failing-disk-test`'s FUSE file system).
+@Suite("A disk failing under the database")
+struct DiskFailureStoreTests {
+    // SQLITE_IOERR_READ, _WRITE and _FSYNC are SQLITE_IOERR with 1, 3 and 4 in the second byte
+    // (macros Swift does not import).
+    @Test("SQLite's I/O errors (a failed read, write or fsync) are ioError; a full disk stays full", arguments: [
+        (SQLITE_IOERR, StoreError.Code.ioError), (SQLITE_IOERR | 3 << 8, .ioError), (SQLITE_IOERR | 4 << 8, .ioError),
+        (SQLITE_IOERR | 1 << 8, .ioError), (SQLITE_FULL, .full), (SQLITE_BUSY, .busy), (SQLITE_CORRUPT, .corrupt),
+    ])
+    func errorCodes(rc: Int32, code: StoreError.Code) {
+        #expect(Connection.error(rc, "disk I/O error", sql: "COMMIT").code == code)
+    }
+
+    @Test("After a disk error the database is opened again and checked: the writer is a new connection, what was committed is there, reads and writes go on")
+    func reopen() throws {
+        let dir = try TemporaryDirectory("diskfail-store")
+        defer { dir.remove() }
+        let db = try Database(path: dir("index.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/a.jpg", inode: 1, .media(Make.media(date: "2020-05-01T10:00:00")))]), now: 1) }
+        let before = try db.read { try $0.assets(limit: 10, offset: 0) }
+        let writer = try db.write { ObjectIdentifier($0.connection) }
+        try db.reopenAfterFailure()
+        #expect(try db.write { ObjectIdentifier($0.connection) } != writer)
+        #expect(try db.read { try $0.assets(limit: 10, offset: 0) } == before)
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/b.jpg", inode: 2, .media(Make.media(date: "2020-05-01T11:00:00")))]), now: 2) }
+        #expect(try db.read { try $0.assets(limit: 10, offset: 0) }.count == 2)
+        #expect(try db.write { try $0.connection.scalar("PRAGMA synchronous").int64 } == 1, "the writer's settings again (NORMAL)")
+    }
+}
