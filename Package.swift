@@ -67,7 +67,7 @@ let package = Package(
                                                      "CRaw", "COpenJPEG", "CJXL", "CImaging", "CVideo"],
                 swiftSettings: strict),
         .target(name: "PhotoWatch", dependencies: ["PhotoModel", "PhotoSystem", "CLinux"], swiftSettings: strict),
-        .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "CGeoNames"], swiftSettings: strict),
+        .target(name: "PhotoPlaces", dependencies: ["PhotoModel", "PhotoSystem", "CGeoNames"], swiftSettings: strict),
 
         // Orchestration.
         .target(name: "PhotoPipeline", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "PhotoStore", "PhotoWatch"],

@@ -4,6 +4,8 @@
 #endif
 #include "CLinux.h"
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -198,4 +200,15 @@ int photo_thread_nice(void) {
 
 int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname) {
     return renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE);
+}
+
+int photo_processor_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }

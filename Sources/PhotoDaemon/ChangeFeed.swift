@@ -1,4 +1,3 @@
-import Foundation
 import PhotoModel
 import PhotoStore
 import PhotoSystem

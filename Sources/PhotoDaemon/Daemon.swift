@@ -1,5 +1,4 @@
 @preconcurrency import Dispatch
-import Foundation
 import PhotoModel
 import PhotoPipeline
 import PhotoStore
@@ -31,7 +30,7 @@ public final class Daemon: Sendable {
 
     /// `environment` holds what a service manager passes (`NOTIFY_SOCKET`, `WATCHDOG_USEC`,
     /// `LISTEN_FDS`) and the test hooks' switch (`PHOTOD_TEST_HOOKS=1`).
-    public init(options: DaemonOptions, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(options: DaemonOptions, logger: Logger, environment: [String: String] = ProcessEnvironment.current) {
         self.options = options
         self.logger = logger
         self.environment = environment
@@ -222,7 +221,7 @@ public final class Daemon: Sendable {
     /// Why the command line and configuration file as they are now do not parse, or nil.
     static func invalidConfiguration() -> String? {
         do {
-            _ = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            _ = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current)
             return nil
         } catch {
             switch error {

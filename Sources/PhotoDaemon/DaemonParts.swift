@@ -1,5 +1,4 @@
 @preconcurrency import Dispatch
-import Foundation
 import PhotoModel
 import PhotoPipeline
 import PhotoPlaces
@@ -22,7 +21,7 @@ extension Daemon {
             storeOptions.places = options.gazetteer ? OfflinePlaces() : nil
             storeOptions.retentionMilliseconds = Int64(options.retentionDays) * 86_400_000
             (database, recovery) = try Database.openRecovering(path: options.database.string, options: storeOptions,
-                                                               now: Int64(Date().timeIntervalSince1970 * 1000))
+                                                               now: WallClock.milliseconds())
         } catch {
             throw StartupError(description: error.message)
         }
@@ -38,7 +37,7 @@ extension Daemon {
         }
         if let upgraded = database.upgraded {
             logger.notice("the database was upgraded from schema \(upgraded.from) to \(Schema.currentVersion) "
-                          + "(once) in \(String(format: "%.1f", upgraded.seconds)) s")
+                          + "(once) in \(fixedDecimals(upgraded.seconds, 1)) s")
         }
         if database.openedSealed {
             logger.debug("the database is as the last clean stop left it: no integrity check or counter recount needed")

@@ -1,4 +1,3 @@
-import Foundation
 import PhotoImaging
 import PhotoModel
 import PhotoSystem

@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import PhotoImaging
 import PhotoMetadata
 import PhotoModel

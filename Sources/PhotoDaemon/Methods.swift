@@ -1,4 +1,3 @@
-import Foundation
 import PhotoModel
 import PhotoPipeline
 import PhotoStore
@@ -545,5 +544,5 @@ struct DaemonInfo: Sendable {
     func uptimeSeconds() -> Int { Int(started.duration(to: .now).components.seconds) }
 
     /// Wall-clock Unix milliseconds (Recently Added looks back from it).
-    func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    func now() -> Int64 { WallClock.milliseconds() }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import PhotoSystem
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import PhotoSystem
 import PhotoPipeline
 import PhotoStore
 import PhotoWire
@@ -38,7 +39,7 @@ struct TestHooks: Sendable {
         try p.rejectUnknownKeys(allowed: ["seconds"])
         let seconds = try p.double("seconds", in: 0.1...60)
         sortQueue.submit(operation: { _, _ in
-            Thread.sleep(forTimeInterval: seconds)
+            sleepThread(seconds: seconds)
             return ChangeSet()
         })
         return .object(["wedged": .double(seconds)])

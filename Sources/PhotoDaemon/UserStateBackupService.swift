@@ -1,5 +1,4 @@
 @preconcurrency import Dispatch
-import Foundation
 import PhotoModel
 import PhotoPipeline
 import PhotoStore
@@ -28,7 +27,7 @@ final class UserStateBackupService: Service {
     private let state = Locked(State())
 
     init(database: Database, logger: Logger, interval: Duration = .seconds(1),
-         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+         now: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
         self.database = database
         self.path = UserStateBackup.path(forDatabase: database.path)
         self.logger = logger

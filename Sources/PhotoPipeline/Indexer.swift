@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import PhotoMetadata
 import PhotoModel
 import PhotoStore
@@ -40,14 +40,14 @@ public final class Indexer: Sendable {
     ///   - now: wall-clock Unix milliseconds (injected for tests).
     public init(database: Database, sortQueue: SortQueue, trees: Trees, reader: any FileReading, logger: Logger,
                 workers: Int? = nil, exclusions: PathExclusions = .none,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                now: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
         self.exclusions = exclusions
         self.database = database
         self.sortQueue = sortQueue
         self.trees = trees
         self.reader = reader
         self.logger = logger
-        self.workers = max(1, workers ?? ProcessInfo.processInfo.activeProcessorCount)
+        self.workers = max(1, workers ?? ProcessEnvironment.processorCount)
         self.now = now
     }
 
@@ -289,7 +289,7 @@ public final class Indexer: Sendable {
         }
         let busy = report.busyFiles > 0 ? ", \(report.busyFiles) held open for writing (read when closed)" : ""
         logger.info("scan finished: \(report.files) files, \(report.readFiles) read, \(report.errors) errors, "
-                    + "\(report.removedFiles) removed\(busy), in \(String(format: "%.2f", report.seconds)) s",
+                    + "\(report.removedFiles) removed\(busy), in \(fixedDecimals(report.seconds, 2)) s",
                     [("scan.files", String(report.files)), ("scan.read", String(report.readFiles)),
                      ("scan.errors", String(report.errors)), ("scan.removed", String(report.removedFiles))])
         return report
@@ -340,7 +340,7 @@ public final class Indexer: Sendable {
         do {
             let (before, after) = try sortQueue.compact()
             logger.notice("compacted the database after reading every file again: \(before / 1_000_000) → \(after / 1_000_000) MB "
-                          + "in \(String(format: "%.1f", Self.seconds(ContinuousClock.now - started))) s")
+                          + "in \(fixedDecimals(Self.seconds(ContinuousClock.now - started), 1)) s")
         } catch {
             logger.warning("cannot compact the database after reading every file again (it stays as it is): \(error)")
         }

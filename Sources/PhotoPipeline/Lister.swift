@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import PhotoModel
 import PhotoSystem
 

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -40,7 +39,7 @@ public final class LiveLoop: Service {
     public init(indexer: Indexer, sortQueue: SortQueue, trees: Trees, inbox: LiveInbox, roots: [PathBytes],
                 watcher: InotifyWatcher?, watchError: String? = nil, mountWatcher: MountWatcher?, mountWatchError: String? = nil,
                 options: LiveOptions = LiveOptions(), logger: Logger, clock: any LoopClock = SystemLoopClock(),
-                wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                wallClock: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
         context = LiveContext(roots: roots, indexer: indexer, sortQueue: sortQueue, trees: trees, watcher: watcher,
                               options: options, logger: logger)
         self.inbox = inbox

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import Dispatch
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -86,7 +87,7 @@ public final class SortQueue: Service {
     /// Takes the database's writer (`Database.takeWriter()`): the queue is its one writer.
     /// `start()` starts the thread.
     public init(database: Database, logger: Logger,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                now: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
         writer = database.takeWriter()
         self.logger = logger
         self.now = now
@@ -360,7 +361,7 @@ public final class SortQueue: Service {
                 return operations
             }
             for e in refused { e.done(.failure(first)) }
-            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+            sleepThread(seconds: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
             delay = min(delay * 2, .seconds(30))
             state.withLock { $0.stats.retries += 1 }
             let merged = WriteBatch.merged(entries.map(\.batch))

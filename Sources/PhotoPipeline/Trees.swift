@@ -1,4 +1,3 @@
-import Foundation
 import PhotoModel
 import PhotoStore
 import PhotoSystem
@@ -76,7 +75,7 @@ public final class Trees: Sendable {
     public init(roots: [PathBytes], database: Database, sortQueue: SortQueue, logger: Logger,
                 probeDeadline: Duration = .seconds(2), onAnswer: @escaping @Sendable (PathBytes) -> Void = { _ in },
                 exclusions: PathExclusions = .none,
-                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                now: @escaping @Sendable () -> Int64 = { WallClock.milliseconds() }) {
         self.exclusions = exclusions
         self.database = database
         self.sortQueue = sortQueue

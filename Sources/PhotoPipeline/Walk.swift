@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import PhotoMetadata
 import PhotoModel
 import PhotoStore
@@ -43,7 +42,7 @@ struct Walk {
     private(set) var busyFiles = 0
     /// Files modified after this instant (Unix nanoseconds) are checked for a writer before
     /// they are read; older ones are not (a copy in progress keeps its mtime current).
-    private let recentCutoff = Int64(Date().timeIntervalSince1970 * 1e9) - 10_000_000_000
+    private let recentCutoff = WallClock.nanoseconds() - 10_000_000_000
     /// Removals wait for the end of the walk: a file or directory missing here may turn up
     /// elsewhere later in the walk (a move), and must then keep its id.
     private var deferredFiles: [(directory: PathBytes, name: [UInt8])] = []

@@ -1,5 +1,5 @@
-import Foundation
 import PhotoModel
+import PhotoSystem
 import Synchronization
 
 /// The daemon's `PlaceLookup`: GeoNames through libgeonames (read the first time an asset has
@@ -7,8 +7,8 @@ import Synchronization
 /// its places name. Nothing leaves the machine.
 public final class OfflinePlaces: PlaceLookup {
     private let gazetteer: @Sendable () -> Gazetteer
-    /// Zones by name: `TimeZone(identifier:)` reads its file each time.
-    private let zones = Mutex<[String: TimeZone?]>([:])
+    /// Zones by name, each file read once.
+    private let zones = Mutex<[String: TZifZone?]>([:])
 
     /// GeoNames' cities; a test passes its own table.
     public init(gazetteer: (@Sendable () -> Gazetteer)? = nil) {
@@ -25,15 +25,15 @@ public final class OfflinePlaces: PlaceLookup {
     /// wall time names under the offset in force at the same digits read as UTC (right except
     /// in the hour a clock skips or repeats, where one of the two offsets is as good as the other).
     public func offset(timeZone: String, at local: LocalDateTime) -> UTCOffset? {
-        let zone = zones.withLock { cache -> TimeZone? in
+        let zone = zones.withLock { cache -> TZifZone? in
             if let known = cache[timeZone] { return known }
-            let z = TimeZone(identifier: timeZone)
+            let z = SystemZones.zone(named: timeZone)
             cache[timeZone] = z
             return z
         }
         guard let zone else { return nil }
         let asUTC = local.unixSeconds(offsetSeconds: 0)
-        func offset(_ t: Int64) -> Int { zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t))) }
+        func offset(_ t: Int64) -> Int { zone.offsetSeconds(atUnixSeconds: t) }
         return UTCOffset(seconds: offset(asUTC - Int64(offset(asUTC))))
     }
 }

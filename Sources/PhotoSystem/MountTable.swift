@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CLinux
-import Foundation
 import PhotoModel
 
 /// One line of `/proc/self/mountinfo` (proc(5)): a mount in this process's mount namespace.
@@ -172,7 +171,7 @@ public func volumeID(of entry: MountEntry, directory: FileDescriptor) -> String?
     }
     var serial: UInt32 = 0
     if photo_fat_volume_id(directory.rawValue, &serial) == 0 {
-        return String(format: "%04X-%04X", serial >> 16, serial & 0xFFFF)
+        return hexDigits(serial >> 16, width: 4) + "-" + hexDigits(serial & 0xFFFF, width: 4)
     }
     if entry.major == 0 { return entry.source }
     return nil

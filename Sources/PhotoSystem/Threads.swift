@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,11 +71,22 @@ private let ownerKey: pthread_key_t = {
 public func spawnThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
     let owner = ThreadOwner.current
     owner.began(name)
-    let thread = Thread {
+    let start = ThreadStart {
         setThreadName(name)
         owner.adopt { body() }
         owner.ended(name)
     }
-    thread.name = name
-    thread.start()
+    var thread = pthread_t()
+    let error = pthread_create(&thread, nil, { argument in
+        Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(start).toOpaque())
+    precondition(error == 0, "pthread_create failed: \(error)")
+    pthread_detach(thread)
+}
+
+/// A thread's body, handed through `pthread_create`'s argument.
+private final class ThreadStart {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
 }

@@ -1,5 +1,5 @@
+import Glibc
 import CLinux
-import Foundation
 import PhotoDaemon
 import PhotoSystem
 
@@ -10,7 +10,7 @@ sigemptyset(&handled)
 for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, sig) }
 sigprocmask(SIG_UNBLOCK, &handled, nil)
 
-let environment = ProcessInfo.processInfo.environment
+let environment = ProcessEnvironment.current
 let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()), environment: environment)
@@ -26,7 +26,7 @@ do {
         let checking = CommandLine.arguments.contains("--check-config")
         let destination = LogSetup.destination(environment: environment)
         if destination == .stderr {
-            FileHandle.standardError.write(Data("photod: \(message)\nUsage: photod --library DIR [options]; see 'photod --help'.\n".utf8))
+            writeStandardError("photod: \(message)\nUsage: photod --library DIR [options]; see 'photod --help'.\n")
         } else {
             let logger = Logger(facility: "photod", sink: LogSetup.sink(for: destination))
             logger.error((checking ? "the configuration is not valid: " : "configuration error, not starting: ") + message

@@ -111,3 +111,7 @@ int photo_thread_nice(void);
 /// instead of replacing a file already at the new name. 0, or -1 and errno (`EINVAL` on file
 /// systems that cannot promise it).
 int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname);
+
+/// The processors the calling process may run on (its affinity mask, as `nproc` counts them);
+/// the online processors when the mask cannot be read.
+int photo_processor_count(void);
