@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import PhotoModel
 import PhotoSystem
 import PhotoWire
@@ -32,7 +32,7 @@ public final class PhotoLibrary: Sendable {
     /// The library of the photod a user's programs find by default: `$PHOTOD_SOCKET`, the
     /// user's runtime directory, then the system service's `/run/photod/photod.sock` (as photoctl).
     public convenience init(timeout: Duration? = .seconds(60)) {
-        self.init(sockets: DefaultPaths(environment: ProcessInfo.processInfo.environment).clientSockets, timeout: timeout)
+        self.init(sockets: DefaultPaths(environment: ProcessEnvironment.current).clientSockets, timeout: timeout)
     }
 
     /// A library reached through the first of `sockets` that answers (see

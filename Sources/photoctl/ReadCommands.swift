@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import PhotoClient
 import PhotoModel
 import PhotoSystem
@@ -68,7 +68,7 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         out("  scanning    \(progress) (\(number(scan["files"])) files seen)")
     }
     if let last = result["lastScan"], !last.isNull {
-        let seconds = last["seconds"]?.doubleValue.map { String(format: "%.2f s", $0) } ?? "?"
+        let seconds = last["seconds"]?.doubleValue.map { fixedDecimals($0, 2) + " s" } ?? "?"
         out("  last scan   \(number(last["files"])) files, \(number(last["readFiles"])) read, \(seconds), "
             + "finished \(last["finishedAt"]?.stringValue ?? "?")")
         if let busy = last["busyFiles"]?.intValue, busy > 0 {
@@ -93,7 +93,7 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
     }
     if let r = result["recovery"], !r.isNull {
         let restored = r["restored"]
-        let at = r["at"]?.int64Value.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double($0) / 1000)) } ?? "?"
+        let at = r["at"]?.int64Value.map { LocalDateTime(unixSeconds: $0 / 1000, offsetSeconds: 0).map { $0.description + "Z" } ?? "?" } ?? "?"
         out("  recovered   the database was \(r["reason"]?.stringValue ?? "damaged") at \(at): "
             + "kept as \(r["damagedFile"]?.stringValue ?? "?"), index rebuilt, user state \(r["state"]?.stringValue ?? "?")"
             + (restored.map { " (\(number($0["favorites"])) favorites, \(number($0["albums"])) albums, "
@@ -113,7 +113,7 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
         if let hint = w["hint"]?.stringValue { out("  hint        \(hint)") }
     }
     if let i = result["images"], !i.isNull {
-        let megabytes = { (v: JSONValue?) in String(format: "%.1f", Double(v?.int64Value ?? 0) / 1_048_576) }
+        let megabytes = { (v: JSONValue?) in fixedDecimals(Double(v?.int64Value ?? 0) / 1_048_576, 1) }
         out("  images      \(number(i["cachedImages"])) cached (\(megabytes(i["cacheBytes"])) of \(megabytes(i["cacheCapacity"])) MiB) "
             + "in \(i["cacheDirectory"]?.stringValue ?? "?"); \(number(i["requests"])) requests, \(number(i["cacheHits"])) hits, "
             + "\(number(i["rendered"])) rendered, \(number(i["failed"])) failed")

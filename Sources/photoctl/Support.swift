@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import PhotoClient
 import PhotoModel
 import PhotoSystem

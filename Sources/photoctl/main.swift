@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import PhotoSystem
 
 // photoctl: the command-line client of photod. Data goes to stdout (human tables, or one
@@ -66,7 +66,7 @@ func run(_ argv: [String]) throws(Failure) {
     guard subcommands.contains(command) else {
         throw Failure(code: .usage, message: "unknown subcommand '\(command)'; see 'photoctl --help'")
     }
-    let defaults = DefaultPaths(environment: ProcessInfo.processInfo.environment)
+    let defaults = DefaultPaths(environment: ProcessEnvironment.current)
     let sockets = socketFlag.map { [DefaultPaths.absolute($0)] } ?? defaults.clientSockets
     switch command {
     case "status": try status(rest, sockets: sockets)
