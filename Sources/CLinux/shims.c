@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -202,13 +203,54 @@ int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, cons
     return renameat2(olddirfd, oldname, newdirfd, newname, RENAME_NOREPLACE);
 }
 
+/// The CPUs a cgroup v2 quota allows this process (`cpu.max` of its cgroup and those above it,
+/// rounded up), or 0 when none limits it.
+static int cgroup_cpu_limit(void) {
+    char line[4096];
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f) return 0;
+    char path[4096] = "";
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "0::", 3) == 0) {
+            snprintf(path, sizeof path, "%s", line + 3);
+            path[strcspn(path, "\n")] = 0;
+            break;
+        }
+    }
+    fclose(f);
+    if (!path[0]) return 0;
+    int limit = 0;
+    for (;;) {
+        char file[4200];
+        snprintf(file, sizeof file, "/sys/fs/cgroup%s/cpu.max", strcmp(path, "/") == 0 ? "" : path);
+        FILE *m = fopen(file, "re");
+        if (m) {
+            char quota[64] = "";
+            long long period = 0;
+            if (fscanf(m, "%63s %lld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0) {
+                long long q = atoll(quota);
+                int cpus = (int)((q + period - 1) / period);
+                if (cpus < 1) cpus = 1;
+                if (limit == 0 || cpus < limit) limit = cpus;
+            }
+            fclose(m);
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash || slash == path) break;
+        *slash = 0;
+    }
+    return limit;
+}
+
 int photo_processor_count(void) {
+    int n = 0;
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return n;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    if (n <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (int)online : 1;
     }
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (int)online : 1;
+    int limit = cgroup_cpu_limit();
+    return limit > 0 && limit < n ? limit : n;
 }

@@ -319,13 +319,21 @@ public final class Indexer: Sendable {
     }
 
     /// Records the roots this scan read again completely (available, no mount below them
-    /// missing, not stopped) as read by the current rules.
+    /// missing, no indexed file in them the disk failed to give, not stopped) as read by
+    /// the current rules: a file whose read failed keeps what older rules found until a scan
+    /// reads it, so its root is read again completely by the next scan.
     private func noteReadAgain(_ roots: Set<PathBytes>, ids: [PathBytes: Int64]) {
         guard !stopRequested.load(ordering: .relaxed) else { return }
         let offline = trees.offline
+        let failed = statusBox.withLock { Array($0.unreadableFiles.keys) }
         var recorded = 0
         for root in roots where !offline.contains(where: { $0.isWithin(root) }) {
             guard let id = ids[root] else { continue }
+            if failed.contains(where: { $0.isWithin(root) }) {
+                logger.notice("some files under '\(root)' could not be read: the next scan reads every file of it again",
+                              [("root", root.string)])
+                continue
+            }
             do {
                 let version = Int64(reader.rulesVersion)
                 try sortQueue.perform { try $0.setMetaInteger(Self.rulesKey(id), version) }

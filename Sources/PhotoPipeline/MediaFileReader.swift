@@ -134,7 +134,7 @@ public struct MediaFileReader: FileReading {
         do {
             let meta = try reader.read(&source, fileName: c.name)
             var record = Self.record(meta, name: c.name, identity: identity, zone: zone)
-            if record.mediaType == .video { Self.addStreams(&record, fd: fd, size: identity.size) }
+            if record.mediaType == .video { try Self.addStreams(&record, fd: fd, size: identity.size) }
             return outcome(c, identity: identity, fingerprint: fingerprint, .media(record))
         } catch {
             switch error.code {
@@ -172,9 +172,17 @@ public struct MediaFileReader: FileReading {
 
     /// A video's streams as libavformat reads them from the headers (a fraction of a
     /// millisecond): frame rate, codecs, bit rate, and what the container parsers left out. A
-    /// video libavformat cannot read keeps what the parsers found.
-    static func addStreams(_ record: inout MediaFields, fd: FileDescriptor, size: Int64) {
-        guard let info = try? VideoProbe.probe(descriptor: fd, size: size, timeoutMilliseconds: 5_000) else { return }
+    /// video libavformat cannot read keeps what the parsers found; one the disk fails to give
+    /// (an I/O error) is `unreadable`, as any read of it that fails so: its fields are not written
+    /// without the streams' (the file would not be read again).
+    static func addStreams(_ record: inout MediaFields, fd: FileDescriptor, size: Int64) throws(MetadataError) {
+        let info: VideoStreamInfo
+        do {
+            info = try VideoProbe.probe(descriptor: fd, size: size, timeoutMilliseconds: 5_000)
+        } catch {
+            if error.code == -EIO { throw MetadataError(.unreadable, "cannot read the file: \(error.message)") }
+            return
+        }
         record.frameRate = info.frameRate
         record.videoCodec = info.videoCodec.isEmpty || info.videoCodec == "none" ? nil : info.videoCodec
         record.audioCodec = info.audioCodec

@@ -466,12 +466,20 @@ struct Walk {
     }
 
     /// Whether the file `known.name` in `directory` has the content the index has for it (its
-    /// fingerprint), though not its identity: the same photo on another disk keeps its row.
+    /// fingerprint), though not its identity: the same photo on another disk keeps its row. When
+    /// either cannot be looked at (the database or the file fails to read), the row is kept: the
+    /// file's own read then decides, and a read that fails writes nothing.
     static func sameContent(_ known: IndexedFile, at directory: PathBytes, in descriptor: FileDescriptor, size: Int64,
                             database: Database) -> Bool {
-        guard let indexed = (try? database.read({ try $0.contentKeys(files: [directory.appending(known.name)], directories: []) }))?.first,
-              indexed.size == size else { return false }
-        return MediaFileReader.fingerprint(of: known.name, in: descriptor, size: size) == indexed.fingerprint
+        let keys: [ContentKey]
+        do {
+            keys = try database.read { try $0.contentKeys(files: [directory.appending(known.name)], directories: []) }
+        } catch {
+            return true
+        }
+        guard let indexed = keys.first, indexed.size == size else { return false }
+        guard let fingerprint = MediaFileReader.fingerprint(of: known.name, in: descriptor, size: size) else { return true }
+        return fingerprint == indexed.fingerprint
     }
 
     /// Byte order of names (what SQLite's BLOB comparison and the sorted listing use).

@@ -26,6 +26,9 @@ public struct FileOutcome: Sendable {
         case unreadable(message: String)
     }
 
+    /// The error code of a read that failed on an I/O error (`MetadataError.Code.unreadable`).
+    public static let unreadableCode = "unreadable"
+
     public var directory: PathBytes
     public var name: [UInt8]
     public var identity: FileIdentity

@@ -34,7 +34,7 @@ public enum ProcessEnvironment {
         return out
     }
 
-    /// The processors this process may run on (its affinity mask, as `nproc` counts them).
+    /// The processors this process may run on (its affinity mask, at most its cgroup's CPU quota).
     public static var processorCount: Int { Int(photo_processor_count()) }
 }
 

@@ -22,10 +22,12 @@ public enum SystemZones {
         return zone(file: directory + "/" + name, identifier: name)
     }
 
-    /// The system's zone: `$TZ` (a name, `:name`, an absolute file or a POSIX rule), else
-    /// `/etc/localtime` (its name from the link into the database), else UTC.
+    /// The system's zone: `$TZ` (a name, `:name`, an absolute file or a POSIX rule; empty: UTC),
+    /// else `/etc/localtime` (its name from the link into the database), else UTC.
     public static func current() -> TZifZone {
-        if let tz = getenv("TZ").map({ String(cString: $0) }), !tz.isEmpty {
+        if let tz = getenv("TZ").map({ String(cString: $0) }) {
+            // Set but empty is UTC, as glibc reads it.
+            if tz.isEmpty { return TZifZone(identifier: "UTC", posix: "UTC0")! }
             let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
             if name.hasPrefix("/"), let zone = zone(file: name, identifier: identifier(ofLink: name) ?? name) { return zone }
             if let zone = zone(named: name) { return zone }

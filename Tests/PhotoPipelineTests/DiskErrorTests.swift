@@ -11,7 +11,9 @@ import Testing
 /// reader reports `EIO` (`unreadable`); the others read as `FakeReader`'s assets.
 final class FailingDiskReader: FileReading {
     let failing = Locked<Set<String>>([])
-    let rulesVersion = 1
+    let rulesVersion: Int
+
+    init(rulesVersion: Int = 1) { self.rulesVersion = rulesVersion }
 
     func read(_ c: Candidate) -> FileOutcome {
         if failing.withLock({ $0.contains(String(decoding: c.name, as: UTF8.self)) }) {
@@ -89,6 +91,29 @@ struct DiskErrorTests {
         indexer.scan(roots: [lib.path])
         #expect(try db.read { try $0.counts() }.assets == 2)
         #expect(try db.read { try $0.fileIssues(limit: 10) }.isEmpty)
+        #expect(indexer.status.unreadableFiles.isEmpty)
+    }
+
+    @Test("A root read again for newer rules is not recorded as read while one of its files failed: the next scan reads it all again")
+    func newerRulesWaitForEveryFile() throws {
+        defer { cleanup() }
+        for name in ["a.jpg", "b.jpg"] { try lib.write(name, [1]) }
+        let db = try Database(path: state("d.db").string)
+        let pipeline = TestPipeline(db, roots: [lib.path])
+        pipeline.indexer(FailingDiskReader(rulesVersion: 1)).scan(roots: [lib.path])
+        let key = Indexer.rulesKey(1)
+        #expect(try db.read { try $0.metaInteger(key) } ?? 1 == 1)
+
+        let newer = FailingDiskReader(rulesVersion: 2)
+        newer.failing.withLock { $0 = ["a.jpg"] }
+        let indexer = pipeline.indexer(newer)
+        indexer.scan(roots: [lib.path])
+        #expect(try db.read { try $0.counts() }.assets == 2)
+        #expect(try db.read { try $0.metaInteger(key) } ?? 1 == 1, "a.jpg keeps what rules 1 found: the root is not read by rules 2 yet")
+
+        newer.failing.withLock { $0 = [] }
+        indexer.scan(roots: [lib.path])
+        #expect(try db.read { try $0.metaInteger(key) } == 2)
         #expect(indexer.status.unreadableFiles.isEmpty)
     }
 }

@@ -35,4 +35,24 @@ struct DiskFailureStoreTests {
         #expect(try db.read { try $0.assets(limit: 10, offset: 0) }.count == 2)
         #expect(try db.write { try $0.connection.scalar("PRAGMA synchronous").int64 } == 1, "the writer's settings again (NORMAL)")
     }
+
+    @Test("An I/O error reading a file the index has as media writes nothing, even when the pipeline could not look the row up; a new file's is an error row")
+    func unreadableIndexedFileKeepsItsAsset() throws {
+        let dir = try TemporaryDirectory("diskfail-rows")
+        defer { dir.remove() }
+        let db = try Database(path: dir("index.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/a.jpg", inode: 1, .media(Make.media(date: "2020-05-01T10:00:00")))]), now: 1) }
+        let before = try db.read { try $0.assets(limit: 10, offset: 0) }
+        // The same file changed (another size) and read as an I/O error, as a read whose row the
+        // pipeline could not look up hands it over.
+        let failed = Make.outcome("/lib/a.jpg", inode: 1, .error(code: FileOutcome.unreadableCode, message: "pread: Input/output error"),
+                                  size: 99)
+        let changes = try db.write { try $0.apply(Make.batch([failed, Make.outcome("/lib/b.jpg", inode: 2,
+            .error(code: FileOutcome.unreadableCode, message: "pread: Input/output error"))]), now: 2) }
+        #expect(changes.deleted.isEmpty && changes.updated.isEmpty)
+        #expect(try db.read { try $0.assets(limit: 10, offset: 0) } == before)
+        #expect(try db.read { try $0.counts().recentlyDeleted } == 0)
+        #expect(try db.read { try $0.fileIssues(limit: 10, offset: 0) }.map(\.path.string) == ["/lib/b.jpg"])
+    }
 }

@@ -112,6 +112,7 @@ int photo_thread_nice(void);
 /// systems that cannot promise it).
 int photo_rename_noreplace(int olddirfd, const char *oldname, int newdirfd, const char *newname);
 
-/// The processors the calling process may run on (its affinity mask, as `nproc` counts them);
-/// the online processors when the mask cannot be read.
+/// The processors the calling process may run on: its affinity mask (as `nproc` counts them; the
+/// online processors when it cannot be read), at most what a cgroup v2 CPU quota allows
+/// (`CPUQuota=`, `docker --cpus`), as Foundation's `activeProcessorCount` counted them.
 int photo_processor_count(void);

@@ -127,8 +127,16 @@ final class FileRows {
         let old = try db.statement(&oldStatusStatement, "SELECT status FROM files WHERE directory_id = :directory AND name = :name")
         old.bind(":directory", to: dir.id)
         old.bind(":name", to: file.name)
-        if try old.step() { job.count("files." + old.string(0), -1) }
+        let oldStatus: String? = try old.step() ? old.string(0) : nil
         old.reset()
+        // An I/O error reading a file the index has as media or a sidecar says nothing about the
+        // file: nothing is written (the pipeline makes such a read `unreadable` when it knows the
+        // row; this holds when it could not look: a failing database, a new-file hint gone stale).
+        if case .error(let code, _) = file.kind, code == FileOutcome.unreadableCode,
+           oldStatus == FileStatus.media.rawValue || oldStatus == FileStatus.sidecar.rawValue {
+            return
+        }
+        if let oldStatus { job.count("files." + oldStatus, -1) }
         job.count("files." + status.rawValue, 1)
         if case .error = file.kind { job.report.errors += 1 }
         let s = try db.statement(&upsertStatement, Self.insertSQL + """
