@@ -162,21 +162,11 @@ struct Methods: Sendable {
         }
         o["lastScan"] = s.lastScan.map(WireMapping.scanReport) ?? .null
         let unreadable = s.unreadableDirectories.sorted { $0.key < $1.key }.prefix(Self.maxListedUnreadable)
-        o["unreadableDirectories"] = .array(unreadable.map { path, reason in
-            var d = JSONObject()
-            WireMapping.addPath(path, to: &d)
-            d["reason"] = .string(reason)
-            return .object(d)
-        })
+        o["unreadableDirectories"] = Self.pathsWithReasons(unreadable)
         o["unreadableDirectoriesOmitted"] = .int(Int64(s.unreadableDirectories.count - unreadable.count
                                                        + s.unreadableDirectoriesOmitted))
         let failing = s.unreadableFiles.sorted { $0.key < $1.key }.prefix(Self.maxListedUnreadable)
-        o["unreadableFiles"] = .array(failing.map { path, reason in
-            var d = JSONObject()
-            WireMapping.addPath(path, to: &d)
-            d["reason"] = .string(reason)
-            return .object(d)
-        })
+        o["unreadableFiles"] = Self.pathsWithReasons(failing)
         let q = sortQueue.stats
         var queue = JSONObject()
         queue["jobsRun"] = .int(Int64(q.ran))
@@ -332,6 +322,16 @@ struct Methods: Sendable {
     static let queryKeys: Set<String> = ["predicate", "sort", "includeHidden", "includeAllBurstAssets"]
     /// Unreadable directories listed in `library.status`, at most (the rest are counted).
     static let maxListedUnreadable = 100
+
+    /// `[{path (or pathBytes), reason}]`: the unreadable directories and files of `library.status`.
+    static func pathsWithReasons(_ entries: some Sequence<(key: PathBytes, value: String)>) -> JSONValue {
+        .array(entries.map { path, reason in
+            var d = JSONObject()
+            WireMapping.addPath(path, to: &d)
+            d["reason"] = .string(reason)
+            return .object(d)
+        })
+    }
 
     /// The fetch options: `predicate` (docs/PREDICATES.md), `sort` (`"localDateTime,-pixelWidth"`
     /// or `[{"key": "localDateTime", "ascending": false}]`), `includeHidden` and

@@ -120,7 +120,7 @@ public struct POSIXZoneRule: Hashable, Sendable {
 
     public init?(_ text: String) {
         var s = Substring(text)
-        guard Self.name(&s) != nil, let std = Self.time(&s, signed: true) else { return nil }
+        guard Self.name(&s) != nil, let std = Self.time(&s) else { return nil }
         standard = -std
         guard !s.isEmpty else {
             daylight = nil
@@ -128,7 +128,7 @@ public struct POSIXZoneRule: Hashable, Sendable {
             return
         }
         guard Self.name(&s) != nil else { return nil }
-        if let first = s.first, first != ",", let dst = Self.time(&s, signed: true) {
+        if let first = s.first, first != ",", let dst = Self.time(&s) {
             daylight = -dst
         } else {
             daylight = standard + 3600
@@ -203,7 +203,7 @@ public struct POSIXZoneRule: Hashable, Sendable {
     }
 
     /// `[+-]hh[:mm[:ss]]` in seconds; hours up to 167 (RFC 8536).
-    static func time(_ s: inout Substring, signed: Bool) -> Int? {
+    static func time(_ s: inout Substring) -> Int? {
         var sign = 1
         if let c = s.first, c == "+" || c == "-" {
             sign = c == "-" ? -1 : 1
@@ -251,7 +251,7 @@ public struct POSIXZoneRule: Hashable, Sendable {
         var time = 7200
         if s.first == "/" {
             s.removeFirst()
-            guard let t = Self.time(&s, signed: true) else { return nil }
+            guard let t = Self.time(&s) else { return nil }
             time = t
         }
         return (day, time)
