@@ -110,6 +110,13 @@ public final class Daemon: Sendable {
         let restorer = RecoveryRestorer(database: database, live: liveLoop, sortQueue: sortQueue, backup: backup,
                                         logger: logger.facility("store"))
 
+        // At rest: SQLite's caches and malloc's free pages given back.
+        let reporter = ServiceReporter(notifier: ServiceNotifier(environment: environment), database: database, indexer: indexer,
+                                       trees: trees, sortQueue: sortQueue, live: liveLoop, roots: roots, logger: logger.facility("service"))
+        let requests = RequestCounter()
+        let rest = RestService(policy: restPolicy(), activity: { requests.value &+ reporter.progressCount() &+ images.stats.rendered },
+                               busy: { reporter.isBusy() }, rest: { database.releaseMemory(); Heap.returnFreePages() })
+
         // The socket: clients' requests, answered from the index or as jobs on the sort queue.
         let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
                               timeZone: (zone as? SystemZone)?.identifier ?? options.timeZone ?? "UTC")
@@ -117,7 +124,7 @@ public final class Daemon: Sendable {
                                   handler: methodTable(Methods(database: database, indexer: indexer, trees: trees, sortQueue: sortQueue,
                                                                live: liveLoop, feed: feed, reads: reads, info: info, liveOptions: live,
                                                                access: WriteAccess(daemonUID: getuid(), writeGroup: options.writeGroup),
-                                                               images: images)),
+                                                               images: images, rest: rest), requests: requests),
                                   logger: logger.facility("wire"))
         feed.attach { [weak server] id in server?.connection(id) }
         images.attach { [weak server] id in server?.connection(id) }
@@ -133,20 +140,28 @@ public final class Daemon: Sendable {
             .init("trash recovery", TrashRecovery(sortQueue: sortQueue, roots: live.trashRoots, logger: pipelineLog)),
             .init("watcher", watcher), .init("mount watcher", mountWatcher),
             .init("live loop", liveLoop), .init("placing", placing), .init("recovery", restorer), .init("images", images),
+            .init("rest", rest),
             .init("socket server", server),  // last: a client that got an answer may send a stop at once
         ], logger: logger.facility("service"))
         return RunningDaemon(group: group, server: server, feed: feed, listener: listener,
-                             reporter: ServiceReporter(notifier: ServiceNotifier(environment: environment), database: database,
-                                                       indexer: indexer, trees: trees, sortQueue: sortQueue, live: liveLoop,
-                                                       roots: roots, logger: logger.facility("service")),
+                             reporter: reporter,
                              logger: logger, started: "photod \(DaemonOptions.version) listening on "
                                  + (listener.activated ? "the inherited socket" : options.socket.string)
                                  + ", database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
     }
 
+    /// When the daemon rests (`RestService`); the test hooks may shorten it
+    /// (`PHOTOD_TEST_REST_AFTER_MS`).
+    private func restPolicy() -> RestPolicy {
+        guard environment["PHOTOD_TEST_HOOKS"] == "1", let ms = Int(environment["PHOTOD_TEST_REST_AFTER_MS"] ?? ""), ms > 0 else {
+            return RestPolicy()
+        }
+        return RestPolicy(quiet: .milliseconds(ms), period: .milliseconds(6 * ms))
+    }
+
     /// The method table the socket answers with: reads, writes, images, and the test hooks
     /// when `PHOTOD_TEST_HOOKS=1`.
-    private func methodTable(_ methods: Methods) -> RPCDispatcher {
+    private func methodTable(_ methods: Methods, requests: RequestCounter) -> RPCDispatcher {
         let imageMethods = ImageMethods(images: methods.images)
         var table = methods.table
         table.merge(imageMethods.table) { a, _ in a }
@@ -154,7 +169,8 @@ public final class Daemon: Sendable {
             logger.warning("test hooks are on (PHOTOD_TEST_HOOKS=1): never in production")
             table.merge(TestHooks(sortQueue: methods.sortQueue, database: methods.database).table) { a, _ in a }
         }
-        return RPCDispatcher(methods: table, admission: methods.admission, deferred: imageMethods.deferred, logger: logger.facility("wire"))
+        return RPCDispatcher(methods: table, admission: methods.admission, deferred: imageMethods.deferred, requests: requests,
+                             logger: logger.facility("wire"))
     }
 
     /// SIGTERM and SIGINT stop the daemon; SIGHUP re-reads the configuration and, when it is

@@ -18,6 +18,7 @@ struct Methods: Sendable {
     let liveOptions: LiveOptions
     let access: WriteAccess
     let images: ImageService
+    let rest: RestService
 
     var table: [String: MethodHandler] {
         readTable.merging(writeTable) { a, _ in a }
@@ -184,6 +185,10 @@ struct Methods: Sendable {
         o["watcher"] = watcherStatus(w)
         o["recovery"] = recoveryStatus()
         o["images"] = imageStatus()
+        var memory = JSONObject()
+        memory["residentBytes"] = Heap.residentBytes().map { .int($0) } ?? .null
+        memory["rests"] = .int(Int64(rest.restCount))
+        o["memory"] = .object(memory)
         return .object(o)
     }
 

@@ -20,9 +20,12 @@ struct RPCDispatcher: LineHandler {
     /// Methods answered later. Not allowed in a batch (whose answers go out together) nor as
     /// a notification (which could never get its answer).
     var deferred: [String: DeferredHandler] = [:]
+    /// Counts the lines answered (the daemon rests when it stops growing).
+    var requests: RequestCounter?
     let logger: Logger
 
     func handle(line: [UInt8], client: ClientContext) -> [UInt8] {
+        requests?.add()
         switch RPCMessage.decode(line) {
         case .request(let request):
             if let handler = deferred[request.method] {

@@ -43,6 +43,12 @@ public final class Connection {
         sqlite3_close_v2(handle)
     }
 
+    /// Frees the pages this connection's cache holds that no statement is using
+    /// (`sqlite3_db_release_memory`): the next read takes them from the kernel's page cache.
+    public func releaseMemory() {
+        sqlite3_db_release_memory(handle)
+    }
+
     /// Runs one or more statements that return no rows (schema, pragmas).
     public func execute(_ sql: String) throws(StoreError) {
         var errmsg: UnsafeMutablePointer<CChar>?

@@ -38,6 +38,22 @@ public enum ProcessEnvironment {
     public static var processorCount: Int { Int(photo_processor_count()) }
 }
 
+/// The process's heap.
+public enum Heap {
+    /// Returns the free pages of every malloc arena to the kernel (`malloc_trim`): what a
+    /// daemon at rest no longer needs. Returns whether there were any.
+    @discardableResult
+    public static func returnFreePages() -> Bool { photo_malloc_trim() == 1 }
+
+    /// The process's resident memory in bytes (`/proc/self/statm`), nil when it cannot be read.
+    public static func residentBytes() -> Int64? {
+        guard let bytes = try? FileDescriptor.readAll("/proc/self/statm", limit: 4096) else { return nil }
+        let fields = bytes.split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
 /// Sleeps the calling thread for `seconds` (a fraction allowed; interrupted sleeps go on).
 public func sleepThread(seconds: Double) {
     guard seconds > 0 else { return }

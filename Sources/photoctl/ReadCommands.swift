@@ -118,6 +118,9 @@ func status(_ args: [String], sockets: [PathBytes]) throws(Failure) {
             + "in \(i["cacheDirectory"]?.stringValue ?? "?"); \(number(i["requests"])) requests, \(number(i["cacheHits"])) hits, "
             + "\(number(i["rendered"])) rendered, \(number(i["failed"])) failed")
     }
+    if let m = result["memory"], let resident = m["residentBytes"]?.int64Value {
+        out("  memory      \(fixedDecimals(Double(resident) / 1_048_576, 1)) MiB resident, rested \(number(m["rests"])) time(s)")
+    }
     out("  database    \(result["database"]?.stringValue ?? "?")")
     out("  uptime      \(number(result["uptimeSeconds"])) s")
 }

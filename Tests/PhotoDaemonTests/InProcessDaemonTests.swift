@@ -14,17 +14,13 @@ import Testing
 struct InProcessDaemonTests {
     @Test("Started in-process on a temporary library: it indexes, answers, follows a change, stops, and leaves no thread")
     func startTalkStop() throws {
-        let lib = try TemporaryDirectory("inproc-lib")
-        let state = try TemporaryDirectory("inproc-state")
+        let (lib, state) = try (TemporaryDirectory("inproc-lib"), TemporaryDirectory("inproc-state"))
         defer {
             lib.remove()
             state.remove()
         }
         for i in 0..<3 { try lib.write("2024/day\(i).jpg", JPEGFixture.make(width: 64 + i, height: 48)) }
-        let options = try DaemonOptions.parse(["--library", lib.path.string, "--database", state("photod.db").string,
-                                               "--socket", state("photod.sock").string, "--cache-dir", state("cache").string],
-                                              environment: [:])
-        let daemon = try Daemon(options: options, logger: .silent, environment: [:]).start()
+        let daemon = try Self.start(library: lib, state: state)
         var stopped = false
         defer { if !stopped { daemon.stop() } }
         #expect(!daemon.threads.runningThreads.isEmpty, "the services run threads of their own")
@@ -58,5 +54,13 @@ struct InProcessDaemonTests {
         #expect(access(state("photod.sock").string, F_OK) != 0, "the socket file is removed")
         // The database was sealed at the stop: the next open skips its checks.
         #expect(FileManager.default.fileExists(atPath: state("photod.db").string + ".clean"))
+    }
+
+    /// Starts a daemon in-process on `library`, its database, socket and cache in `state`.
+    static func start(library: TemporaryDirectory, state: TemporaryDirectory, environment: [String: String] = [:]) throws -> RunningDaemon {
+        let options = try DaemonOptions.parse(["--library", library.path.string, "--database", state("photod.db").string,
+                                               "--socket", state("photod.sock").string, "--cache-dir", state("cache").string],
+                                              environment: [:])
+        return try Daemon(options: options, logger: .silent, environment: environment).start()
     }
 }

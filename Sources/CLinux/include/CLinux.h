@@ -50,6 +50,10 @@ void photo_stdout_line_buffered(void);
 /// kept in the heap after they are freed. Returns 0 when a setting was refused.
 int photo_malloc_return_large_blocks(void);
 
+/// Returns the free memory of every malloc arena to the kernel (`malloc_trim(0)`); 1 when some
+/// was returned.
+int photo_malloc_trim(void);
+
 /// Flushes stdout (referencing `stdout` from Swift 6 is a concurrency error).
 void photo_stdout_flush(void);
 
