@@ -47,40 +47,65 @@ public final class Gazetteer: Sendable {
     /// Beyond this, no region or country is named either.
     public static let regionLimit = 100.0
 
-    public let entries: [GazetteerEntry]
     /// The k-d tree: node i of an implicit, median-split tree over the ranges it was built
-    /// from is `nodes[i]`; `widest[i]` is the greatest reach (as a chord) in the subtree of the
-    /// range i is the middle of, which bounds how deep in any place of it a coordinate can be.
+    /// from is `nodes[i]`, the place `cities[i]`; `widest[i]` is the greatest reach (as a chord)
+    /// in the subtree of the range i is the middle of, which bounds how deep in any place of it a
+    /// coordinate can be. 24,361 places take ~2 MB this way (8 MB as an array of entries and one
+    /// of places beside the tree: most of what an idle daemon held beyond SQLite's caches).
     private let nodes: [Node]
     private let widest: [Double]
+    private let cities: [City]
+    /// Each distinct region, country and time zone once, as the place of a photo there without
+    /// its city: a lookup copies one and sets the city (names cleaned once, at the build).
+    private let templates: [Place]
 
     private struct Node {
-        var entry: Int32
         var point: SIMD3<Double>
         /// The reach as a chord of the unit sphere.
         var reach: Double
     }
 
-    /// Builds the tree (24,000 places: a few ms).
-    /// Each entry as the place of a photo in it, made once: a lookup copies one (cleaning the
-    /// names at every lookup cost a tenth of the writer's time on a first index).
-    private let places: [Place]
+    private struct City {
+        var name: String?
+        var template: UInt32
+    }
 
+    /// How many places the gazetteer holds.
+    public var count: Int { cities.count }
+
+    /// Builds the tree (24,000 places: a few ms).
     public init(_ entries: [GazetteerEntry]) {
-        self.entries = entries
-        places = entries.map { e in
-            Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
-                  timeZone: e.timeZone)
-        }
-        var items = entries.enumerated().map { i, e in
-            Node(entry: Int32(i), point: Self.unit(latitude: e.latitude, longitude: e.longitude),
-                 reach: Self.chord(kilometres: Self.reach(population: e.population)))
+        var items = entries.map { e in
+            (node: Node(point: Self.unit(latitude: e.latitude, longitude: e.longitude),
+                        reach: Self.chord(kilometres: Self.reach(population: e.population))),
+             place: Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
+                          timeZone: e.timeZone))
         }
         Self.build(&items[...], depth: 0)
-        nodes = items
+        var templateIndex: [Place: UInt32] = [:]
+        var templates: [Place] = []
+        cities = items.map { item in
+            var template = item.place
+            template.city = nil
+            let index = templateIndex[template] ?? {
+                templates.append(template)
+                templateIndex[template] = UInt32(templates.count - 1)
+                return UInt32(templates.count - 1)
+            }()
+            return City(name: item.place.city, template: index)
+        }
+        self.templates = templates
+        nodes = items.map(\.node)
         var widest = [Double](repeating: 0, count: items.count)
-        Self.widest(items, 0, items.count, into: &widest)
+        Self.widest(nodes, 0, nodes.count, into: &widest)
         self.widest = widest
+    }
+
+    /// The place of a photo in city `i` of the tree.
+    private func place(_ i: Int) -> Place {
+        var place = templates[Int(cities[i].template)]
+        place.city = cities[i].name
+        return place
     }
 
     /// How far a place's name carries, km.
@@ -88,17 +113,17 @@ public final class Gazetteer: Sendable {
         8 + 8 * (Double(max(population, 0)) / 1_000_000).squareRoot()
     }
 
-    /// The nearest entry and its distance in km; nil for an empty gazetteer or a coordinate
-    /// off the globe.
-    public func nearest(latitude: Double, longitude: Double) -> (entry: GazetteerEntry, kilometres: Double)? {
-        nearestIndex(latitude: latitude, longitude: longitude).map { (entries[$0.index], $0.kilometres) }
+    /// The nearest place (its city named, whatever the distance) and its distance in km; nil for
+    /// an empty gazetteer or a coordinate off the globe.
+    public func nearest(latitude: Double, longitude: Double) -> (place: Place, kilometres: Double)? {
+        nearestIndex(latitude: latitude, longitude: longitude).map { (place($0.index), $0.kilometres) }
     }
 
     private func nearestIndex(latitude: Double, longitude: Double) -> (index: Int, kilometres: Double)? {
         guard let q = Self.query(latitude, longitude), !nodes.isEmpty else { return nil }
         var best = (node: -1, squared: Double.infinity)
         nearest(q, 0, nodes.count, depth: 0, &best)
-        return (Int(nodes[best.node].entry), Self.kilometres(chord: best.squared.squareRoot()))
+        return (best.node, Self.kilometres(chord: best.squared.squareRoot()))
     }
 
     /// The place the rule above names for a coordinate.
@@ -106,10 +131,10 @@ public final class Gazetteer: Sendable {
         guard let q = Self.query(latitude, longitude), !nodes.isEmpty else { return nil }
         var inside = (node: -1, depth: 1.0)
         deepest(q, 0, nodes.count, depth: 0, &inside)
-        if inside.node >= 0 { return places[Int(nodes[inside.node].entry)] }
+        if inside.node >= 0 { return place(inside.node) }
         guard let (index, d) = nearestIndex(latitude: latitude, longitude: longitude) else { return nil }
-        var place = places[index]
-        if d <= max(3 * Self.reach(population: entries[index].population), 30) {
+        var place = place(index)
+        if d <= max(3 * Self.kilometres(chord: nodes[index].reach), 30) {
             place.near = place.city
             place.city = nil
             return place
@@ -143,10 +168,10 @@ public final class Gazetteer: Sendable {
     static func kilometres(chord: Double) -> Double { 2 * earthRadius * asinClamped(chord / 2) }
 
     /// Median split on axis depth % 3, recursively: node i of a range is its middle element.
-    private static func build(_ items: inout ArraySlice<Node>, depth: Int) {
+    private static func build<Item>(_ items: inout ArraySlice<(node: Node, place: Item)>, depth: Int) {
         guard items.count > 1 else { return }
         let axis = depth % 3
-        items.sort { $0.point[axis] < $1.point[axis] }
+        items.sort { $0.node.point[axis] < $1.node.point[axis] }
         let mid = items.startIndex + items.count / 2
         build(&items[items.startIndex..<mid], depth: depth + 1)
         build(&items[(mid + 1)..<items.endIndex], depth: depth + 1)

@@ -104,7 +104,7 @@ import Testing
         (-18.1416, 178.4419, "Suva", "FJ"),          // Suva, 1.5° from the antimeridian
     ])
     func knownPlaces(lat: Double, lon: Double, city: String, countryCode: String) throws {
-        try #require(Self.geonames.entries.count > 20_000, "libgeonames carries the cities of 15,000 people or more")
+        try #require(Self.geonames.count > 20_000, "libgeonames carries the cities of 15,000 people or more")
         let place = Self.geonames.place(latitude: lat, longitude: lon)
         #expect(place?.city == city, "\(lat), \(lon): \(String(describing: place))")
         #expect(place?.countryCode == countryCode)
