@@ -9,8 +9,12 @@ Per build and round, the builds alternating (the order turned each round):
 - `photod --version`: wall time from fork to exit, and its peak RSS (`ru_maxrss` of the child);
 - a start on LIB with a copy of DB (made once per build, so each keeps its own): from exec to
   `library.status` idle, then the shared libraries mapped (distinct `.so` files in
-  /proc/PID/maps), VmRSS, RssAnon, RssFile and VmHWM from /proc/PID/status; then 20 fetches
-  (a predicate page of the library, the moments, the folder albums) and VmHWM again.
+  /proc/PID/maps), VmRSS, RssAnon, RssFile and VmHWM from /proc/PID/status; then 12 fetches
+  (a predicate page of the library, the moments, the folder albums) and VmHWM again; then, with
+  no request for 20 s (a photod rests once quiet for ~10 s and says so in `library.status`'s
+  `memory.rests`; an older one is just left alone), VmRSS, RssAnon, RssFile and the kernel's
+  /proc/PID/smaps_rollup (file-backed pages: clean, shared with the page cache, dropped under
+  pressure and read again; anonymous: what the process alone holds).
 Prints a table of medians and appends the measurements to --results (JSON lines) with the load.
 Python 3 standard library only.
 """
@@ -33,6 +37,16 @@ def status(pid):
         for line in f:
             key, _, value = line.partition(":")
             if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+                out[key] = int(value.split()[0]) / 1024.0
+    return out
+
+
+def rollup(pid):
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Rss", "Pss", "Shared_Clean", "Private_Clean", "Shared_Dirty", "Private_Dirty", "Anonymous"):
                 out[key] = int(value.split()[0]) / 1024.0
     return out
 
@@ -131,6 +145,14 @@ def main():
             d.call("moments.fetch", {"limit": 100})
             d.call("albums.fetch", {"limit": 100})
             m["after_fetches"] = status(d.p.pid)
+            # At rest: no request for 20 s (the quiet rule is 10 s, checked every 2.5), then one
+            # status call; again (up to three times) if the photod says it has not rested yet.
+            for _ in range(3):
+                time.sleep(20)
+                m["rest"], m["rollup"] = status(d.p.pid), rollup(d.p.pid)
+                rests = d.call("library.status").get("memory", {}).get("rests")
+                if rests is None or rests > 0:
+                    break
             d.stop()
             rows[name].append(m)
             print(f"round {r} {name}: {json.dumps(m)}", file=sys.stderr)
@@ -139,8 +161,6 @@ def main():
     print("| | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(names))
 
-    def med(name, f):
-        return statistics.median(f(m) for m in rows[name])
     table = [
         ("`photod --version`, ms", lambda m: m["version_ms"], "%.1f"),
         ("`photod --version`, peak RSS MiB", lambda m: m["version_rss_mib"], "%.1f"),
@@ -149,10 +169,21 @@ def main():
         ("VmRSS at idle, MiB", lambda m: m["idle"]["VmRSS"], "%.1f"),
         ("RssAnon at idle, MiB", lambda m: m["idle"]["RssAnon"], "%.1f"),
         ("RssFile at idle, MiB", lambda m: m["idle"]["RssFile"], "%.1f"),
+        ("VmRSS after 12 fetches, MiB", lambda m: m["after_fetches"]["VmRSS"], "%.1f"),
         ("VmHWM after 12 fetches, MiB", lambda m: m["after_fetches"]["VmHWM"], "%.1f"),
+        ("VmRSS at rest after the fetches, MiB", lambda m: m["rest"]["VmRSS"], "%.1f"),
+        ("RssAnon at rest, MiB", lambda m: m["rest"]["RssAnon"], "%.1f"),
+        ("RssFile at rest, MiB", lambda m: m["rest"]["RssFile"], "%.1f"),
+        ("smaps_rollup at rest: Private_Dirty / Shared_Clean + Private_Clean, MiB",
+         lambda m: (m["rollup"]["Private_Dirty"], m["rollup"]["Shared_Clean"] + m["rollup"]["Private_Clean"]), "%.1f / %.1f"),
     ]
     for label, f, fmt in table:
-        print(f"| {label} | " + " | ".join(fmt % med(n, f) for n in names) + " |")
+        def cell(n):
+            values = [f(m) for m in rows[n]]
+            if isinstance(values[0], tuple):
+                return fmt % tuple(statistics.median(v[i] for v in values) for i in range(len(values[0])))
+            return fmt % statistics.median(values)
+        print(f"| {label} | " + " | ".join(cell(n) for n in names) + " |")
     if a.results:
         with open(a.results, "a") as out:
             out.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S"), "load": load, "rows": rows}) + "\n")

@@ -49,7 +49,8 @@ final class RequestCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// Applies `RestPolicy` on a timer: observes every `quiet / 2` and, when it says so, runs `rest`.
+/// Applies `RestPolicy` on a timer: observes every `quiet / 4` (a rest comes 10–12.5 s after the
+/// last activity) and, when it says so, runs `rest`.
 final class RestService: Service {
     let policy: RestPolicy
     private let activity: @Sendable () -> Int
@@ -73,7 +74,7 @@ final class RestService: Service {
     var restCount: Int { rests.load(ordering: .relaxed) }
 
     func start() {
-        let every = max(1, Int(policy.quiet / .milliseconds(2)))
+        let every = max(1, Int(policy.quiet / .milliseconds(1)) / 4)
         timer.schedule(deadline: .now() + .milliseconds(every), repeating: .milliseconds(every), leeway: .milliseconds(every / 4 + 1))
         timer.setEventHandler { [self] in tick() }
         timer.resume()
