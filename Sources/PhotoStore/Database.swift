@@ -363,9 +363,13 @@ public final class Database: Sendable {
         writer.withLock { $0.connection.releaseMemory() }
     }
 
-    /// Runs `body` on a reader connection from the pool.
+    /// Runs `body` on a reader connection from the pool: the first one free, so that a daemon
+    /// read by one thread at a time keeps one connection's cache warm rather than four
+    /// connections' caches each holding the same pages; when all are in use, waits for one in turn.
     public func read<R: Sendable>(_ body: (IndexReader) throws -> R) throws -> R {
-        let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+        let free = readers.first { $0.claim() }
+        defer { free?.release() }
+        let slot = free ?? readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
         return try slot.connection.withLock { connection in
             if connection == nil {
                 let c = try Connection(path: path, readOnly: true, create: false)
@@ -397,4 +401,11 @@ public struct DatabaseWriter: Sendable {
 /// One pooled reader connection, opened on first use.
 final class ReaderSlot: Sendable {
     let connection = Locked<Connection?>(nil)
+    /// Whether a read has claimed the slot as free (one that found none free waits on the lock).
+    private let claimed = Atomic<Bool>(false)
+
+    /// Claims the slot if no read has; true when this one did.
+    func claim() -> Bool { claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged }
+
+    func release() { claimed.store(false, ordering: .releasing) }
 }

@@ -90,6 +90,26 @@ public struct UserStateBackup: Sendable, Hashable {
 // MARK: - Export
 
 extension IndexReader {
+    /// The assets with user state, each with its primary file (for one in Recently Deleted, its
+    /// tombstone). The favorites and the hidden in two selects, each through its partial index:
+    /// one `OR` scanned every asset, once a second while a first index committed (at a million
+    /// assets, most of a core).
+    static let userStateAssetsSQL = """
+        WITH ids(id) AS (
+            SELECT id FROM assets WHERE is_favorite != 0
+            UNION SELECT id FROM assets WHERE is_hidden != 0
+            UNION SELECT asset_id FROM user_album_assets
+            UNION SELECT asset_id FROM asset_keywords)
+        SELECT a.id, a.path, a.is_favorite, a.is_hidden,
+               coalesce(f.fsid, t.fsid), coalesce(f.inode, t.inode), coalesce(f.size, t.size),
+               coalesce(f.mtime_ns, t.mtime_ns), coalesce(f.fingerprint, t.fingerprint)
+        FROM ids JOIN assets a ON a.id = ids.id
+        LEFT JOIN files f ON f.pk = (SELECT pk FROM files WHERE asset_pk = a.pk AND role = 'primary' LIMIT 1)
+        LEFT JOIN tombstones t ON f.pk IS NULL
+             AND t.pk = (SELECT pk FROM tombstones WHERE asset_pk = a.pk AND role = 'primary' LIMIT 1)
+        ORDER BY a.id
+        """
+
     /// The user state as it is now, in one read transaction. Costs the size of the user state,
     /// not the library's: the assets are reached from the user-state tables by their keys.
     public func exportUserState(now: Int64) throws(StoreError) -> UserStateBackup {
@@ -97,21 +117,7 @@ extension IndexReader {
             var backup = UserStateBackup()
             backup.writtenAt = now
             backup.token = try db.scalar("SELECT coalesce(max(token), 0) FROM changes").int64 ?? 0
-            // The primary file of each asset; for one in Recently Deleted, its tombstone.
-            let s = try db.statement("""
-                WITH ids(id) AS (
-                    SELECT id FROM assets WHERE is_favorite != 0 OR is_hidden != 0
-                    UNION SELECT asset_id FROM user_album_assets
-                    UNION SELECT asset_id FROM asset_keywords)
-                SELECT a.id, a.path, a.is_favorite, a.is_hidden,
-                       coalesce(f.fsid, t.fsid), coalesce(f.inode, t.inode), coalesce(f.size, t.size),
-                       coalesce(f.mtime_ns, t.mtime_ns), coalesce(f.fingerprint, t.fingerprint)
-                FROM ids JOIN assets a ON a.id = ids.id
-                LEFT JOIN files f ON f.pk = (SELECT pk FROM files WHERE asset_pk = a.pk AND role = 'primary' LIMIT 1)
-                LEFT JOIN tombstones t ON f.pk IS NULL
-                     AND t.pk = (SELECT pk FROM tombstones WHERE asset_pk = a.pk AND role = 'primary' LIMIT 1)
-                ORDER BY a.id
-                """)
+            let s = try db.statement(Self.userStateAssetsSQL)
             var index: [String: Int] = [:]
             while try s.step() {
                 var a = UserStateBackup.Asset(id: s.string(0), path: PathBytes(s.bytes(1)))

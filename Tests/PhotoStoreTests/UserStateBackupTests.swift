@@ -55,6 +55,19 @@ struct UserStateBackupTests {
         return (assets, albums, folders)
     }
 
+    @Test("The export reaches the assets through the user-state indexes: no pass over every asset (it runs once a second while a library is indexed)")
+    func exportUsesIndexes() throws {
+        let (db, _) = try Self.index(dir("plan.db").string, Self.files())
+        let plan = try db.read { r in
+            let s = try r.connection.transientStatement("EXPLAIN QUERY PLAN " + IndexReader.userStateAssetsSQL)
+            var details: [String] = []
+            while try s.step() { details.append(s.string(3)) }
+            return details
+        }
+        #expect(!plan.contains { $0.hasPrefix("SCAN assets") && !$0.contains("USING") }, "\(plan)")
+        #expect(plan.contains { $0.contains("assets_invisible") }, "\(plan)")
+    }
+
     @Test("Export, encode, decode: the same backup (paths as bytes, titles with quotes, keywords by source)")
     func roundTrip() throws {
         defer { dir.remove() }
