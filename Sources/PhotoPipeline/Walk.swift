@@ -182,7 +182,7 @@ struct Walk {
         do {
             dir = try Directory(path: path)
             dirStat = try dir.stat()
-            if let listing = lister?.take(path), listing.matches(dirStat) {
+            if let listing = lister?.take(path, sharing: stack.last?.0), listing.matches(dirStat) {
                 entries = listing.entries
                 listedStats = listing.stats
             } else {

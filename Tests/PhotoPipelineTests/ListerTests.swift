@@ -63,6 +63,22 @@ struct ListerTests {
         _ = try Self.take(lister, dir("empty"))
     }
 
+    @Test("The walk that reaches the directory being listed waits for its listing instead of stating its files too")
+    func waitsForTheDirectoryBeingListed() throws {
+        let dir = try TemporaryDirectory("lister-wait")
+        defer { dir.remove() }
+        for i in 0..<5_000 { try dir.write("big/\(i).jpg", [1]) }
+        try dir.write("next/a.jpg", [1])
+        let lister = Lister()
+        lister.start(dir.path, isMountPoint: { _ in false })
+        defer { lister.stop() }
+        _ = try Self.take(lister, dir.path)
+        try eventually("the lister to list big", timeout: .seconds(10)) { lister.listingNow == dir("big") || lister.isFinished }
+        // Being listed, or listed since: either way the walk gets the listing, with every stat.
+        let big = try #require(lister.take(dir("big"), sharing: dir("next")))
+        #expect(big.stats.compactMap { $0 }.count == 5_000)
+    }
+
     @Test("A directory the walk listed itself is not listed again with stats, nor held: the lister goes on below it")
     func passedByTheWalk() throws {
         let dir = try TemporaryDirectory("lister-passed")
