@@ -100,6 +100,7 @@ final class Lister: Sendable {
             return true
         }
         guard wait else { return nil }
+        room.signal()  // a lister held by the budget takes the listing waited for beyond it
         _ = listed.wait(timeout: .now() + Self.patience)
         state.withLock { $0.waiting = nil }
         return takeReady(path)

@@ -79,6 +79,19 @@ struct ListerTests {
         #expect(big.stats.compactMap { $0 }.count == 5_000)
     }
 
+    @Test("A listing the walk waits for is taken beyond the budget: the lister held by it does not leave the walk waiting")
+    func waitedForBeyondTheBudget() throws {
+        let dir = try TemporaryDirectory("lister-budget")
+        defer { dir.remove() }
+        for i in 0..<20 { try dir.write("a/\(i).jpg", [1]) }
+        let lister = Lister(budget: 10)
+        lister.start(dir.path, isMountPoint: { _ in false })
+        defer { lister.stop() }
+        // The root's listing is held (nobody takes it); a's 20 entries exceed the budget beside it.
+        try eventually("the lister to be held with a's listing", timeout: .seconds(10)) { lister.listingNow == dir("a") }
+        #expect(lister.take(dir("a")) != nil)
+    }
+
     @Test("A directory the walk listed itself is not listed again with stats, nor held: the lister goes on below it")
     func passedByTheWalk() throws {
         let dir = try TemporaryDirectory("lister-passed")
