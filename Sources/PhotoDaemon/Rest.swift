@@ -91,5 +91,4 @@ final class RestService: Service {
         rest()
         rests.wrappingAdd(1, ordering: .relaxed)
     }
-
 }

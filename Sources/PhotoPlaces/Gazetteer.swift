@@ -87,12 +87,11 @@ public final class Gazetteer: Sendable {
         cities = items.map { item in
             var template = item.place
             template.city = nil
-            let index = templateIndex[template] ?? {
+            if templateIndex[template] == nil {
+                templateIndex[template] = UInt32(templates.count)
                 templates.append(template)
-                templateIndex[template] = UInt32(templates.count - 1)
-                return UInt32(templates.count - 1)
-            }()
-            return City(name: item.place.city, template: index)
+            }
+            return City(name: item.place.city, template: templateIndex[template]!)
         }
         self.templates = templates
         nodes = items.map(\.node)
