@@ -144,6 +144,12 @@ int photo_jp2_decode(photo_jp2 *j, uint32_t need_width, uint32_t need_height, co
     while (reduce < 31 && ((full_w + (1u << (reduce + 1)) - 1) >> (reduce + 1)) >= need_width &&
            ((full_h + (1u << (reduce + 1)) - 1) >> (reduce + 1)) >= need_height) reduce++;
     while (reduce > 0 && !opj_set_decoded_resolution_factor(j->codec, reduce)) reduce--;
+    /* OpenJPEG 2.5.0 keeps a factor it refuses (it stores it before checking it against the
+       components' resolutions): with every factor refused, the decoder would reduce by the last
+       one while the components are not, and read out of bounds. The factor used is set again,
+       0 included. */
+    if (reduce == 0 && !opj_set_decoded_resolution_factor(j->codec, 0))
+        return fail(j, PHOTO_JP2_CORRUPT, "the JPEG 2000 resolutions do not decode", error, error_size);
     j->message[0] = 0;
     if (!opj_decode(j->codec, j->stream, im) || !opj_end_decompress(j->codec, j->stream))
         return fail(j, PHOTO_JP2_CORRUPT, "the JPEG 2000 data does not decode", error, error_size);

@@ -69,6 +69,31 @@ import Testing
     }
 
     /// Damaged files fail with a reason; a huge claimed size is refused before decoding.
+    /// A 9×7 JP2 the fuzzer found (2026-12-04) whose codestream refuses every resolution factor: OpenJPEG
+    /// 2.5.0 keeps a refused factor, so a small target read out of bounds inside the library (SEGV).
+    /// Every target size renders it or fails with a reason.
+    @Test func refusedResolutionFactorsDoNotCrash() throws {
+        let bytes = try #require(Data(base64Encoded: Self.refusedFactors.joined()))
+        let renderer = ImageRenderer()
+        for target in [PixelSize(width: 1, height: 1), PixelSize(width: 3, height: 200), PixelSize(width: 9, height: 7)] {
+            if let image = try? renderer.render(bytes: [UInt8](bytes), targetSize: target, contentMode: .fit) {
+                #expect(image.size.width <= target.width && image.size.height <= target.height)
+            }
+        }
+    }
+
+    static let refusedFactors = [
+        "AAAADGpQICANCocKAAAAFGZ0eXBqcDIgAAAAAGpwMiAAAABPanAyaAAAABZpaGRyAAAABwAAAAkABA8HAAAAAAAPY29scgEAAAAA",
+        "ABAAAAAiY2RlZgAEAAAAAAABAAEAAAACAAIAAAADAAMAAQAAAAACDmpwMmP/T/9RADIAAAAAAAkAAAAHAAAAAAAAAAAAAAAJAAAA",
+        "BwAAAAAAAAAAAAQPAQEPAQEPAQEPAQH/UgAMAAAAAQAABAQAAf9cAApAgIiIkIiIkP9kACUAAUNyZWF0ZWQgYnkgT3BlbkpQRUcg",
+        "dmVyc2lvbiAyLjUuMP+QAAoAAAAAAY0AAf+T3/iQcAS/+GpRi8kaRN9EZWZhdWx0SQj2o7DLXGP0+9GKVBmlj9/4kHAHbfkbjxtR",
+        "ZjcO2JjCz8/8MAwB2FfB/0ACI/8GB0D/YF0ADADoLPwek5UL218bjlSR45cG3Ilf3wlpDiOKlWE7w/8DBE/8SDof+GBICxFkyd4v",
+        "tzcQkSBBnw5wLBoYSMJPfwvxVpV2e0hBj8H/QAIn/iQbB/4MEAwAFv2qVOu/D6nRKiAw+wNGZId+ugsRkAxWqYJPgMP/AwjD/wML",
+        "QP9gAWAPSWj8D3WODd3FCqKo6eApgA+c7/e1r43CAnODdKSj4WbEeMpTo38HNp6B82WJ4uEC0cP/AwnH/hgtB/4MFguQVx0U4TKu",
+        "xjWc+a+8rIGYv5EWlvitJwzD5+xqOEmgHTv0wgIVL+6fAuTNIW1SPuxy97/DgwMKQ/8DCkD/YAGACeP7/Cb8qv9+eIi9KSN0GY+V",
+        "0p8TDk0VyP8EgK9X63rrmijPcynrew5Gg+NJxlOPodcWf4D/2Q==",
+    ]
+
     @Test(.enabled(if: hasConvert && cjxl != nil, "convert or cjxl is not installed"))
     func damagedFilesFailWithAReason() throws {
         let made = try MadeFormats("jp2-bad")
