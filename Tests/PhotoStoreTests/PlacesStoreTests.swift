@@ -391,6 +391,71 @@ struct SearchStoreTests {
         try Self.expectWordsConsistent(db)
     }
 
+    @Test("An asset's words and coordinates are written at the end of the transaction that inserts it, as its row is then: changed, moved or deleted before that, the indexes agree")
+    func indexedAtTheEndOfTheTransaction() throws {
+        defer { dir.remove() }
+        let db = try open()
+        try fill(db)
+        let (pending, words) = try db.write { w in
+            try w.connection.transaction { () throws(StoreError) -> (Int64?, [Int64]) in
+                // A copy of an asset with another id, path, camera and place.
+                func insert(_ name: String, _ latitude: String) throws(StoreError) {
+                    try w.connection.execute("""
+                        CREATE TEMP TABLE copied AS SELECT * FROM assets LIMIT 1;
+                        UPDATE copied SET pk = NULL, id = 'a_k3j5x7q2m4n6p7r2\(name.prefix(4))', path = CAST('/lib/new/\(name).jpg' AS BLOB),
+                            make = 'Leica', model = NULL, lens_model = NULL, keywords = NULL, latitude = \(latitude), longitude = 10.5;
+                        INSERT INTO assets SELECT * FROM copied;
+                        DROP TABLE copied;
+                        """)
+                }
+                try insert("kept", "47.1")        // then its words and coordinates change
+                try insert("dropped", "46.0")     // then deleted
+                try insert("plain", "NULL")       // no coordinates
+                try w.connection.execute("""
+                    UPDATE assets SET path = CAST('/lib/new/renamed.jpg' AS BLOB), make = 'Hasselblad', latitude = 48.5
+                        WHERE id = 'a_k3j5x7q2m4n6p7r2kept';
+                    DELETE FROM assets WHERE id = 'a_k3j5x7q2m4n6p7r2drop';
+                    UPDATE assets SET latitude = 1.0 WHERE path = CAST('/lib/2021/lisbon-beach.jpg' AS BLOB);
+                    """)
+                let pending = try w.connection.scalar("SELECT count(*) FROM assets_unindexed").int64
+                try w.assets.indexInserted()
+                let s = try w.connection.statement("SELECT rowid FROM asset_words WHERE asset_words MATCH 'hasselblad OR leica' ORDER BY rowid")
+                defer { s.reset() }
+                var words: [Int64] = []
+                while try s.step() { words.append(s.int64(0)) }
+                return (pending, words)
+            }
+        }
+        #expect(pending == 2)
+        #expect(words.count == 2)          // "kept" (Hasselblad) and "plain" (Leica); not the deleted one
+        #expect(try names(db, "renamed") == ["renamed.jpg"])
+        #expect(try names(db, "hasselblad") == ["renamed.jpg"])
+        #expect(try names(db, "kept") == [] && names(db, "dropped") == [])
+        #expect(try names(db, "leica") == ["plain.jpg"])
+        let near = try db.read { r in try r.connection.scalar("SELECT group_concat(min_lat) FROM asset_locations WHERE min_lat > 0").string }
+        #expect(near == "1.0,48.5")
+        try Self.expectWordsConsistent(db)
+    }
+
+    @Test("A database of schema 13 (words and coordinates by a trigger per row) keeps them when upgraded, and writes new ones per transaction")
+    func upgradedToIndexesPerTransaction() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutIndexesPerTransaction + "PRAGMA user_version = 13;") }
+        }
+        let db = try open()
+        #expect(try names(db, "zurich") == ["zurich.jpg"])
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/2022/oslo.jpg", inode: 9, .media(Make.media(date: "2022-02-01T10:00:00", latitude: 59.9, longitude: 10.7))),
+            ]), now: 6)
+        }
+        #expect(try names(db, "oslo") == ["oslo.jpg"])
+        try Self.expectWordsConsistent(db)
+    }
+
     @Test("A user album's title finds its assets, as it is renamed and deleted")
     func userAlbumTitles() throws {
         defer { dir.remove() }
@@ -496,6 +561,22 @@ struct SearchStoreTests {
                 """).int64
         }
         #expect(differing == 0 && missing == 0, "place counts differ from a recount: \(differing ?? -1), \(missing ?? -1)")
+        // The R*Tree holds every asset's coordinates and nothing else, and no inserted asset
+        // waits for its words or coordinates once a transaction has committed.
+        let locations = try db.read { r in
+            try ["SELECT id FROM asset_locations EXCEPT SELECT pk FROM assets WHERE latitude IS NOT NULL AND longitude IS NOT NULL",
+                 "SELECT pk FROM assets WHERE latitude IS NOT NULL AND longitude IS NOT NULL EXCEPT SELECT id FROM asset_locations",
+                 // Its boxes are 32-bit floats, rounded outwards: each holds its asset's point.
+                 """
+                 SELECT l.id FROM asset_locations l JOIN assets a ON a.pk = l.id WHERE NOT (l.min_lat <= a.latitude
+                     AND l.max_lat >= a.latitude AND l.min_lon <= a.longitude AND l.max_lon >= a.longitude)
+                 """,
+                 "SELECT pk FROM assets_unindexed"].map {
+                try r.connection.scalar("SELECT count(*) FROM (\($0))").int64 ?? -1
+            }
+        }
+        #expect(locations == [0, 0, 0, 0], "asset_locations beside assets (extra, missing, elsewhere), then assets_unindexed: \(locations)")
+        #expect(try db.read { try $0.connection.scalar("SELECT rtreecheck('asset_locations')").string } == "ok")
     }
 
     @Test("A database from before the search sources gets every asset's, folder's and place's words when it is opened")

@@ -70,8 +70,42 @@ struct StoreTests {
 
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
+    /// The database as version 13 left it: migration 014's deferred word and coordinate
+    /// indexing undone (the triggers per row back).
+    static let withoutIndexesPerTransaction = """
+        DROP TRIGGER assets_unindexed_insert; DROP TABLE assets_unindexed;
+        DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete; DROP TRIGGER assets_location_update;
+        CREATE TRIGGER assets_words_insert AFTER INSERT ON assets BEGIN
+            INSERT INTO asset_words (rowid, name, keywords, camera)
+            VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+        END;
+        CREATE TRIGGER assets_words_update AFTER UPDATE OF path, keywords, make, model, lens_model ON assets
+            WHEN old.path IS NOT new.path OR old.keywords IS NOT new.keywords OR old.make IS NOT new.make
+              OR old.model IS NOT new.model OR old.lens_model IS NOT new.lens_model BEGIN
+            INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+            VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+            INSERT INTO asset_words (rowid, name, keywords, camera)
+            VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+        END;
+        CREATE TRIGGER assets_words_delete AFTER DELETE ON assets BEGIN
+            INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+            VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+        END;
+        CREATE TRIGGER assets_location_insert AFTER INSERT ON assets
+            WHEN new.latitude IS NOT NULL AND new.longitude IS NOT NULL BEGIN
+            INSERT INTO asset_locations VALUES (new.pk, new.latitude, new.latitude, new.longitude, new.longitude);
+        END;
+        CREATE TRIGGER assets_location_update AFTER UPDATE OF latitude, longitude ON assets
+            WHEN old.latitude IS NOT new.latitude OR old.longitude IS NOT new.longitude BEGIN
+            DELETE FROM asset_locations WHERE id = old.pk;
+            INSERT INTO asset_locations SELECT new.pk, new.latitude, new.latitude, new.longitude, new.longitude
+                WHERE new.latitude IS NOT NULL AND new.longitude IS NOT NULL;
+        END;
+
+        """
+
     /// The database as version 12 left it: migration 013's column undone.
-    static let withoutTrash = "DROP TABLE trash_pending; DROP INDEX tombstones_place; DROP INDEX tombstones_trashed; ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
+    static let withoutTrash = withoutIndexesPerTransaction + "DROP TABLE trash_pending; DROP INDEX tombstones_place; DROP INDEX tombstones_trashed; ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
 
     static let withoutSearchSources = withoutTrash + """
         DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;

@@ -645,6 +645,47 @@ public enum Schema {
                 restoring INTEGER NOT NULL
             ) STRICT;
             """),
+        Migration(name: "014_asset_indexes_per_transaction", sql: """
+            -- An inserted asset's words (`asset_words`) and coordinates (`asset_locations`) are
+            -- written once per transaction, for every asset it inserted, by one statement each
+            -- (`AssetRows.indexInserted`, the writer's last step before its change set), not by a
+            -- trigger per row: SQLite's FTS5 writes its pending words out at every statement's
+            -- savepoint, and the R*Tree drops its node handle, so per row they cost the writer
+            -- more than the asset's own row. Until then its pk is in `assets_unindexed`; the
+            -- triggers that change or remove an asset's words or coordinates leave such a row
+            -- to that step (it reads the row as it is then).
+            CREATE TABLE assets_unindexed (pk INTEGER PRIMARY KEY) STRICT;
+            DROP TRIGGER assets_words_insert;
+            DROP TRIGGER assets_location_insert;
+            CREATE TRIGGER assets_unindexed_insert AFTER INSERT ON assets BEGIN
+                INSERT INTO assets_unindexed (pk) VALUES (new.pk);
+            END;
+            DROP TRIGGER assets_words_update;
+            CREATE TRIGGER assets_words_update AFTER UPDATE OF path, keywords, make, model, lens_model ON assets
+                WHEN (old.path IS NOT new.path OR old.keywords IS NOT new.keywords OR old.make IS NOT new.make
+                      OR old.model IS NOT new.model OR old.lens_model IS NOT new.lens_model)
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+                INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+                VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+                INSERT INTO asset_words (rowid, name, keywords, camera)
+                VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+            END;
+            DROP TRIGGER assets_words_delete;
+            CREATE TRIGGER assets_words_delete AFTER DELETE ON assets BEGIN
+                INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+                SELECT 'delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old."))
+                    WHERE NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+                DELETE FROM assets_unindexed WHERE pk = old.pk;
+            END;
+            DROP TRIGGER assets_location_update;
+            CREATE TRIGGER assets_location_update AFTER UPDATE OF latitude, longitude ON assets
+                WHEN (old.latitude IS NOT new.latitude OR old.longitude IS NOT new.longitude)
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+                DELETE FROM asset_locations WHERE id = old.pk;
+                INSERT INTO asset_locations SELECT new.pk, new.latitude, new.latitude, new.longitude, new.longitude
+                    WHERE new.latitude IS NOT NULL AND new.longitude IS NOT NULL;
+            END;
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -45,11 +45,34 @@ final class AssetRows {
     /// The statements every asset write runs, prepared once.
     private var insertStatement: Statement?
     private var updateStatement: Statement?
+    private var indexWordsStatement: Statement?
+    private var indexLocationsStatement: Statement?
+    private var clearUnindexedStatement: Statement?
 
     init(_ db: Connection, directories: Directories, places: PlaceRows) {
         self.db = db
         self.directories = directories
         self.places = places
+    }
+
+    // MARK: Words and coordinates
+
+    /// Writes the words (`asset_words`) and coordinates (`asset_locations`) of the assets this
+    /// transaction inserted, as their rows are now, and empties `assets_unindexed`: one
+    /// statement each per transaction instead of a trigger per row (migration 014 says why).
+    /// The writer's last step before its change set; costs three steps on an empty table when
+    /// nothing was inserted.
+    func indexInserted() throws(StoreError) {
+        try db.statement(&indexWordsStatement, """
+            INSERT INTO asset_words (rowid, name, keywords, camera)
+            SELECT pk, name, keywords, camera FROM asset_words_source WHERE pk IN (SELECT pk FROM assets_unindexed)
+            """).run()
+        try db.statement(&indexLocationsStatement, """
+            INSERT INTO asset_locations (id, min_lat, max_lat, min_lon, max_lon)
+            SELECT pk, latitude, latitude, longitude, longitude FROM assets
+            WHERE pk IN (SELECT pk FROM assets_unindexed) AND latitude IS NOT NULL AND longitude IS NOT NULL
+            """).run()
+        try db.statement(&clearUnindexedStatement, "DELETE FROM assets_unindexed").run()
     }
 
     // MARK: Composition

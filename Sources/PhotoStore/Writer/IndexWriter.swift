@@ -65,6 +65,7 @@ public final class IndexWriter {
                 let inserted = Set(changes.collectionsInserted)
                 changes.collectionsUpdated.removeAll { inserted.contains($0) }
                 changes.report = job.report
+                try assets.indexInserted()
                 return try journal.record(changes, now: now)
             }
         } catch {
