@@ -74,7 +74,26 @@ struct StoreTests {
     /// indexing undone (the triggers per row back).
     static let withoutIndexesPerTransaction = """
         DROP TRIGGER assets_unindexed_insert; DROP TABLE assets_unindexed;
-        DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete; DROP TRIGGER assets_location_update;
+        DROP TRIGGER assets_words_update; DROP TRIGGER assets_indexes_delete; DROP TRIGGER assets_location_update;
+        DROP TRIGGER assets_place_count_update;
+        CREATE TRIGGER assets_place_count_insert AFTER INSERT ON assets
+            WHEN new.place_id IS NOT NULL AND new.is_hidden = 0 AND new.deleted_at IS NULL BEGIN
+            INSERT INTO place_counts (place_id, assets) VALUES (new.place_id, 1)
+                ON CONFLICT (place_id) DO UPDATE SET assets = assets + 1;
+        END;
+        CREATE TRIGGER assets_place_count_update AFTER UPDATE OF place_id, is_hidden, deleted_at ON assets
+            WHEN old.place_id IS NOT new.place_id OR (old.is_hidden = 0 AND old.deleted_at IS NULL)
+                IS NOT (new.is_hidden = 0 AND new.deleted_at IS NULL) BEGIN
+            UPDATE place_counts SET assets = assets - 1
+                WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL;
+            INSERT INTO place_counts (place_id, assets) SELECT new.place_id, 1
+                WHERE new.place_id IS NOT NULL AND new.is_hidden = 0 AND new.deleted_at IS NULL
+                ON CONFLICT (place_id) DO UPDATE SET assets = assets + 1;
+        END;
+        CREATE TRIGGER assets_place_count_delete AFTER DELETE ON assets
+            WHEN old.place_id IS NOT NULL AND old.is_hidden = 0 AND old.deleted_at IS NULL BEGIN
+            UPDATE place_counts SET assets = assets - 1 WHERE place_id = old.place_id;
+        END;
         CREATE TRIGGER assets_words_insert AFTER INSERT ON assets BEGIN
             INSERT INTO asset_words (rowid, name, keywords, camera)
             VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));

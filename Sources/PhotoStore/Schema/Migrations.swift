@@ -646,17 +646,19 @@ public enum Schema {
             ) STRICT;
             """),
         Migration(name: "014_asset_indexes_per_transaction", sql: """
-            -- An inserted asset's words (`asset_words`) and coordinates (`asset_locations`) are
-            -- written once per transaction, for every asset it inserted, by one statement each
-            -- (`AssetRows.indexInserted`, the writer's last step before its change set), not by a
-            -- trigger per row: SQLite's FTS5 writes its pending words out at every statement's
-            -- savepoint, and the R*Tree drops its node handle, so per row they cost the writer
-            -- more than the asset's own row. Until then its pk is in `assets_unindexed`; the
-            -- triggers that change or remove an asset's words or coordinates leave such a row
-            -- to that step (it reads the row as it is then).
+            -- An inserted asset's words (`asset_words`), coordinates (`asset_locations`) and
+            -- place count (`place_counts`) are written once per transaction, for every asset it
+            -- inserted, by one statement each (`AssetRows.indexInserted`, the writer's last step
+            -- before its change set), not by a trigger per row: SQLite's FTS5 writes its pending
+            -- words out at every statement's savepoint, and the R*Tree drops its node handle, so
+            -- per row they cost the writer more than the asset's own row. Until then its pk is in
+            -- `assets_unindexed`; the triggers that change or remove an asset's words,
+            -- coordinates or place count leave such a row to that step (it reads the row as it
+            -- is then). One trigger does all of a delete's, in order.
             CREATE TABLE assets_unindexed (pk INTEGER PRIMARY KEY) STRICT;
             DROP TRIGGER assets_words_insert;
             DROP TRIGGER assets_location_insert;
+            DROP TRIGGER assets_place_count_insert;
             CREATE TRIGGER assets_unindexed_insert AFTER INSERT ON assets BEGIN
                 INSERT INTO assets_unindexed (pk) VALUES (new.pk);
             END;
@@ -671,11 +673,26 @@ public enum Schema {
                 VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
             END;
             DROP TRIGGER assets_words_delete;
-            CREATE TRIGGER assets_words_delete AFTER DELETE ON assets BEGIN
+            DROP TRIGGER assets_place_count_delete;
+            CREATE TRIGGER assets_indexes_delete AFTER DELETE ON assets BEGIN
                 INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
                 SELECT 'delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old."))
                     WHERE NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+                UPDATE place_counts SET assets = assets - 1
+                    WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
                 DELETE FROM assets_unindexed WHERE pk = old.pk;
+            END;
+            DROP TRIGGER assets_place_count_update;
+            CREATE TRIGGER assets_place_count_update AFTER UPDATE OF place_id, is_hidden, deleted_at ON assets
+                WHEN (old.place_id IS NOT new.place_id OR (old.is_hidden = 0 AND old.deleted_at IS NULL)
+                      IS NOT (new.is_hidden = 0 AND new.deleted_at IS NULL))
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+                UPDATE place_counts SET assets = assets - 1
+                    WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL;
+                INSERT INTO place_counts (place_id, assets) SELECT new.place_id, 1
+                    WHERE new.place_id IS NOT NULL AND new.is_hidden = 0 AND new.deleted_at IS NULL
+                    ON CONFLICT (place_id) DO UPDATE SET assets = assets + 1;
             END;
             DROP TRIGGER assets_location_update;
             CREATE TRIGGER assets_location_update AFTER UPDATE OF latitude, longitude ON assets

@@ -47,6 +47,7 @@ final class AssetRows {
     private var updateStatement: Statement?
     private var indexWordsStatement: Statement?
     private var indexLocationsStatement: Statement?
+    private var countPlacesStatement: Statement?
     private var clearUnindexedStatement: Statement?
 
     init(_ db: Connection, directories: Directories, places: PlaceRows) {
@@ -57,9 +58,10 @@ final class AssetRows {
 
     // MARK: Words and coordinates
 
-    /// Writes the words (`asset_words`) and coordinates (`asset_locations`) of the assets this
-    /// transaction inserted, as their rows are now, and empties `assets_unindexed`: one
-    /// statement each per transaction instead of a trigger per row (migration 014 says why).
+    /// Writes the words (`asset_words`), coordinates (`asset_locations`) and place counts
+    /// (`place_counts`) of the assets this transaction inserted, as their rows are now, and
+    /// empties `assets_unindexed`: one statement each per transaction instead of a trigger per
+    /// row (migration 014 says why).
     /// The writer's last step before its change set; costs three steps on an empty table when
     /// nothing was inserted.
     func indexInserted() throws(StoreError) {
@@ -71,6 +73,12 @@ final class AssetRows {
             INSERT INTO asset_locations (id, min_lat, max_lat, min_lon, max_lon)
             SELECT pk, latitude, latitude, longitude, longitude FROM assets
             WHERE pk IN (SELECT pk FROM assets_unindexed) AND latitude IS NOT NULL AND longitude IS NOT NULL
+            """).run()
+        try db.statement(&countPlacesStatement, """
+            INSERT INTO place_counts (place_id, assets)
+            SELECT place_id, count(*) FROM assets WHERE pk IN (SELECT pk FROM assets_unindexed)
+                AND place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY place_id
+            ON CONFLICT (place_id) DO UPDATE SET assets = assets + excluded.assets
             """).run()
         try db.statement(&clearUnindexedStatement, "DELETE FROM assets_unindexed").run()
     }
