@@ -73,25 +73,35 @@ public final class Gazetteer: Sendable {
     /// How many places the gazetteer holds.
     public var count: Int { cities.count }
 
-    /// Builds the tree (24,000 places: a few ms).
+    /// Builds the tree (24,000 places: a few ms). The tree is ordered on small items (a point,
+    /// a reach and the entry's index), and each distinct region, country, code and zone becomes
+    /// its template once: ordering whole places, or making one per entry, cost the writer
+    /// ~0.2 s at the first photo with coordinates.
     public init(_ entries: [GazetteerEntry]) {
-        var items = entries.map { e in
-            (node: Node(point: Self.unit(latitude: e.latitude, longitude: e.longitude),
-                        reach: Self.chord(kilometres: Self.reach(population: e.population))),
-             place: Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
-                          timeZone: e.timeZone))
+        var items = entries.indices.map { i in
+            (node: Node(point: Self.unit(latitude: entries[i].latitude, longitude: entries[i].longitude),
+                        reach: Self.chord(kilometres: Self.reach(population: entries[i].population))),
+             place: i)
         }
         Self.build(&items[...], depth: 0)
-        var templateIndex: [Place: UInt32] = [:]
+        struct Names: Hashable {
+            var region, country, countryCode, timeZone: String?
+        }
+        var templateIndex: [Names: UInt32] = [:]
         var templates: [Place] = []
         cities = items.map { item in
-            var template = item.place
-            template.city = nil
-            if templateIndex[template] == nil {
-                templateIndex[template] = UInt32(templates.count)
-                templates.append(template)
+            let e = entries[item.place]
+            let names = Names(region: e.region, country: e.country, countryCode: e.countryCode, timeZone: e.timeZone)
+            let template: UInt32
+            if let known = templateIndex[names] {
+                template = known
+            } else {
+                template = UInt32(templates.count)
+                templateIndex[names] = template
+                templates.append(Place(region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
+                                       timeZone: e.timeZone))
             }
-            return City(name: item.place.city, template: templateIndex[template]!)
+            return City(name: Place(city: e.name, source: .geonames).city, template: template)
         }
         self.templates = templates
         nodes = items.map(\.node)

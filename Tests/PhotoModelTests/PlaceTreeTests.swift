@@ -44,3 +44,21 @@ import Testing
         #expect(tree[0].children[0].assetCount == 3)
     }
 }
+
+@Suite("A place's names")
+struct PlaceNameTests {
+    @Test("Whitespace around a name is cut, an empty name is none, a name without any is kept as it is")
+    func cleaned() {
+        let p = Place(city: "  Lisbon\n", subLocation: "Alfama", region: "", country: " \t", countryCode: " pt ",
+                      near: "São Paulo", source: .file, timeZone: "Europe/Lisbon")
+        #expect(p.city == "Lisbon")
+        #expect(p.subLocation == "Alfama")
+        #expect(p.region == nil && p.country == nil)
+        #expect(p.countryCode == "PT")
+        #expect(p.near == "São Paulo")
+        #expect(p.timeZone == "Europe/Lisbon")
+        #expect(Place(city: "Rio de Janeiro", source: .geonames).city == "Rio de Janeiro")
+        #expect(Place(city: "\u{3000}東京\u{3000}", source: .file).city == "東京")   // ideographic spaces
+        #expect(Place(city: "e\u{301}", source: .file).city == "e\u{301}")
+    }
+}
