@@ -9,6 +9,9 @@ final class PlaceRows {
     let lookup: (any PlaceLookup)?
     /// Place ids by key, loaded on first use: a library has a few thousand places at most.
     private var ids: [String: Int64]?
+    /// The place asked last and its id: the files of a folder are mostly at one place, and
+    /// comparing two places that share their names' storage costs less than keying one.
+    private var last: (place: Place, id: Int64)?
     private var insertStatement: Statement?
     private var retitleStatement: Statement?
 
@@ -29,9 +32,13 @@ final class PlaceRows {
     /// The id of a place's row, made if it is new.
     func id(of place: Place?) throws(StoreError) -> Int64? {
         guard let place else { return nil }
+        if let last, last.place == place { return last.id }
         let key = place.encoded
         if ids == nil { try load() }
-        if let id = ids?[key] { return id }
+        if let id = ids?[key] {
+            last = (place, id)
+            return id
+        }
         let s = try db.statement(&insertStatement, """
             INSERT INTO places (key, source, city, sub_location, region, country, country_code, near, time_zone)
             VALUES (:key, :source, :city, :subLocation, :region, :country, :countryCode, :near, :timeZone)
@@ -48,6 +55,7 @@ final class PlaceRows {
         try s.run()
         let id = db.lastInsertRowID
         ids?[key] = id
+        last = (place, id)
         return id
     }
 
@@ -83,7 +91,10 @@ final class PlaceRows {
     }
 
     /// Forgets the cached ids (after a rollback: SQLite may reuse a rolled-back rowid).
-    func forget() { ids = nil }
+    func forget() {
+        ids = nil
+        last = nil
+    }
 
     private func load() throws(StoreError) {
         let s = try db.statement("SELECT key, id FROM places")
