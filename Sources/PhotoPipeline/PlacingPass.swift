@@ -24,7 +24,7 @@ public final class PlacingPass: Service {
     public func start() throws {
         guard let progress = try database.read({ try $0.placingProgress() }) else { return }
         logger.info("placing \(progress.total - progress.done) assets indexed before places, in the background")
-        next()
+        next(total: progress.total)
     }
 
     public func stop() {
@@ -33,11 +33,12 @@ public final class PlacingPass: Service {
         // service and runs it first.
     }
 
-    private func next() {
+    /// Queues the next job; `total` (the first job's) is the count `start` made.
+    private func next(total: Int? = nil) {
         guard !stopping.load(ordering: .relaxed) else { return }
         let more = Mutex(false)
         sortQueue.submit(operation: { [chunk] writer, now in
-            let (changes, left) = try writer.placeAssets(limit: chunk, now: now)
+            let (changes, left) = try writer.placeAssets(limit: chunk, now: now, total: total)
             more.withLock { $0 = left }
             return changes
         }, done: { [self] result in

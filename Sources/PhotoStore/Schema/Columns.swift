@@ -176,6 +176,13 @@ enum MediaColumns {
     /// `UPDATE files`).
     static let fromAsset = "(\(list.names())) = (SELECT \(list.names(prefix: "a")) FROM assets a WHERE a.pk = files.asset_pk)"
 
+    /// The fields an asset's place and zone offset are made of (`PlaceLookup.place(of:)` and
+    /// `zoneOffset(of:at:)`: the coordinates, the file's own place, the capture date): what the
+    /// pass that places a library indexed before places reads of each asset.
+    static let placing = ColumnList<MediaFields>(list.columns.filter {
+        ["local_datetime", "utc_offset", "date_source", "latitude", "longitude", "file_place"].contains($0.name)
+    })
+
     /// A placeholder the columns are read into (every column read overwrites its field).
     static let blank = MediaFields(mediaType: .image, format: "",
                                    captureDate: CaptureDate(local: LocalDateTime(year: 1970, month: 1, day: 1)!,

@@ -48,15 +48,23 @@ extension IndexWriter {
     /// membership) is looked at again. The change set lists the assets whose place or offset
     /// changed as `updated` (`WriteJob.placed`), the user albums holding them, and the moments
     /// of their days whose titles (by place) changed.
-    public func placeAssets(limit: Int, now: Int64) throws(StoreError) -> (changes: ChangeSet, more: Bool) {
+    ///
+    /// `total`: how many assets the pass places, as counted before its first job
+    /// (`placingProgress()` on a reader), so that the writer does not count them again; else
+    /// the first job counts.
+    public func placeAssets(limit: Int, now: Int64, total: Int? = nil) throws(StoreError) -> (changes: ChangeSet, more: Bool) {
         var more = false
         let changes = try commit(now: now) { job throws(StoreError) in
             let meta = IndexReader(db)
             guard let end = try meta.metaInteger("places.end") else { return ChangeSet() }
             let cursor = try meta.metaInteger("places.cursor") ?? 0
-            if try meta.metaInteger("places.total") == nil { try setMetaInteger("places.total", Int64(try meta.placeable(upTo: end))) }
+            if try meta.metaInteger("places.total") == nil {
+                let counted: Int
+                if let total { counted = total } else { counted = try meta.placeable(upTo: end) }
+                try setMetaInteger("places.total", Int64(counted))
+            }
             let s = try db.statement("""
-                SELECT a.pk, a.id, a.day, a.place_id, a.zone_offset, \(MediaColumns.list.names(prefix: "a")) FROM assets a
+                SELECT a.pk, a.id, a.day, a.place_id, a.zone_offset, \(MediaColumns.placing.names(prefix: "a")) FROM assets a
                 WHERE a.pk > :cursor AND a.pk <= :end AND a.latitude IS NOT NULL AND a.deleted_at IS NULL
                 ORDER BY a.pk LIMIT :limit
                 """)
@@ -64,9 +72,10 @@ extension IndexWriter {
             s.bind(":end", to: end)
             s.bind(":limit", to: limit)
             var rows: [(pk: Int64, id: String, day: Int?, placeID: Int64?, zoneOffset: Int?, media: MediaFields)] = []
+            rows.reserveCapacity(limit)
             while try s.step() {
                 var media = MediaColumns.blank
-                guard MediaColumns.list.read(into: &media, from: s, at: 5) else {
+                guard MediaColumns.placing.read(into: &media, from: s, at: 5) else {
                     s.reset()
                     throw StoreError.undecodable(table: "assets", key: String(s.int64(0)))
                 }
