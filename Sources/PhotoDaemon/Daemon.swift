@@ -69,10 +69,7 @@ public final class Daemon: Sendable {
         }
         let database = try openDatabase()
         let listener = try openListener()
-        var (pipelineLog, live) = (logger.facility("pipeline"), options.liveOptions)
-        if environment["PHOTOD_TEST_HOOKS"] == "1", let n = Int(environment["PHOTOD_TEST_CRASH_AFTER_RENAMES"] ?? "") {
-            live.trashCrashAfterRenames = n
-        }
+        let (pipelineLog, live) = (logger.facility("pipeline"), liveOptions())
 
         // The pipeline: watchers → live loop → indexer (walk, readers) → sort queue → SQLite.
         let sortQueue = SortQueue(database: database, logger: pipelineLog)
@@ -91,12 +88,7 @@ public final class Daemon: Sendable {
         indexer.announceScan()
 
         // After each commit: subscribers, the image cache, the user-state backup.
-        let feed: ChangeFeed
-        do {
-            feed = try ChangeFeed(database: database, logger: logger.facility("wire"))
-        } catch {
-            throw StartupError(description: "cannot read the change journal: \(error)")
-        }
+        let feed = try openFeed(database)
         let images = ImageService(database: database, options: options.imageOptions, logger: logger.facility("images"))
         if let socketPath = ListenFDs.boundPath(listener.descriptor) {
             Self.checkCacheReadable(socket: socketPath, cache: options.cacheDirectory, logger: logger)
@@ -114,8 +106,7 @@ public final class Daemon: Sendable {
         let reporter = ServiceReporter(notifier: ServiceNotifier(environment: environment), database: database, indexer: indexer,
                                        trees: trees, sortQueue: sortQueue, live: liveLoop, roots: roots, logger: logger.facility("service"))
         let requests = RequestCounter()
-        let rest = RestService(policy: restPolicy(), activity: { requests.value &+ reporter.progressCount() &+ images.stats.rendered },
-                               busy: { reporter.isBusy() }, rest: { database.releaseMemory(); Heap.returnFreePages() })
+        let rest = restService(database, reporter: reporter, images: images, requests: requests)
 
         // The socket: clients' requests, answered from the index or as jobs on the sort queue.
         let info = DaemonInfo(pid: getpid(), started: .now, database: options.database, roots: roots,
@@ -148,6 +139,31 @@ public final class Daemon: Sendable {
                              logger: logger, started: "photod \(DaemonOptions.version) listening on "
                                  + (listener.activated ? "the inherited socket" : options.socket.string)
                                  + ", database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
+    }
+
+    /// The live options, with the crash test's hook (`PHOTOD_TEST_CRASH_AFTER_RENAMES`).
+    private func liveOptions() -> LiveOptions {
+        var live = options.liveOptions
+        if environment["PHOTOD_TEST_HOOKS"] == "1", let n = Int(environment["PHOTOD_TEST_CRASH_AFTER_RENAMES"] ?? "") {
+            live.trashCrashAfterRenames = n
+        }
+        return live
+    }
+
+    private func openFeed(_ database: Database) throws(StartupError) -> ChangeFeed {
+        do {
+            return try ChangeFeed(database: database, logger: logger.facility("wire"))
+        } catch {
+            throw StartupError(description: "cannot read the change journal: \(error)")
+        }
+    }
+
+    /// At rest (nothing asked, nothing moving, nothing rendered): SQLite's caches and malloc's
+    /// free pages given back.
+    private func restService(_ database: Database, reporter: ServiceReporter, images: ImageService,
+                             requests: RequestCounter) -> RestService {
+        RestService(policy: restPolicy(), activity: { requests.value &+ reporter.progressCount() &+ images.stats.rendered },
+                    busy: { reporter.isBusy() }, rest: { database.releaseMemory(); Heap.returnFreePages() })
     }
 
     /// When the daemon rests (`RestService`); the test hooks may shorten it
