@@ -16,8 +16,8 @@ import PhotoSystem
 /// at most 200 ms (without that wait the two, in step, each stat the same files: 1.78 `fstatat` a
 /// file over a restart of 1,000,000), so a directory that hangs (a dead network mount) holds up
 /// only this thread, which stops at its next directory once the scan is over. It follows the
-/// walk's order (entries in byte order, hidden ones and `.nomedia` trees skipped) and leaves mount points below its start to the walk, which
-/// checks them first; a listing the walk does not ask for is dropped when it asks for a later one.
+/// walk's order (entries in byte order, hidden ones and `.nomedia` trees skipped) and leaves
+/// mount points below its start to the walk, which checks them first; a listing the walk does not ask for is dropped when it asks for a later one.
 /// At most `budget` entries are held ahead.
 ///
 /// A directory the walk had to list itself (`passed`) is only read by the lister for its
@@ -88,8 +88,9 @@ final class Lister: Sendable {
     /// The listing of `path` if it is ready, dropping those listed before it that the walk did
     /// not ask for; nil when it is not (not listed yet, or not in the lister's order). When the
     /// lister is listing `path` at that moment, waits for it (at most `patience`): otherwise the
-    /// two threads, in step, would each stat the same files. `next` is the directory the walk goes to after `path`'s subtree: when the walk would wait,
-    /// it lists that one itself, so that the stats split between the two threads.
+    /// two threads, in step, would each stat the same files. `next` is the directory the walk
+    /// goes to after `path`'s subtree: when the walk would wait, it lists that one itself, so
+    /// that the stats split between the two threads.
     func take(_ path: PathBytes, sharing next: PathBytes? = nil) -> Listing? {
         if let found = takeReady(path) { return found }
         let wait = state.withLock { s -> Bool in

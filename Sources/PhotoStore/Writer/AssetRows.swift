@@ -56,14 +56,13 @@ final class AssetRows {
         self.places = places
     }
 
-    // MARK: Words and coordinates
+    // MARK: Words, coordinates and place counts
 
     /// Writes the words (`asset_words`), coordinates (`asset_locations`) and place counts
     /// (`place_counts`) of the assets this transaction inserted, as their rows are now, and
     /// empties `assets_unindexed`: one statement each per transaction instead of a trigger per
-    /// row (migration 014 says why).
-    /// The writer's last step before its change set; costs three steps on an empty table when
-    /// nothing was inserted.
+    /// row (migration 014 says why). The writer's last step before its change set; four steps
+    /// on an empty table when nothing was inserted.
     func indexInserted() throws(StoreError) {
         try db.statement(&indexWordsStatement, """
             INSERT INTO asset_words (rowid, name, keywords, camera)
