@@ -50,6 +50,10 @@ struct Walk {
     /// Where the files and directories found moved were indexed: their names missing there are
     /// no removal (`finish` leaves them out, of the job and of the counts).
     private var movedFrom = Set<PathBytes>()
+    /// Directories listed in their parent but gone when the walk came to them (renamed or
+    /// removed meanwhile): only then may a directory missing from its parent's listing still be
+    /// there (`findAgain`).
+    private var lostVisits = 0
     /// New files held back until the removals are committed (bounded: beyond it they are read
     /// at once, and a copy among them gets a new id).
     private var deferredCandidates: [Candidate] = []
@@ -190,7 +194,9 @@ struct Walk {
                 entries = try dir.entries().sorted { Self.precedes($0.name, $1.name) }
             }
         } catch {
-            // Vanished while walking: removed through its parent's listing next time.
+            // Vanished while walking: removed through its parent's listing next time (or found
+            // again under another name by `findAgain`).
+            if error.errno == ENOENT { lostVisits += 1 }
             if error.errno != ENOENT, error.errno != ENOTDIR { reportUnreadable(path, error) }
             return
         }
@@ -350,15 +356,21 @@ struct Walk {
         if let snapshot = try database.read({ try $0.snapshot(of: path) }) { return snapshot }
         guard lookForMoves, let origin = try movedDirectoryOrigin(fsid: fsid, inode: inode),
               try isSameDirectory(indexedAt: origin, as: dir, entries: entries) else { return nil }
-        var move = WriteBatch()
-        move.movedDirectories = [DirectoryMove(from: origin, to: path)]
-        flush()
-        emitAndWait(move)
-        trees.directoriesMoved([DirectoryMove(from: origin, to: path)])
-        movedDirectories += 1
-        movedFrom.insert(origin)
-        logger.info("directory moved while photod was down: '\(origin)' -> '\(path)'", [("path", path.string)])
+        moveDirectory(DirectoryMove(from: origin, to: path), "directory moved while photod was down")
         return try database.read { try $0.snapshot(of: path) }
+    }
+
+    /// Moves a directory's rows to where the walk found it, after what is pending, and waits
+    /// for the commit (the walk then compares it as usual).
+    private mutating func moveDirectory(_ move: DirectoryMove, _ what: String) {
+        var batch = WriteBatch()
+        batch.movedDirectories = [move]
+        flush()
+        emitAndWait(batch)
+        trees.directoriesMoved([move])
+        movedDirectories += 1
+        movedFrom.insert(move.from)
+        logger.info("\(what): '\(move.from)' -> '\(move.to)'", [("path", move.to.string)])
     }
 
     /// A directory listed on another mount than its tree's: a disk mounted there since the
@@ -504,6 +516,7 @@ struct Walk {
     /// (a copy of a removed file is then recognised by its content and keeps the asset's id).
     mutating func finish() {
         flush()
+        findAgain()
         // A name missing where the walk found it moved from was counted as a removal when the
         // walk saw it gone: it is a move, counted once as one.
         let files = deferredFiles.count, directories = deferredDirectories.count
@@ -531,6 +544,43 @@ struct Walk {
         }
         deferredCandidates = []
         flush()
+    }
+
+    /// Looks once more for the directories the walk is about to remove: one renamed back and
+    /// forth while the walk went by (its parent listed under one name, then gone from that name
+    /// when its turn came) is still in its parent, under its own name or another. It is walked
+    /// where it is now — moved there first if its name changed — instead of being removed, so its
+    /// assets keep their ids: a removal would make them tombstones, and a copy of one of its files
+    /// read meanwhile could take an asset by its content before the file itself came back.
+    private mutating func findAgain() {
+        guard lostVisits > 0 else { return }
+        lostVisits = 0
+        for path in deferredDirectories where !movedFrom.contains(path) {
+            guard !shouldStop(), !trees.isTree(path),
+                  let indexed = try? database.read({ try $0.snapshot(of: path) }), let inode = indexed.inode,
+                  let now = Self.subdirectory(of: path.parent, withInode: inode) else { continue }
+            if now != path {
+                // Under another name the index does not hold, with something indexed still in it
+                // (not a new folder given the freed inode): the rename, carried out.
+                guard (try? database.read({ try $0.snapshot(of: now) })) == nil,
+                      let dir = try? Directory(path: now), let entries = try? dir.entries(),
+                      (try? isSameDirectory(indexedAt: path, as: dir, entries: entries)) == true else { continue }
+                moveDirectory(DirectoryMove(from: path, to: now), "directory renamed while the walk went by")
+            }
+            movedFrom.insert(path)
+            walkTree(now, on: trees.trees(containing: now, roots: roots).last.flatMap { trees.probedMount(of: $0) })
+        }
+    }
+
+    /// The directory in `parent` with this inode, under whatever name it has now.
+    static func subdirectory(of parent: PathBytes, withInode inode: UInt64) -> PathBytes? {
+        guard let dir = try? Directory(path: parent), let entries = try? dir.entries() else { return nil }
+        for entry in entries where entry.kind == .directory || entry.kind == .unknown {
+            if let s = try? FileStat.at(dir.descriptor, entry.name), s.isDirectory, s.inode == inode {
+                return parent.appending(entry.name)
+            }
+        }
+        return nil
     }
 
     /// Emits a job and waits until its transaction has run.

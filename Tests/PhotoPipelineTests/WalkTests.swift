@@ -220,6 +220,55 @@ struct WalkTests {
         #expect(jobs.allSatisfy { $0.batch.directories.count <= Walk.extrasPerJob })
         #expect(jobs.map(\.batch.directories.count).reduce(0, +) == 1201)
     }
+
+    /// How a folder the walk finds gone from its parent's listing is renamed again before the
+    /// walk reaches it: back to its indexed name, or on to a third one.
+    enum RenameDuringWalk: String, CaseIterable, CustomTestStringConvertible {
+        case back = "A.moved", on = "A.renamed"
+        var testDescription: String { self == .back ? "renamed back" : "renamed on" }
+    }
+
+    @Test("A folder renamed back and forth while the walk goes by keeps its assets: walked where it is, never removed",
+          arguments: RenameDuringWalk.allCases)
+    func renamedDuringWalk(_ how: RenameDuringWalk) throws {
+        defer { cleanup() }
+        for name in ["x.jpg", "y.jpg"] { try lib.write("A/\(name)", [1]) }
+        let db = try Database(path: state("w.db").string)
+        let pipeline = TestPipeline(db, roots: [lib.path])
+        pipeline.indexer().scan(roots: [lib.path])
+        let before = Dictionary(uniqueKeysWithValues: try db.read { try $0.assets(limit: 10, offset: 0) }.map { ($0.path.lastComponent, $0.id) })
+        #expect(before.count == 2)
+
+        // Renamed while photod was down; the walk lists the root (A.moved, and 50 new files whose
+        // job it emits), and the folder is renamed again before its turn: the walk finds nothing
+        // at A.moved.
+        #expect(rename(lib("A").string, lib("A.moved").string) == 0)
+        for i in 0..<Indexer.chunkSize { try lib.write("n\(i).jpg", [2]) }
+        let final = how == .back ? lib("A") : lib("A.renamed")
+        var jobs: [Job] = []
+        var w = Walk(database: db, logger: .silent, status: Locked(IndexerStatus()), trees: pipeline.trees, roots: [lib.path],
+                     emit: { job in
+                         if jobs.isEmpty { #expect(Glibc.rename(lib("A.moved").string, final.string) == 0) }
+                         jobs.append(job)
+                         // Moves are waited for: applied here, as the writer would.
+                         if let done = job.committed {
+                             #expect(throws: Never.self) { _ = try db.write { try $0.apply(job.batch, now: 2) } }
+                             done.signal()
+                         }
+                     }, lookForMoves: true)
+        w.deferNewFiles = false
+        w.walk(root: lib.path)
+        w.finish()
+
+        #expect(!jobs.flatMap(\.batch.removedDirectories).contains(lib("A")), "the folder was removed")
+        #expect(jobs.flatMap(\.candidates).allSatisfy { $0.directory == lib.path }, "the folder's files were read again")
+        for job in jobs where job.committed == nil { _ = try db.write { try $0.apply(job.batch, now: 3) } }
+        let after = try db.read { try $0.assets(limit: 10, offset: 0) }
+        for name in ["x.jpg", "y.jpg"] {
+            let asset = after.first { $0.path == final.appending(Array(name.utf8)) }
+            #expect(asset?.id == before[Array(name.utf8)], "\(name) lost its id")
+        }
+    }
 }
 
 @Suite("Bounded channel")
