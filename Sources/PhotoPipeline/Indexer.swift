@@ -119,6 +119,22 @@ public final class Indexer: Sendable {
     /// A copy of the current status.
     public var status: IndexerStatus { statusBox.withLock { $0 } }
 
+    /// Drops the unreadable files the index no longer has a row for (deleted, or moved with
+    /// their folder, since their read failed): they are not the library's to list, and a root
+    /// is not read again in full for a file it lost. Every one listed has a row while it is
+    /// there — an indexed file keeps its own, a new one is an error row — so the index says
+    /// which are gone, without touching a disk that may be failing. Called after a scan and after
+    /// the watcher's removals and moves; nothing to do while none is listed.
+    func forgetUnreadableFilesGone() {
+        guard listsUnreadableFiles.load(ordering: .relaxed) else { return }
+        let listed = statusBox.withLock { Array($0.unreadableFiles.keys) }
+        guard let gone = try? database.read({ r in try listed.filter { try r.file(at: $0) == nil } }), !gone.isEmpty else { return }
+        statusBox.withLock { s in
+            for path in gone { s.unreadableFiles[path] = nil }
+            listsUnreadableFiles.store(!s.unreadableFiles.isEmpty, ordering: .relaxed)
+        }
+    }
+
     /// Scans `roots` to completion on the calling thread (a dedicated thread: this blocks).
     @discardableResult
     public func scan(roots: [PathBytes]) -> ScanReport {
@@ -268,6 +284,7 @@ public final class Indexer: Sendable {
         committed.wait()
         scanOver.withLock { $0 = true }
 
+        forgetUnreadableFilesGone()
         if !reread.isEmpty { noteReadAgain(reread, ids: rootIDs) }
         let t = tally.withLock { $0 }
         let elapsed = started.duration(to: .now)

@@ -57,6 +57,7 @@ struct LiveApply: Sendable {
             // What the scans found moved is no longer where these name it: only the rest goes.
             _ = apply(plan.afterScans, facts: facts)
         }
+        indexer.forgetUnreadableFilesGone()  // a removal or a move may have taken one listed
     }
 
     /// Applies one step; returns the trees to scan after the batch's steps.
