@@ -146,7 +146,9 @@ public final class Database: Sendable {
     /// and SQLite's own caches describe what it meant to write: going on with them is going on
     /// as if the data were safe (PostgreSQL's "fsyncgate"). A fresh connection reads the WAL and
     /// the database as the file system has them now. Throws (and the caller must not write)
-    /// when the file cannot be opened or the check fails; waits for the writer.
+    /// when the file cannot be opened or the check fails; waits for the writer. The journal then
+    /// goes on past the reserved tokens (`skipUndoneTokens`): what the disk kept may end before
+    /// the last change set sent.
     public func reopenAfterFailure() throws(StoreError) {
         try writer.withLock { w throws(StoreError) in
             // Every connection closed first: SQLite then lets go of the file (no descriptor
@@ -161,6 +163,9 @@ public final class Database: Sendable {
             guard check == "ok" else {
                 throw StoreError(code: .corrupt, message: "database '\(path)' fails its check after a disk error: \(check ?? "nil")")
             }
+            // Change sets sent to subscribers may be gone with the pages the disk dropped: as
+            // after a stop that was not clean, the journal goes on past every token handed out.
+            try Self.skipUndoneTokens(connection, now: SmartCounters.now)
             w = IndexWriter(connection, places: writerOptions.places, retentionMilliseconds: writerOptions.retentionMilliseconds)
         }
         results.withLock { $0.invalidate() }

@@ -36,6 +36,33 @@ struct DiskFailureStoreTests {
         #expect(try db.write { try $0.connection.scalar("PRAGMA synchronous").int64 } == 1, "the writer's settings again (NORMAL)")
     }
 
+    @Test("After a disk error that dropped the last change sets, the journal goes on past every token handed out: none is reused for other changes")
+    func reopenSkipsTokens() throws {
+        let dir = try TemporaryDirectory("diskfail-tokens")
+        defer { dir.remove() }
+        let db = try Database(path: dir("index.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var sent: [Int64] = []
+        for i in 1...3 {
+            let change = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/\(i).jpg", inode: UInt64(i),
+                .media(Make.media(date: "2020-05-01T1\(i):00:00")))]), now: Int64(i)) }
+            sent.append(try #require(change.token))
+        }
+        // The disk kept the first change set only (the others were sent to subscribers).
+        var raw: OpaquePointer?
+        #expect(sqlite3_open(dir("index.db").string, &raw) == SQLITE_OK)
+        #expect(sqlite3_exec(raw, "DELETE FROM changes WHERE token > \(sent[0]); UPDATE sqlite_sequence SET seq = \(sent[0]) WHERE name = 'changes'",
+                             nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(raw)
+
+        try db.reopenAfterFailure()
+        let next = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/4.jpg", inode: 4,
+            .media(Make.media(date: "2020-05-01T14:00:00")))]), now: 4) }
+        #expect(try #require(next.token) > sent.max()!, "a token a subscriber holds was handed out again")
+        let bounds = try db.read { try $0.journalBounds() }
+        for token in sent.dropFirst() { #expect(try db.read { try $0.resumable(token, in: bounds) } == false) }
+    }
+
     @Test("An I/O error reading a file the index has as media writes nothing, even when the pipeline could not look the row up; a new file's is an error row")
     func unreadableIndexedFileKeepsItsAsset() throws {
         let dir = try TemporaryDirectory("diskfail-rows")
