@@ -50,10 +50,12 @@ struct Walk {
     /// Where the files and directories found moved were indexed: their names missing there are
     /// no removal (`finish` leaves them out, of the job and of the counts).
     private var movedFrom = Set<PathBytes>()
-    /// Directories listed in their parent but gone when the walk came to them (renamed or
-    /// removed meanwhile): only then may a directory missing from its parent's listing still be
-    /// there (`findAgain`).
-    private var lostVisits = 0
+    /// The directories (inodes) this walk compared as new, the index holding nothing for them:
+    /// `findAgain` leaves those to what the walk made of them.
+    private var comparedAsNew = Set<UInt64>()
+    /// The directories among `deferredDirectories` removed because their parent's listing lacked
+    /// them (not excluded ones): those `findAgain` looks for.
+    private var missingDirectories: [PathBytes] = []
     /// New files held back until the removals are committed (bounded: beyond it they are read
     /// at once, and a copy among them gets a new id).
     private var deferredCandidates: [Candidate] = []
@@ -196,7 +198,6 @@ struct Walk {
         } catch {
             // Vanished while walking: removed through its parent's listing next time (or found
             // again under another name by `findAgain`).
-            if error.errno == ENOENT { lostVisits += 1 }
             if error.errno != ENOENT, error.errno != ENOTDIR { reportUnreadable(path, error) }
             return
         }
@@ -222,6 +223,7 @@ struct Walk {
             logger.error("cannot read the index for '\(path)': \(error)", [("path", path.string)])
             return
         }
+        if snapshot == nil, lookForMoves { comparedAsNew.insert(dirStat.inode) }
 
         // Dot-names and what the exclusions name are not part of the library: as if not there.
         let names = exclusions.isEmpty ? [] : PathExclusions.names(of: path, roots: roots) ?? []
@@ -460,6 +462,7 @@ struct Walk {
             removeFile(directory, name)
         case .removeDirectory:
             removeDirectory(directory.appending(name))
+            missingDirectories.append(directory.appending(name))
         case .checkMount:
             trees.checkAndMark(directory.appending(name))
         }
@@ -547,18 +550,25 @@ struct Walk {
     }
 
     /// Looks once more for the directories the walk is about to remove: one renamed back and
-    /// forth while the walk went by (its parent listed under one name, then gone from that name
-    /// when its turn came) is still in its parent, under its own name or another. It is walked
-    /// where it is now — moved there first if its name changed — instead of being removed, so its
-    /// assets keep their ids: a removal would make them tombstones, and a copy of one of its files
-    /// read meanwhile could take an asset by its content before the file itself came back.
+    /// forth while the walk went by (its parent listed under one name, then the directory gone
+    /// from that name, or back under the old one, when its turn came) is still in its parent,
+    /// under its own name or another. It is walked where it is now — moved there first if its
+    /// name changed — instead of being removed, so its assets keep their ids: a removal would
+    /// make them tombstones, and a copy of one of its files read meanwhile could take an asset by
+    /// its content before the file itself came back. One listing per parent; nothing when the
+    /// walk removes no directory.
     private mutating func findAgain() {
-        guard lostVisits > 0 else { return }
-        lostVisits = 0
-        for path in deferredDirectories where !movedFrom.contains(path) {
+        let missing = missingDirectories.filter { !movedFrom.contains($0) }
+        missingDirectories = []
+        guard lookForMoves, !missing.isEmpty else { return }
+        var listings: [PathBytes: [UInt64: PathBytes]] = [:]
+        for path in missing {
             guard !shouldStop(), !trees.isTree(path),
                   let indexed = try? database.read({ try $0.snapshot(of: path) }), let inode = indexed.inode,
-                  let now = Self.subdirectory(of: path.parent, withInode: inode) else { continue }
+                  !comparedAsNew.contains(inode) else { continue }
+            if listings[path.parent] == nil { listings[path.parent] = Self.subdirectories(of: path.parent) }
+            // Not one the walk leaves out (an exclusion: it is as if not there).
+            guard let now = listings[path.parent]?[inode], !exclusions.excludes(now, roots: roots) else { continue }
             if now != path {
                 // Under another name the index does not hold, with something indexed still in it
                 // (not a new folder given the freed inode): the rename, carried out.
@@ -572,15 +582,14 @@ struct Walk {
         }
     }
 
-    /// The directory in `parent` with this inode, under whatever name it has now.
-    static func subdirectory(of parent: PathBytes, withInode inode: UInt64) -> PathBytes? {
-        guard let dir = try? Directory(path: parent), let entries = try? dir.entries() else { return nil }
-        for entry in entries where entry.kind == .directory || entry.kind == .unknown {
-            if let s = try? FileStat.at(dir.descriptor, entry.name), s.isDirectory, s.inode == inode {
-                return parent.appending(entry.name)
-            }
+    /// The directories in `parent` now, by inode.
+    static func subdirectories(of parent: PathBytes) -> [UInt64: PathBytes] {
+        guard let dir = try? Directory(path: parent), let entries = try? dir.entries() else { return [:] }
+        var found: [UInt64: PathBytes] = [:]
+        for entry in entries where (entry.kind == .directory || entry.kind == .unknown) && !isHidden(entry.name) {
+            if let s = try? FileStat.at(dir.descriptor, entry.name), s.isDirectory { found[s.inode] = parent.appending(entry.name) }
         }
-        return nil
+        return found
     }
 
     /// Emits a job and waits until its transaction has run.
