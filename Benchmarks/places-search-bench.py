@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from rpc_client import Client  # noqa: E402
 
-# What migrations 011 and 012 add (places, the R*Tree, search), to measure what they cost.
+# What migrations 011, 012 and 015 add (places, the coordinates' index, search), to measure what they cost.
 WITHOUT = """
 DROP TRIGGER assets_unindexed_insert; DROP TABLE assets_unindexed;
 DROP TRIGGER assets_indexes_delete;
@@ -52,8 +52,7 @@ DROP TRIGGER user_albums_words_insert; DROP TRIGGER user_albums_words_update; DR
 DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGGER moments_words_delete;
 DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
 DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
-DROP TRIGGER assets_location_update; DROP TRIGGER assets_location_delete;
-DROP TABLE asset_locations; DROP INDEX assets_place; DROP TABLE place_counts;
+DROP INDEX assets_location; DROP INDEX assets_place; DROP TABLE place_counts;
 DROP TRIGGER assets_place_count_update;
 ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset; ALTER TABLE assets DROP COLUMN file_place;
 ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;

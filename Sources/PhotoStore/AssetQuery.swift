@@ -270,38 +270,31 @@ public enum PredicateSQL {
             }
         }
 
-        /// `location WITHIN` and `location NEAR`: the R*Tree of coordinates (`asset_locations`)
-        /// finds the candidates in a box (two boxes across the antimeridian), then the asset's
-        /// own coordinates decide — exactly for a box (the tree holds 32-bit floats, rounded
-        /// outwards), by great-circle distance for a circle.
+        /// `location WITHIN` and `location NEAR`: the coordinates' index (`assets_location`:
+        /// latitude, then longitude) finds the assets in a box — one latitude range, its entries'
+        /// longitudes in one span or two across the antimeridian — exactly; a circle's are those
+        /// of its bounding box within its great-circle distance.
         mutating func location(_ c: PredicateComparison) -> String {
-            func boxes(south: Double, west: Double, north: Double, east: Double) -> [String] {
-                let spans = west <= east ? [(west, east)] : [(west, 180.0), (-180.0, east)]
-                return spans.map { w, e in
-                    "(l.max_lat >= \(bind(.real(south))) AND l.min_lat <= \(bind(.real(north))) "
-                        + "AND l.max_lon >= \(bind(.real(w))) AND l.min_lon <= \(bind(.real(e))))"
-                }
-            }
-            func exact(south: Double, west: Double, north: Double, east: Double) -> String {
+            func inBox(south: Double, west: Double, north: Double, east: Double) -> String {
                 let lon = west <= east
-                    ? "a.longitude BETWEEN \(bind(.real(west))) AND \(bind(.real(east)))"
-                    : "(a.longitude >= \(bind(.real(west))) OR a.longitude <= \(bind(.real(east))))"
-                return "a.latitude BETWEEN \(bind(.real(south))) AND \(bind(.real(north))) AND \(lon)"
+                    ? "longitude BETWEEN \(bind(.real(west))) AND \(bind(.real(east)))"
+                    : "(longitude >= \(bind(.real(west))) OR longitude <= \(bind(.real(east))))"
+                return "a.pk IN (SELECT pk FROM assets INDEXED BY assets_location WHERE latitude IS NOT NULL "
+                    + "AND longitude IS NOT NULL AND latitude BETWEEN \(bind(.real(south))) AND \(bind(.real(north))) AND \(lon))"
             }
             switch c.operation {
             case .within(.box(let s, let w, let n, let e)):
-                let tree = boxes(south: s, west: w, north: n, east: e).joined(separator: " OR ")
-                return "(a.pk IN (SELECT l.id FROM asset_locations l WHERE \(tree)) AND \(exact(south: s, west: w, north: n, east: e)))"
+                return "(\(inBox(south: s, west: w, north: n, east: e)))"
             case .near(.circle(let lat, let lon, let km)):
                 let box = PredicateSQL.boundingBox(latitude: lat, longitude: lon, kilometres: km)
-                let tree = boxes(south: box.south, west: box.west, north: box.north, east: box.east).joined(separator: " OR ")
+                let candidates = inBox(south: box.south, west: box.west, north: box.north, east: box.east)
                 // Haversine with SQLite's math functions: 2R·asin(√(sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2))).
                 let (p1, l1, r) = (bind(.real(lat * .pi / 180)), bind(.real(lon * .pi / 180)), bind(.real(km / 6371.0088)))
                 let distance = """
                     2 * asin(min(1, sqrt(pow(sin((radians(a.latitude) - \(p1)) / 2), 2) + cos(\(p1)) * cos(radians(a.latitude)) \
                     * pow(sin((radians(a.longitude) - \(l1)) / 2), 2))))
                     """
-                return "(a.pk IN (SELECT l.id FROM asset_locations l WHERE \(tree)) AND a.latitude IS NOT NULL AND \(distance) <= \(r))"
+                return "(\(candidates) AND a.latitude IS NOT NULL AND \(distance) <= \(r))"
             default: preconditionFailure("unchecked predicate: \(c)")
             }
         }

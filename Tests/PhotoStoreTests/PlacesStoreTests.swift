@@ -259,11 +259,14 @@ struct LocationPredicateTests {
         #expect(try names(db, predicate) == expected, "\(predicate)")
     }
 
-    @Test func theTreeFollowsTheAssets() throws {
+    /// The assets the coordinates' index holds.
+    static let located = "SELECT count(*) FROM assets INDEXED BY assets_location WHERE latitude IS NOT NULL AND longitude IS NOT NULL"
+
+    @Test func theIndexFollowsTheAssets() throws {
         defer { dir.remove() }
         let db = try open()
-        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_locations").int64 } == 9)
-        // Moved to Madrid, and one deleted: the tree follows in the same job.
+        #expect(try db.read { try $0.connection.scalar(Self.located).int64 } == 9)
+        // Moved to Madrid, and one deleted: the index follows in the same job.
         _ = try db.write {
             try $0.apply(Make.batch([Make.outcome("/lib/lisbon.jpg", inode: 1, .media(Make.media(latitude: 40.4168, longitude: -3.7038)))]), now: 2)
         }
@@ -272,7 +275,22 @@ struct LocationPredicateTests {
         _ = try db.write { try $0.apply(removal, now: 3) }
         _ = try db.write { try $0.purge(deletedBefore: 4, now: 4) }
         #expect(try names(db, "location NEAR {40.4168, -3.7038, 1}") == ["lisbon", "madrid"])
-        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_locations").int64 } == 8)
+        #expect(try db.read { try $0.connection.scalar(Self.located).int64 } == 8)
+    }
+
+    @Test("A database of schema 14 (coordinates in an R*Tree) finds them by the index once upgraded; the tree is gone")
+    func upgradedToLocationsByBTree() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutLocationsByBTree + "PRAGMA user_version = 14;") }
+            #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_locations").int64 } == 9)
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'asset_locations%'").int64 } == 0)
+        #expect(try db.read { try $0.connection.scalar(Self.located).int64 } == 9)
+        #expect(try names(db, "location NEAR {38.7223, -9.1393, 20}") == ["lisbon"])
+        #expect(try names(db, "location NEAR {-17.5, 179.9, 250}") == ["suva", "taveuni"])
     }
 
     @Test("Bad areas are errors with their position", arguments: [
@@ -434,7 +452,9 @@ struct SearchStoreTests {
         #expect(try names(db, "hasselblad") == ["renamed.jpg"])
         #expect(try names(db, "kept") == [] && names(db, "dropped") == [])
         #expect(try names(db, "leica") == ["plain.jpg"])
-        let near = try db.read { r in try r.connection.scalar("SELECT group_concat(min_lat) FROM (SELECT min_lat FROM asset_locations WHERE min_lat > 0 ORDER BY 1)").string }
+        let near = try db.read { r in
+            try r.connection.scalar("SELECT group_concat(latitude) FROM (SELECT latitude FROM assets INDEXED BY assets_location WHERE latitude > 0 AND longitude IS NOT NULL ORDER BY 1)").string
+        }
         #expect(near == "1.0,45.0,48.5")
         try Self.expectWordsConsistent(db)
     }
@@ -563,22 +583,8 @@ struct SearchStoreTests {
                 """).int64
         }
         #expect(differing == 0 && missing == 0, "place counts differ from a recount: \(differing ?? -1), \(missing ?? -1)")
-        // The R*Tree holds every asset's coordinates and nothing else, and no inserted asset
-        // waits for its words or coordinates once a transaction has committed.
-        let locations = try db.read { r in
-            try ["SELECT id FROM asset_locations EXCEPT SELECT pk FROM assets WHERE latitude IS NOT NULL AND longitude IS NOT NULL",
-                 "SELECT pk FROM assets WHERE latitude IS NOT NULL AND longitude IS NOT NULL EXCEPT SELECT id FROM asset_locations",
-                 // Its boxes are 32-bit floats, rounded outwards: each holds its asset's point.
-                 """
-                 SELECT l.id FROM asset_locations l JOIN assets a ON a.pk = l.id WHERE NOT (l.min_lat <= a.latitude
-                     AND l.max_lat >= a.latitude AND l.min_lon <= a.longitude AND l.max_lon >= a.longitude)
-                 """,
-                 "SELECT pk FROM assets_unindexed"].map {
-                try r.connection.scalar("SELECT count(*) FROM (\($0))").int64 ?? -1
-            }
-        }
-        #expect(locations == [0, 0, 0, 0], "asset_locations beside assets (extra, missing, elsewhere), then assets_unindexed: \(locations)")
-        #expect(try db.read { try $0.connection.scalar("SELECT rtreecheck('asset_locations')").string } == "ok")
+        // No inserted asset waits for its words once a transaction has committed.
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM assets_unindexed").int64 } == 0)
     }
 
     @Test("A database from before the search sources gets every asset's, folder's and place's words when it is opened")

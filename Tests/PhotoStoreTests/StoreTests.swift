@@ -70,9 +70,29 @@ struct StoreTests {
 
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
+    /// The database as version 14 left it: migration 015's coordinates index undone (the R*Tree
+    /// back, filled, with its triggers).
+    static let withoutLocationsByBTree = """
+        DROP INDEX assets_location;
+        CREATE VIRTUAL TABLE asset_locations USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+        INSERT INTO asset_locations SELECT pk, latitude, latitude, longitude, longitude FROM assets
+            WHERE latitude IS NOT NULL AND longitude IS NOT NULL;
+        CREATE TRIGGER assets_location_update AFTER UPDATE OF latitude, longitude ON assets
+            WHEN (old.latitude IS NOT new.latitude OR old.longitude IS NOT new.longitude)
+              AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+            DELETE FROM asset_locations WHERE id = old.pk;
+            INSERT INTO asset_locations SELECT new.pk, new.latitude, new.latitude, new.longitude, new.longitude
+                WHERE new.latitude IS NOT NULL AND new.longitude IS NOT NULL;
+        END;
+        CREATE TRIGGER assets_location_delete AFTER DELETE ON assets BEGIN
+            DELETE FROM asset_locations WHERE id = old.pk;
+        END;
+
+        """
+
     /// The database as version 13 left it: migration 014's deferred word and coordinate
     /// indexing undone (the triggers per row back).
-    static let withoutIndexesPerTransaction = """
+    static let withoutIndexesPerTransaction = withoutLocationsByBTree + """
         DROP TRIGGER assets_unindexed_insert; DROP TABLE assets_unindexed;
         DROP TRIGGER assets_words_update; DROP TRIGGER assets_indexes_delete; DROP TRIGGER assets_location_update;
         DROP TRIGGER assets_place_count_update;

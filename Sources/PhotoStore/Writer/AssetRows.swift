@@ -46,7 +46,6 @@ final class AssetRows {
     private var insertStatement: Statement?
     private var updateStatement: Statement?
     private var indexWordsStatement: Statement?
-    private var indexLocationsStatement: Statement?
     private var countPlacesStatement: Statement?
     private var clearUnindexedStatement: Statement?
 
@@ -58,20 +57,15 @@ final class AssetRows {
 
     // MARK: Words, coordinates and place counts
 
-    /// Writes the words (`asset_words`), coordinates (`asset_locations`) and place counts
-    /// (`place_counts`) of the assets this transaction inserted, as their rows are now, and
-    /// empties `assets_unindexed`: one statement each per transaction instead of a trigger per
-    /// row (migration 014 says why). The writer's last step before its change set; four steps
-    /// on an empty table when nothing was inserted.
+    /// Writes the words (`asset_words`) and place counts (`place_counts`) of the assets this
+    /// transaction inserted, as their rows are now, and empties `assets_unindexed`: one
+    /// statement each per transaction instead of a trigger per row (migration 014 says why).
+    /// The writer's last step before its change set; three steps on an empty table when
+    /// nothing was inserted.
     func indexInserted() throws(StoreError) {
         try db.statement(&indexWordsStatement, """
             INSERT INTO asset_words (rowid, name, keywords, camera)
             SELECT pk, name, keywords, camera FROM asset_words_source WHERE pk IN (SELECT pk FROM assets_unindexed)
-            """).run()
-        try db.statement(&indexLocationsStatement, """
-            INSERT INTO asset_locations (id, min_lat, max_lat, min_lon, max_lon)
-            SELECT pk, latitude, latitude, longitude, longitude FROM assets
-            WHERE pk IN (SELECT pk FROM assets_unindexed) AND latitude IS NOT NULL AND longitude IS NOT NULL
             """).run()
         try db.statement(&countPlacesStatement, """
             INSERT INTO place_counts (place_id, assets)
