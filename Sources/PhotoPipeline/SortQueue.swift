@@ -50,7 +50,7 @@ public final class SortQueue: Service {
         var batch: WriteBatch
         var operation: Operation?
         /// Work on the database as a whole (a compaction): runs alone, without the writer held.
-        var maintenance: Callback<Void, Void>?
+        var maintenance: Callback<Void, StoreError?>?
         var done: Completion
 
         /// Whether the entry runs alone (a maintenance, an operation, a batch that moves files).
@@ -175,10 +175,24 @@ public final class SortQueue: Service {
     /// Compacts the database file (`Database.compact`) in the queue's turn, with nothing
     /// written meanwhile; returns its bytes before and after.
     public func compact() throws -> (before: Int64, after: Int64) {
-        let outcome = Locked<Result<(before: Int64, after: Int64), StoreError>?>(nil)
+        try maintain { [writer] () throws(StoreError) in try writer.database.compact() }
+    }
+
+    /// Runs `body` on the database in the queue's turn, alone, with nothing written meanwhile.
+    /// A disk error in it has the next job open the database again first, as a failed write's
+    /// does (`noteFailure`).
+    func maintain<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) throws -> T {
+        let outcome = Locked<Result<T, StoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        enqueue(Entry(batch: WriteBatch(), maintenance: Callback { [writer] in
-            outcome.withLock { o in o = Result { () throws(StoreError) in try writer.database.compact() } }
+        enqueue(Entry(batch: WriteBatch(), maintenance: Callback { () -> StoreError? in
+            do throws(StoreError) {
+                let value = try body()
+                outcome.withLock { $0 = .success(value) }
+                return nil
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+                return error
+            }
         }, done: { result in
             if case .failure(let error) = result { outcome.withLock { $0 = $0 ?? .failure(error) } }
             done.signal()
@@ -265,7 +279,7 @@ public final class SortQueue: Service {
             let summary: ChangeSet
             let time = now()
             if entries.count == 1, let maintenance = entries[0].maintenance {
-                maintenance(())
+                if let error = maintenance(()) { throw error }
                 summary = ChangeSet()
             } else if entries.count == 1, let operation = entries[0].operation {
                 summary = try writer.write { try operation($0, time) }
@@ -296,8 +310,12 @@ public final class SortQueue: Service {
                 $0.stats.failed += 1
                 $0.stats.lastError = "\(storeError)"
             }
-            logger.error("sort job failed, its \(merged.files.count) files will be read again by the next scan: \(storeError)",
-                         [("job.files", String(merged.files.count))])
+            if entries.contains(where: { $0.maintenance != nil }) {
+                logger.error("database maintenance failed: \(storeError)")
+            } else {
+                logger.error("sort job failed, its \(merged.files.count) files will be read again by the next scan: \(storeError)",
+                             [("job.files", String(merged.files.count))])
+            }
         }
         for e in entries { e.done(result) }
     }

@@ -1,6 +1,6 @@
 import Dispatch
 import PhotoModel
-import PhotoPipeline
+@testable import PhotoPipeline
 @testable import PhotoStore
 import PhotoSystem
 import PhotoTesting
@@ -88,5 +88,28 @@ struct SortQueueTests {
         done.wait()
         #expect(try db.read { try $0.counts() }.assets == 1)
         queue.stop()
+    }
+
+    @Test("A disk error in a maintenance (a compaction) fails it, and the next job opens the database again first")
+    func failedMaintenanceReopens() throws {
+        let dir = try TemporaryDirectory("queue-maintenance")
+        defer { dir.remove() }
+        let db = try Database(path: dir("q.db").string)
+        let root = PathBytes("/lib")
+        _ = try db.write { try $0.registerRoots([root]) }
+        let queue = SortQueue(database: db, logger: .silent)
+        queue.start()
+        defer { queue.stop() }
+        #expect(throws: StoreError.self) {
+            try queue.maintain { () throws(StoreError) in throw StoreError(code: .ioError, message: "fsync: Input/output error") }
+        }
+        #expect(queue.stats.reopened == 0)
+        var batch = WriteBatch()
+        batch.files = [Self.outcome(root, "a.jpg", inode: 1)]
+        let done = DispatchSemaphore(value: 0)
+        queue.submit(batch) { _ in done.signal() }
+        done.wait()
+        #expect(queue.stats.reopened == 1)
+        #expect(try db.read { try $0.counts() }.assets == 1)
     }
 }
