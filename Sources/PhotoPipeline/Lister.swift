@@ -101,8 +101,14 @@ final class Lister: Sendable {
         }
         guard wait else { return nil }
         room.signal()  // a lister held by the budget takes the listing waited for beyond it
-        _ = listed.wait(timeout: .now() + Self.patience)
-        state.withLock { $0.waiting = nil }
+        let answered = listed.wait(timeout: .now() + Self.patience) == .success
+        // The lister signals once, with `waiting` cleared under the lock: a signal that came
+        // after the wait gave up is taken now, not left for the next wait to return at once.
+        let signalled = state.withLock { s -> Bool in
+            defer { s.waiting = nil }
+            return s.waiting == nil
+        }
+        if !answered, signalled { listed.wait() }
         return takeReady(path)
     }
 
@@ -161,11 +167,13 @@ final class Lister: Sendable {
                 }
             }
             let published = walked || listing.map(publish) ?? true
-            let waited = state.withLock { s -> Bool in
+            state.withLock { s in
                 s.current = nil
-                return s.waiting == path
+                if s.waiting == path {
+                    s.waiting = nil
+                    listed.signal()
+                }
             }
-            if waited { listed.signal() }
             if !published { return }
         }
     }
