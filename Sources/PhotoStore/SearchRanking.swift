@@ -93,7 +93,8 @@ extension IndexReader {
             // A later term is looked up for the assets still in (few after a rare word) only.
             let few = scores?.candidates(atMost: 5_000)
             if let few, few.isEmpty { break }
-            let weights = try db.statement(few == nil ? SearchSources.weights : SearchSources.weightsAmong)
+            let weights = try db.statement(few == nil ? SearchSources.weights
+                                           : term.isPrefix ? SearchSources.weightsAmongByPass : SearchSources.weightsAmong)
             weights.bind(term.ftsMatch, at: 1)
             if let few { weights.bind("[" + few.map(String.init).joined(separator: ",") + "]", at: 2) }
             let blob = try weights.step() ? weights.bytes(0) : []

@@ -15,12 +15,17 @@ enum SearchSources {
     /// (`c`); the term is the FTS5 query bound at `?parameter`. Assets in Recently Deleted may
     /// be among them.
     /// With `among`, only the assets whose pks are in the JSON array bound there (SQLite does
-    /// not push such a condition into a UNION ALL by itself).
-    static func branches(parameter n: Int, among: Int? = nil) -> String {
+    /// not push such a condition into a UNION ALL by itself). With `passing`, the asset's own
+    /// words are found by one pass over the term's matches, filtered by the list, rather than
+    /// a lookup per pk: FTS5 expands a prefix term (every word that begins so) again at each
+    /// lookup, ~0.35 ms at 100,000 assets and ~1.8 ms at 1,000,000 for "2022"* and its
+    /// hundreds of dates, while a whole word's lookups cost next to nothing and its pass all its
+    /// matches ("apple": 270,913 at 1,000,000, ~20 ms).
+    static func branches(parameter n: Int, among: Int? = nil, passing: Bool = false) -> String {
         let term = "?\(n)"
         let places = "SELECT rowid FROM place_words WHERE place_words MATCH \(term)"
         let only = among.map { "(SELECT value FROM json_each(?\($0)))" }
-        let ownRows = only.map { " AND rowid IN \($0)" } ?? ""
+        let ownRows = only.map { passing ? " AND +rowid IN \($0)" : " AND rowid IN \($0)" } ?? ""
         let rows = only.map { " AND a.pk IN \($0)" } ?? ""
         return """
             SELECT rowid AS pk, photod_column_weight(asset_words, \(name), \(subject), \(camera)) AS c
@@ -46,8 +51,10 @@ enum SearchSources {
     /// One term's matches as a blob, a byte per pk: the best code (`photod_weights`).
     static let weights = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1)))"
 
-    /// The same for the assets (pks) in the JSON array bound at `?2` only.
+    /// The same for the assets (pks) in the JSON array bound at `?2` only: for a whole word,
+    /// its words looked up per pk; for a prefix (`weightsAmongByPass`), one pass over its matches.
     static let weightsAmong = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1, among: 2)))"
+    static let weightsAmongByPass = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1, among: 2, passing: true)))"
 
     /// The newest assets first whose byte is set in the blob bound at `?1`, at most `?2`:
     /// the capture-order index walked inside SQLite.

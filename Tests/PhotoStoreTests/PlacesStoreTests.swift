@@ -520,7 +520,8 @@ struct SearchStoreTests {
         var gone = WriteBatch()
         gone.removedFiles = all.suffix(30).map { ($0.path.parent, $0.path.lastComponent) }
         _ = try db.write { try $0.apply(gone, now: 3) }
-        for text in ["2019", "lisb", "beach", "porto 2019", "img", "canon", "family beach", "\"lisbon trip\"", "sydney dog", "nothing"] {
+        for text in ["2019", "lisb", "beach", "porto 2019", "img", "canon", "family beach", "beach family img", "\"lisbon trip\"",
+                     "sydney dog", "nothing"] {
             let q = try SearchQuery.parse(text)
             for hidden in [false, true] {
                 var query = AssetQuery()
