@@ -23,7 +23,6 @@ Python 3 standard library only.
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import shutil
@@ -38,15 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def _load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import siblings  # noqa: E402
 
-
-sb = _load("scale_bench", "scale-bench.py")
-cf = _load("compare_fetches", "compare-fetches.py")
+sb = siblings.load("scale-bench.py")
+cf = siblings.load("compare-fetches.py")
 ib = sb.ib
 log = ib.log
 

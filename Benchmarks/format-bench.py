@@ -12,17 +12,15 @@ rounds rotating the order); a tool that cannot read a format shows its errors. S
 only.
 """
 import argparse
-import importlib.util
 import os
 import resource
 import struct
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("thumb_bench", os.path.join(HERE, "thumb-bench.py"))
-tb = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tb)
+import siblings  # noqa: E402
+
+tb = siblings.load("thumb-bench.py")
 
 # Format: (file extension, how to make one from a JPEG: a function (src, dst)).
 def im(*options):

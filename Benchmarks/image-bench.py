@@ -20,7 +20,6 @@ Standard library only. Prints a table and the ratios.
 """
 import argparse
 import concurrent.futures
-import importlib.util
 import os
 import shutil
 import statistics
@@ -30,17 +29,11 @@ import tempfile
 import threading
 import time
 
+import siblings
 from rpc_client import Client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def load_thumb_bench():
-    spec = importlib.util.spec_from_file_location("thumb_bench", os.path.join(HERE, "thumb-bench.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def request_all(sock, ids, size, delivery="highQuality"):
@@ -68,7 +61,7 @@ def main():
     ap.add_argument("--scratch-path", default=None)
     args = ap.parse_args()
 
-    tb = load_thumb_bench()
+    tb = siblings.load("thumb-bench.py")
     os.makedirs(args.workdir, exist_ok=True)
     files = tb.make_corpus(args)
     if not args.photod:

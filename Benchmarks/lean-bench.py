@@ -25,7 +25,6 @@ WORKDIR/lean-results.jsonl. Python 3 standard library only.
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import shutil
@@ -41,15 +40,10 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 
-def _load(name, file):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import siblings  # noqa: E402
 
-
-sb = _load("scale_bench", "scale-bench.py")
-fp = _load("footprint", "footprint.py")
+sb = siblings.load("scale-bench.py")
+fp = siblings.load("footprint.py")
 ib = sb.ib
 
 

@@ -41,7 +41,6 @@ Helpers (build, corpus, provenance, /proc readers, JSON-RPC client, the initial-
 from index-bench.py.
 """
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -62,14 +61,9 @@ from types import SimpleNamespace
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _load_index_bench():
-    spec = importlib.util.spec_from_file_location("index_bench", os.path.join(HERE, "index-bench.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import siblings  # noqa: E402
 
-
-ib = _load_index_bench()
+ib = siblings.load("index-bench.py")
 log = ib.log
 BenchError = ib.BenchError
 

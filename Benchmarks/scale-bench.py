@@ -48,7 +48,6 @@ failed (the run stops there, the table shows what was measured) or a restart re-
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import math
 import os
@@ -69,14 +68,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def _load_index_bench():
-    spec = importlib.util.spec_from_file_location("index_bench", os.path.join(HERE, "index-bench.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import siblings  # noqa: E402
 
-
-ib = _load_index_bench()
+ib = siblings.load("index-bench.py")
 log = ib.log
 BenchError = ib.BenchError
 TICK = os.sysconf("SC_CLK_TCK")
