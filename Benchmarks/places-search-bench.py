@@ -17,8 +17,10 @@ In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,0
    start to `library.status.placing` reaching its total.
 3. `assets.search` with queries of 1 to 3 words drawn from the library (the most and least
    common city, a year folder, the most common camera make, one file's own word, a prefix as one
-   types, and combinations), each asked once and then `--runs` times (limit 100): per query the
-   median, over every request p50 and p99. `places.fetch`: its median.
+   types, and combinations), `--runs` + 1 rounds, each query's first page (limit 100) asked new
+   (a favorite set or cleared before each round moves the change token: nothing kept answers
+   it), then the same page again and the next page: per query the medians, p50 and p99 of each
+   kind and over every request. `places.fetch`: its median.
 4. Size: what places and search add to the database — a VACUUMed copy against a VACUUMed copy
    with their tables, indexes, columns and triggers dropped, per asset.
 
@@ -150,20 +152,35 @@ def queries(db):
 
 
 def search_round(d, qs, runs):
-    per, every = {}, []
-    for text in qs:
-        times = []
-        total = None
-        for i in range(runs + 1):
+    """Each query `runs` + 1 times as a client meets it: its first page asked new (a favorite
+    set and cleared between the rounds moves the change token, so nothing kept from the round
+    before answers it), the same page again, and the next page (offset 100)."""
+    per = {text: {"first": [], "again": [], "next": []} for text in qs}
+    anyone = d.timed("assets.fetch", {"limit": 1})[1]["assets"][0]["id"]
+    for run in range(runs + 1):
+        flag = run % 2 == 0
+        d.timed("assets.setFavorite", {"ids": [anyone], "favorite": flag})
+        for text in qs:
             ms, r = d.timed("assets.search", {"query": text, "limit": 100})
-            total = r["total"]
-            times.append(ms)
-        every += times
-        per[text] = {"first_ms": times[0], "median_ms": statistics.median(times[1:]), "total": total}
+            per[text]["first"].append(ms)
+            per[text]["total"] = r["total"]
+            per[text]["again"].append(d.timed("assets.search", {"query": text, "limit": 100})[0])
+            per[text]["next"].append(d.timed("assets.search", {"query": text, "limit": 100, "offset": 100})[0])
+    if runs % 2 == 0:
+        d.timed("assets.setFavorite", {"ids": [anyone], "favorite": False})
     places = [d.timed("places.fetch", {})[0] for _ in range(runs + 1)]
-    every.sort()
-    return {"queries": per, "p50_ms": statistics.median(every), "p99_ms": every[min(len(every) - 1, int(len(every) * 0.99))],
-            "places_fetch_median_ms": statistics.median(places[1:]), "places_fetch_first_ms": places[0]}
+
+    def tail(kind):
+        every = sorted(t for r in per.values() for t in r[kind])
+        return {"p50_ms": statistics.median(every), "p99_ms": every[min(len(every) - 1, int(len(every) * 0.99))]}
+    out = {"queries": {text: {"total": r["total"], "first_ms": statistics.median(r["first"]),
+                              "again_ms": statistics.median(r["again"]), "next_ms": statistics.median(r["next"])}
+                       for text, r in per.items()},
+           "first": tail("first"), "again": tail("again"), "next": tail("next")}
+    every = sorted(t for r in per.values() for kind in ("first", "again", "next") for t in r[kind])
+    out.update({"p50_ms": statistics.median(every), "p99_ms": every[min(len(every) - 1, int(len(every) * 0.99))],
+                "places_fetch_median_ms": statistics.median(places[1:]), "places_fetch_first_ms": places[0]})
+    return out
 
 
 def size(db, assets):
@@ -258,8 +275,11 @@ def main():
     if "pass" in out:
         print("| the pass over %d assets with coordinates | %.1f s |" % (placed, out["pass"]["seconds"]))
     for text, r in out["search"]["queries"].items():
-        print("| `assets.search` \"%s\" (%d found) | first %.1f ms, median %.1f ms |" % (text, r["total"], r["first_ms"], r["median_ms"]))
+        print("| `assets.search` \"%s\" (%d found), medians | new %.1f ms, again %.1f ms, next page %.1f ms |"
+              % (text, r["total"], r["first_ms"], r["again_ms"], r["next_ms"]))
     s = out["search"]
+    for kind, what in (("first", "asked new"), ("again", "the same page again"), ("next", "the next page")):
+        print("| `assets.search`, %s | p50 %.1f ms, p99 %.1f ms |" % (what, s[kind]["p50_ms"], s[kind]["p99_ms"]))
     print("| `assets.search`, every request | p50 %.1f ms, p99 %.1f ms |" % (s["p50_ms"], s["p99_ms"]))
     print("| `places.fetch` | first %.1f ms, median %.1f ms |" % (s["places_fetch_first_ms"], s["places_fetch_median_ms"]))
     z = out["size"]

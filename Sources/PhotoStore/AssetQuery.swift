@@ -592,7 +592,7 @@ extension IndexReader {
                 let total = try total(plan, query, scope)
                 keep(.total(total), as: key, at: stamp)
                 return (try page(plan, limit: limit, offset: offset), total)
-            case .total?, nil:
+            case .total?, .first?, nil:
                 let s = try statement(plan.pksSQL, plan)
                 defer { s.reset() }
                 var pks = PKList()
@@ -609,12 +609,27 @@ extension IndexReader {
     /// is found in, the scores add up) then newest, or in `query`'s sort; and how many match in
     /// all. Without a predicate or a sort, `rankedSearch` answers (unless `ranked` is false:
     /// the tests compare the two; `readAtMost` is its tier size read by pk rather than walked
-    /// for); else SQL joins each term's matches.
-    public func search(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int,
-                       now: Int64, ranked: Bool = true, readAtMost: Int = 2_000) throws(StoreError) -> (assets: [Asset], total: Int) {
-        try consistent { () throws(StoreError) -> (assets: [Asset], total: Int) in
+    /// for; `keeps` false neither takes nor keeps a result), its first assets in order kept
+    /// (`FetchResults`) for the pages after; else SQL joins each term's matches.
+    public func search(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int, now: Int64,
+                       ranked: Bool = true, readAtMost: Int = 2_000, keeps: Bool = true) throws(StoreError) -> (assets: [Asset], total: Int) {
+        let generation = keeps ? results?.withLock { $0.generation } : nil
+        return try consistent { () throws(StoreError) -> (assets: [Asset], total: Int) in
             if ranked, query.predicate == nil, query.sort.isEmpty {
-                return try rankedSearch(text, query, limit: limit, offset: offset, readAtMost: readAtMost)
+                let key = FetchResults.Key(scope: .library, query: query, search: text)
+                let stamp = try self.stamp(generation)
+                let held = stamp.flatMap { stamp in results?.withLock { $0.held(key, at: stamp) } }
+                let wanted = max(0, offset) + max(0, limit)
+                if case .first(let pks, let total)? = held, wanted <= pks.count || pks.count == total {
+                    return (try assets(pks, limit: limit, offset: offset), total)
+                }
+                // Up to twice what this page needs, and twice what was kept: a client paging on
+                // asks again at every doubling, not at every page.
+                let (ordered, total) = try rankedSearch(text, query, needed: wanted, wanted: max(2 * wanted, 2 * (held?.pkCount ?? 0)),
+                                                        readAtMost: readAtMost)
+                let compact = ordered.compactMap { UInt32(exactly: $0) }
+                if compact.count == ordered.count { keep(.first(compact, total: total), as: key, at: stamp) }
+                return (try assets(ordered, limit: limit, offset: offset), total)
             }
             guard var plan = try plan(query, in: .library, now: now) else { return ([], 0) }
             var matches: [String] = []

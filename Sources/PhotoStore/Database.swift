@@ -325,6 +325,13 @@ public final class Database: Sendable {
     /// How many fetch results are kept now (for tests).
     var keptFetchResults: Int { results.withLock { $0.count } }
 
+    /// What is kept of a search's result (tests).
+    func keptSearch(_ text: SearchQuery, _ query: AssetQuery = AssetQuery(), token: Int64) -> FetchResults.Held? {
+        results.withLock { r in
+            r.held(FetchResults.Key(scope: .library, query: query, search: text), at: FetchResults.Stamp(generation: r.generation, token: token))
+        }
+    }
+
     /// `<database>.results`: the fetch results kept at a clean stop.
     static func fetchResultsPath(forDatabase database: String) -> PathBytes { PathBytes(database + ".results") }
 

@@ -12,14 +12,20 @@ import PhotoModel
 /// editing tables) call `invalidate()`, which moves the *generation*: a result being read across
 /// it is not kept.
 ///
+/// A text search (`assets.search` without a predicate or a sort) is kept as the first of its
+/// assets in order, with its total: the next page, or the same page again, costs a page while
+/// it falls in them, instead of a pass over every match of every word.
+///
 /// Bounded: at most `maxResults` results and `maxPKs` pks in all (4 MB), whatever the library's
-/// size; a larger result is answered, not kept. The results at the newest token survive a clean
-/// stop (`encoded`, `decoded`): the first fetches after a start that ask what clients asked
-/// before it cost a page.
+/// size; a larger result is answered, not kept. The fetches' results at the newest token survive
+/// a clean stop (`encoded`, `decoded`): the first fetches after a start that ask what clients
+/// asked before it cost a page. Searches are kept while photod runs.
 struct FetchResults: Sendable {
     struct Key: Hashable, Sendable {
         var scope: AssetScope
         var query: AssetQuery
+        /// The words of a search; nil for a fetch.
+        var search: SearchQuery? = nil
     }
 
     /// Where a result was read: the generation before the read, the change token in it.
@@ -28,21 +34,26 @@ struct FetchResults: Sendable {
         var token: Int64
     }
 
-    /// What is kept of a result: its total (after its first page), or every pk in order.
+    /// What is kept of a result: its total (after its first page), every pk in order, or (a
+    /// search's) its total and its first pks in order.
     enum Held: Hashable, Sendable {
         case total(Int)
         case pks([UInt32])
+        case first([UInt32], total: Int)
 
         var count: Int {
             switch self {
             case .total(let n): return n
             case .pks(let pks): return pks.count
+            case .first(_, let total): return total
             }
         }
 
         var pkCount: Int {
-            if case .pks(let pks) = self { return pks.count }
-            return 0
+            switch self {
+            case .total: return 0
+            case .pks(let pks), .first(let pks, _): return pks.count
+            }
         }
     }
 
@@ -91,7 +102,7 @@ struct FetchResults: Sendable {
     /// query (canonical texts), and total or pks; integers little-endian.
     func encoded(token: Int64) -> [UInt8] {
         var out = ByteWriter(Self.magic)
-        let kept = entries.filter { $0.stamp == Stamp(generation: generation, token: token) }
+        let kept = entries.filter { $0.stamp == Stamp(generation: generation, token: token) && $0.key.search == nil }
         out.int64(token)
         out.int64(Int64(kept.count))
         for e in kept {
@@ -107,6 +118,8 @@ struct FetchResults: Sendable {
                 out.int64(1)
                 out.int64(Int64(pks.count))
                 for pk in pks { out.int64(Int64(pk), bytes: 4) }
+            case .first:
+                preconditionFailure("searches are not kept across a stop")
             }
         }
         return out.bytes

@@ -81,13 +81,15 @@ struct SearchScores {
 }
 
 extension IndexReader {
-    /// A page of the library's assets that match `text`, most relevant first then newest, and
-    /// how many match: each term's weights computed inside SQLite (`photod_weights`, a byte per
-    /// asset), combined here, then each score's assets in capture order, newest first — read
-    /// by pk and sorted, or found by walking the capture-order index when they are many and
-    /// only the first are wanted. `query` has no predicate and no sort.
-    func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int,
-                      readAtMost: Int) throws(StoreError) -> (assets: [Asset], total: Int) {
+    /// The first `needed` pks, or more up to `wanted` while they are of the scores it took, of
+    /// the library's assets that match `text`, most relevant first then newest, and how many
+    /// match: each term's weights computed inside SQLite (`photod_weights`, a byte per asset),
+    /// combined here, then each score's assets in capture order, newest first — read by pk and
+    /// sorted, or found by walking the capture-order index when they are many and only the
+    /// first are wanted. A score past the needed ones is not started for the extra (a walk to
+    /// its first member may pass most of the index). `query` has no predicate and no sort.
+    func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, needed: Int, wanted: Int,
+                      readAtMost: Int) throws(StoreError) -> (pks: [Int64], total: Int) {
         var scores: SearchScores?
         for term in text.terms {
             // A later term is looked up for the assets still in (few after a rare word) only.
@@ -114,9 +116,9 @@ extension IndexReader {
         }
         let tiers = scores.tiers()
         let total = tiers.reduce(0) { $0 + $1.members }
-        let wanted = min(max(0, offset) + max(0, limit), total)
+        let wanted = min(max(needed, wanted), total)
         var ordered: [Int64] = []
-        for tier in tiers where ordered.count < wanted {
+        for tier in tiers where ordered.count < min(needed, wanted) {
             let left = wanted - ordered.count
             if SearchScores.walks(members: tier.members, wanted: left, assets: scores.score.count, readAtMost: readAtMost) {
                 let walk = try db.statement(SearchSources.newestMembers)
@@ -135,7 +137,6 @@ extension IndexReader {
                 ordered += timed.prefix(left).map(\.pk)
             }
         }
-        let page = Array(ordered.dropFirst(max(0, offset)))
-        return (try assets(page, limit: limit, offset: 0), total)
+        return (Array(ordered.prefix(wanted)), total)
     }
 }

@@ -48,6 +48,24 @@ struct FetchResultsTests {
             }
             #expect(ids == freshIDs, "step \(step): ids of \(text ?? "all") sorted '\(sort)' in \(scope)")
         }
+        // Searches: a page, the same again and the next, kept and taken, against a reader that
+        // keeps none.
+        for text in ["img", "2020", "a", "canon", "apple 2020", "jp", "nikon img"] {
+            let q = try SearchQuery.parse(text)
+            let query = AssetQuery(includeHidden: g.next() % 2 == 0)
+            let (limit, offset) = (1 + Int(g.next() % 4), Int(g.next() % 6))
+            let (kept, fresh) = try db.read { r in
+                let fresh = IndexReader(r.db)
+                return (try [offset, offset, offset + limit, offset + 3 * limit].map { o throws(StoreError) in
+                            try r.search(q, query, limit: limit, offset: o, now: 1_000_000) },
+                        try [offset, offset, offset + limit, offset + 3 * limit].map { o throws(StoreError) in
+                            try fresh.search(q, query, limit: limit, offset: o, now: 1_000_000) })
+            }
+            for (page, expected) in zip(kept, fresh) {
+                #expect(page.assets.map(\.id) == expected.assets.map(\.id) && page.total == expected.total,
+                        "step \(step): search '\(text)' limit \(limit) from \(offset)")
+            }
+        }
         try SearchStoreTests.expectWordsConsistent(db)
     }
 
@@ -200,6 +218,41 @@ struct FetchResultsTests {
                 "a read that began before the invalidation")
     }
 
+    @Test("A search keeps up to twice the assets its page needs, not starting a lower score for them: the pages in them are taken, one past them asks again")
+    func searchPages() throws {
+        let dir = try TemporaryDirectory("fetch-results-search")
+        defer { dir.remove() }
+        let db = try Database(path: dir("c.db").string)
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write { w in
+            try w.apply(Make.batch((0..<30).map { i in
+                var media = Make.media(date: "2020-01-\(10 + i % 20)T10:00:00")
+                if i % 7 == 0 { media.keywords = ["beach"] }   // 5 of them: found by what they are of, they come first
+                return Make.outcome("/lib/beach/IMG_\(i).jpg", inode: UInt64(i + 1), .media(media))
+            }), now: 1_000)
+        }
+        let q = try SearchQuery.parse("beach")
+        func page(_ offset: Int) throws -> [AssetID] { try db.read { try $0.search(q, AssetQuery(), limit: 3, offset: offset, now: 0) }.assets.map(\.id) }
+        func kept() throws -> Int? {
+            let token = try db.read { try $0.journalBounds().current }
+            return db.keptSearch(q, token: token)?.pkCount
+        }
+        let whole = try db.read { try IndexReader($0.db).search(q, AssetQuery(), limit: 100, offset: 0, now: 0) }.assets.map(\.id)
+        #expect(whole.count == 30)
+        #expect(try page(0) == Array(whole[0..<3]) && kept() == 5, "the five of the first score, not six: the next score is not started")
+        #expect(try page(3) == Array(whole[3..<6]) && kept() == 12, "asked again: up to twice the page's end")
+        #expect(try page(6) == Array(whole[6..<9]) && kept() == 12, "taken")
+        #expect(try page(9) == Array(whole[9..<12]) && kept() == 12, "taken")
+        #expect(try page(27) == Array(whole[27..<30]) && kept() == 30)
+        #expect(try page(30) == [] && kept() == 30, "the whole result is kept: taken for any page")
+        _ = try db.write { w in
+            try w.apply(Make.batch([Make.outcome("/lib/beach/new.jpg", inode: 99, .media(Make.media(date: "2021-01-01T10:00:00")))]), now: 2_000)
+        }
+        #expect(try kept() == nil, "a change: its token moved")
+        let again = try db.read { try IndexReader($0.db).search(q, AssetQuery(), limit: 100, offset: 0, now: 0) }.assets.map(\.id)
+        #expect(try page(3) == Array(again[3..<6]) && again.count == 31 && again[5] != whole[5], "the new asset, newest of the second score")
+    }
+
     @Test("Results survive a clean stop as bytes: read back at their token only, and not when damaged")
     func encoding() throws {
         var results = FetchResults()
@@ -217,11 +270,15 @@ struct FetchResultsTests {
             FetchResults.Key(scope: .burst(identifier: "B-1"), query: AssetQuery()),
         ]
         for (i, key) in keys.enumerated() { results.keep(key, at: stamp, i % 2 == 0 ? .pks([UInt32(i), 9, UInt32.max]) : .total(i)) }
+        let search = FetchResults.Key(scope: .library, query: AssetQuery(), search: try SearchQuery.parse("beach"))
+        results.keep(search, at: stamp, .first([3, 1], total: 9))
+        #expect(results.held(search, at: stamp) == .first([3, 1], total: 9))
         let bytes = results.encoded(token: 42)
         let back = try #require(FetchResults.decoded(bytes, token: 42))
         for (i, key) in keys.enumerated() {
             #expect(back.held(key, at: stamp) == (i % 2 == 0 ? .pks([UInt32(i), 9, UInt32.max]) : .total(i)), "\(key)")
         }
+        #expect(back.held(search, at: stamp) == nil, "searches are kept while photod runs only")
         #expect(FetchResults.decoded(bytes, token: 43) == nil, "another token")
         #expect(FetchResults.decoded(Array(bytes.dropLast()), token: 42) == nil, "cut short")
         #expect(FetchResults.decoded(bytes + [0], token: 42) == nil, "more than it says")

@@ -529,7 +529,7 @@ struct SearchStoreTests {
                 for (limit, offset) in [(500, 0), (7, 3), (50, 120), (10, 1000)] {
                     let joined = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, ranked: false) }
                     for readAtMost in [0, 2_000] {
-                        let ranked = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, readAtMost: readAtMost) }
+                        let ranked = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, readAtMost: readAtMost, keeps: false) }
                         #expect(ranked.total == joined.total, "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
                         #expect(ranked.assets.map(\.id) == joined.assets.map(\.id), "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
                     }
