@@ -2,14 +2,15 @@
 """Places and search, measured from outside photod (issue 30).
 
   python3 Benchmarks/places-search-bench.py --library LIB --photod PHOTOD [--rounds 3] [--runs 7]
-      [--skip-index] [--workdir DIR] [--results FILE]
+      [--skip-index | --index-only | --existing] [--workdir DIR] [--results FILE]
 
 In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,000,000 files):
 
 1. The first index, `--rounds` times with the gazetteer on and off alternately (`--gazetteer
-   on|off`, fresh databases): photod's CPU (utime + stime from /proc, at idle) per asset, and
+   on|off`, fresh databases): photod's CPU (utime + stime from /proc, at idle) per asset, the
+   writer thread's (`photod-sort`, where places are looked up and written) apart, and
    `lastScan`'s files/s. On minus off is what placing costs an asset. `--skip-index` makes one
-   index (gazetteer on) and skips the comparison.
+   index (gazetteer on) and skips the comparison; `--index-only` stops after it.
 2. The pass that places a library indexed before places (as after migration 011): the places of
    that database are cleared, `places.end` set to its last asset, the database sealed as a clean
    stop leaves it (so the start is an upgrade's, not one after a change made while photod was
@@ -72,6 +73,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid, name):
+    """CPU (utime + stime) of the process's threads called `name` (the writer is photod-sort)."""
+    total = 0.0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                text = f.read()
+        except FileNotFoundError:
+            continue
+        if text[text.index("(") + 1:text.rindex(")")] == name:
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 class Photod:
     def __init__(self, a, db, extra=()):
         self.dir = tempfile.mkdtemp(prefix="psb-", dir="/tmp")
@@ -127,10 +143,12 @@ def index(a, db, gazetteer):
     d = Photod(a, db, ["--gazetteer", gazetteer])
     st = d.wait(idle)
     cpu = cpu_seconds(d.p.pid)
+    writer = thread_cpu_seconds(d.p.pid, "photod-sort")
     files = st["lastScan"]["files"]
     rate = files / st["lastScan"]["seconds"]
     d.stop()
-    return {"gazetteer": gazetteer, "files": files, "cpu_us_per_file": cpu / files * 1e6, "files_per_s": rate}
+    return {"gazetteer": gazetteer, "files": files, "cpu_us_per_file": cpu / files * 1e6,
+            "writer_us_per_file": writer / files * 1e6, "files_per_s": rate}
 
 
 def queries(db):
@@ -223,6 +241,7 @@ def main():
     p.add_argument("--skip-index", action="store_true")
     p.add_argument("--existing", action="store_true",
                    help="measure search, places.fetch and size on the database a run left in --workdir (no index, no pass)")
+    p.add_argument("--index-only", action="store_true", help="the first indexes (on and off) only: what placing costs")
     p.add_argument("--results", default=None)
     a = p.parse_args()
     a.library = os.path.abspath(a.library)
@@ -235,15 +254,28 @@ def main():
     order = [] if a.existing else ["on"] if a.skip_index else [g for r in range(a.rounds) for g in (("off", "on") if r % 2 == 0 else ("on", "off"))]
     for g in order:
         r = index(a, db if g == "on" else db + ".off", g)
-        log("index, gazetteer %s: %d files, %.0f files/s, %.1f µs CPU a file" % (g, r["files"], r["files_per_s"], r["cpu_us_per_file"]))
+        log("index, gazetteer %s: %d files, %.0f files/s, %.1f µs CPU a file (the writer %.1f)"
+            % (g, r["files"], r["files_per_s"], r["cpu_us_per_file"], r["writer_us_per_file"]))
         out["index"].append(r)
     if not a.skip_index and not a.existing:
         for s in ("", "-wal", "-shm"):
             if os.path.exists(db + ".off" + s):
                 os.unlink(db + ".off" + s)
-        on = [r["cpu_us_per_file"] for r in out["index"] if r["gazetteer"] == "on"]
-        off = [r["cpu_us_per_file"] for r in out["index"] if r["gazetteer"] == "off"]
-        out["placing_cpu_us_per_file"] = statistics.median(on) - statistics.median(off)
+        for key, field in (("placing_cpu_us_per_file", "cpu_us_per_file"), ("placing_writer_us_per_file", "writer_us_per_file")):
+            on = [r[field] for r in out["index"] if r["gazetteer"] == "on"]
+            off = [r[field] for r in out["index"] if r["gazetteer"] == "off"]
+            out[key] = statistics.median(on) - statistics.median(off)
+            out[key + "_spread"] = (min(on), max(on), min(off), max(off))
+    if a.index_only:
+        for key, what in (("placing_cpu_us_per_file", "CPU an asset, whole process"),
+                          ("placing_writer_us_per_file", "the writer thread's CPU an asset")):
+            lo_on, hi_on, lo_off, hi_off = out[key + "_spread"]
+            print("| placing, %s (gazetteer on − off, medians of %d) | %.1f µs (on %.1f–%.1f, off %.1f–%.1f) |"
+                  % (what, a.rounds, out[key], lo_on, hi_on, lo_off, hi_off))
+        if a.results:
+            with open(a.results, "a") as f:
+                f.write(json.dumps(out) + "\n")
+        return
 
     # The pass over a library indexed before places.
     c = sqlite3.connect(db)
@@ -271,7 +303,8 @@ def main():
     print("| what | figure |")
     print("|---|---|")
     if "placing_cpu_us_per_file" in out:
-        print("| placing, CPU an asset (gazetteer on − off, medians of %d) | %.1f µs |" % (a.rounds, out["placing_cpu_us_per_file"]))
+        print("| placing, CPU an asset (gazetteer on − off, medians of %d) | %.1f µs (the writer thread's %.1f µs) |"
+              % (a.rounds, out["placing_cpu_us_per_file"], out["placing_writer_us_per_file"]))
     if "pass" in out:
         print("| the pass over %d assets with coordinates | %.1f s |" % (placed, out["pass"]["seconds"]))
     for text, r in out["search"]["queries"].items():
