@@ -18,7 +18,7 @@ In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,0
    start to `library.status.placing` reaching its total.
 3. `assets.search` with queries of 1 to 3 words drawn from the library (the most and least
    common city, a year folder, the most common camera make, one file's own word, a prefix as one
-   types, and combinations), `--runs` + 1 rounds, each query's first page (limit 100) asked new
+   types, and combinations, a rare word before a common one and after it), `--runs` + 1 rounds, each query's first page (limit 100) asked new
    (a favorite set or cleared before each round moves the change token: nothing kept answers
    it), then the same page again and the next page: per query the medians, p50 and p99 of each
    kind and over every request. `places.fetch`: its median.
@@ -163,7 +163,7 @@ def queries(db):
     q.close()
     word = max(os.path.splitext(os.path.basename(name))[0].replace("_", "-").split("-"), key=len)
     top, rare = cities[0][0], cities[-1][0]
-    out = [top, rare, year, word, top[:2], "%s %s" % (top, year), "%s %s" % (rare, year)]
+    out = [top, rare, year, word, top[:2], "%s %s" % (top, year), "%s %s" % (rare, year), "%s %s" % (year, rare)]
     if make:
         out += [make[0].split()[0], "%s %s %s" % (rare, make[0].split()[0], year)]
     return out

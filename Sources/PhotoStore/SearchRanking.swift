@@ -68,6 +68,9 @@ struct SearchScores {
         return over ? nil : pks
     }
 
+    /// At most this many assets left by the terms so far are a later term's to look up among.
+    static let few = 5_000
+
     /// Whether the first `wanted` of a tier of `members`, newest first, are found by walking
     /// the capture-order index from the newest inside SQLite (at most every entry, ~40 ns
     /// each, and far fewer when the tier's assets are spread over time) rather than by
@@ -81,6 +84,28 @@ struct SearchScores {
 }
 
 extension IndexReader {
+    /// A search's terms with a rare one first: the first term, in the query's order, that
+    /// matches at most `few` assets (counted up to `few` + 1 only), then the others in order;
+    /// as they are when none does. The first term is the only one whose every match is read,
+    /// the others are looked up among the few it leaves, and scores add up: the order changes
+    /// nothing but the work ("2020 algés" at 1,000,000 assets read 106,000 matches first).
+    func rareFirst(_ terms: [SearchQuery.Term], few: Int = SearchScores.few) throws(StoreError) -> [SearchQuery.Term] {
+        guard terms.count > 1 else { return terms }
+        let probe = try db.statement(SearchSources.probe)
+        for (i, term) in terms.enumerated() {
+            probe.bind(term.ftsMatch, at: 1)
+            probe.bind(few + 1, at: 2)
+            let matches = try probe.step() ? probe.int(0) : 0
+            probe.reset()
+            if matches <= few {
+                var rest = terms
+                rest.remove(at: i)
+                return [term] + rest
+            }
+        }
+        return terms
+    }
+
     /// The first `needed` pks, or more up to `wanted` while they are of the scores it took, of
     /// the library's assets that match `text`, most relevant first then newest, and how many
     /// match: each term's weights computed inside SQLite (`photod_weights`, a byte per asset),
@@ -91,9 +116,9 @@ extension IndexReader {
     func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, needed: Int, wanted: Int,
                       readAtMost: Int) throws(StoreError) -> (pks: [Int64], total: Int) {
         var scores: SearchScores?
-        for term in text.terms {
+        for term in try rareFirst(text.terms) {
             // A later term is looked up for the assets still in (few after a rare word) only.
-            let few = scores?.candidates(atMost: 5_000)
+            let few = scores?.candidates(atMost: SearchScores.few)
             if let few, few.isEmpty { break }
             let weights = try db.statement(few == nil ? SearchSources.weights
                                            : term.isPrefix ? SearchSources.weightsAmongByPass : SearchSources.weightsAmong)

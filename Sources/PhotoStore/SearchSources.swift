@@ -56,6 +56,10 @@ enum SearchSources {
     static let weightsAmong = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1, among: 2)))"
     static let weightsAmongByPass = "SELECT photod_weights(pk, c) FROM (\(branches(parameter: 1, among: 2, passing: true)))"
 
+    /// How many rows one term's branches give, counted up to `?2` only (the branches stop
+    /// there): enough to tell a rare term from a common one.
+    static let probe = "SELECT count(*) FROM (SELECT pk FROM (\(branches(parameter: 1))) LIMIT ?2)"
+
     /// The newest assets first whose byte is set in the blob bound at `?1`, at most `?2`:
     /// the capture-order index walked inside SQLite.
     static let newestMembers = """

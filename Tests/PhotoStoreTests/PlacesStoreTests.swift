@@ -520,8 +520,14 @@ struct SearchStoreTests {
         var gone = WriteBatch()
         gone.removedFiles = all.suffix(30).map { ($0.path.parent, $0.path.lastComponent) }
         _ = try db.write { try $0.apply(gone, now: 3) }
-        for text in ["2019", "lisb", "beach", "porto 2019", "img", "canon", "family beach", "beach family img", "\"lisbon trip\"",
-                     "sydney dog", "nothing"] {
+        // A rare word is looked up first, whatever the query's order (matches: img 134, "2019"* 127,
+        // porto 64, nothing 0); the result does not change.
+        let terms = try SearchQuery.parse("img 2019 porto nothing").terms
+        #expect(try db.read { try $0.rareFirst(terms, few: 100) }.map(\.text) == ["porto", "img", "2019", "nothing"])
+        #expect(try db.read { try $0.rareFirst(terms, few: 130) }.map(\.text) == ["2019", "img", "porto", "nothing"])
+        #expect(try db.read { try $0.rareFirst(Array(terms.prefix(2)), few: 100) }.map(\.text) == ["img", "2019"], "none rare: as asked")
+        for text in ["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
+                     "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing"] {
             let q = try SearchQuery.parse(text)
             for hidden in [false, true] {
                 var query = AssetQuery()
