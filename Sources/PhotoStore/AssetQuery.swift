@@ -627,8 +627,9 @@ extension IndexReader {
                 // asks again at every doubling, not at every page.
                 let (ordered, total) = try rankedSearch(text, query, needed: wanted, wanted: max(2 * wanted, 2 * (held?.pkCount ?? 0)),
                                                         readAtMost: readAtMost)
-                let compact = ordered.compactMap { UInt32(exactly: $0) }
-                if compact.count == ordered.count { keep(.first(compact, total: total), as: key, at: stamp) }
+                var pks = PKList()
+                ordered.forEach { pks.append($0) }
+                if pks.wide == nil { keep(.first(pks.compact, total: total), as: key, at: stamp) }
                 return (try assets(ordered, limit: limit, offset: offset), total)
             }
             guard var plan = try plan(query, in: .library, now: now) else { return ([], 0) }

@@ -141,9 +141,9 @@ extension IndexReader {
         }
         let tiers = scores.tiers()
         let total = tiers.reduce(0) { $0 + $1.members }
-        let wanted = min(max(needed, wanted), total)
+        let needed = min(needed, total), wanted = min(max(needed, wanted), total)
         var ordered: [Int64] = []
-        for tier in tiers where ordered.count < min(needed, wanted) {
+        for tier in tiers where ordered.count < needed {
             let left = wanted - ordered.count
             if SearchScores.walks(members: tier.members, wanted: left, assets: scores.score.count, readAtMost: readAtMost) {
                 let walk = try db.statement(SearchSources.newestMembers)
