@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CGeoNames
 import PhotoModel
+import Synchronization
 
 /// One populated place of a gazetteer.
 public struct GazetteerEntry: Sendable, Hashable {
@@ -48,16 +49,19 @@ public final class Gazetteer: Sendable {
     public static let regionLimit = 100.0
 
     /// The k-d tree: node i of an implicit, median-split tree over the ranges it was built
-    /// from is `nodes[i]`, the place `cities[i]`; `widest[i]` is the greatest reach (as a chord)
-    /// in the subtree of the range i is the middle of, which bounds how deep in any place of it a
-    /// coordinate can be. 24,361 places take ~2 MB this way (8 MB as an array of entries and one
-    /// of places beside the tree: most of what an idle daemon held beyond SQLite's caches).
+    /// from is `nodes[i]`; `widest[i]` is the greatest reach (as a chord) in the subtree of the
+    /// range i is the middle of, which bounds how deep in any place of it a coordinate can be.
+    /// `sources[i]` is the index of node i's place in the data set, whose names are read the
+    /// first time a coordinate is placed there (`named`): a library meets a few hundred of the
+    /// 24,361 places, and reading every place's names through libgeonames was most of the
+    /// gazetteer's load (~1.1 of its 1.5 billion instructions, callgrind).
     private let nodes: [Node]
     private let widest: [Double]
-    private let cities: [City]
-    /// Each distinct region, country and time zone once, as the place of a photo there without
-    /// its city: a lookup copies one and sets the city (names cleaned once, at the build).
-    private let templates: [Place]
+    private let sources: [Int32]
+    private let names: @Sendable (Int) -> Place
+    /// The places named so far by source index, each made once: a lookup returns the same
+    /// strings for the same place, which the writer compares cheaply.
+    private let named = Mutex<[Int32: Place]>([:])
 
     private struct Node {
         var point: SIMD3<Double>
@@ -65,56 +69,53 @@ public final class Gazetteer: Sendable {
         var reach: Double
     }
 
-    private struct City {
-        var name: String?
-        var template: UInt32
+    /// Where a place of the data set is and how many live there, for the tree.
+    struct Point {
+        var latitude: Double
+        var longitude: Double
+        var population: Int
+        /// Its index in the data set: what `names` is asked for.
+        var source: Int
     }
 
     /// How many places the gazetteer holds.
-    public var count: Int { cities.count }
+    public var count: Int { nodes.count }
 
-    /// Builds the tree (24,000 places: a few ms). The tree is ordered on small items (a point,
-    /// a reach and the entry's index), and each distinct region, country, code and zone becomes
-    /// its template once: ordering whole places, or making one per entry, cost the writer
-    /// ~0.3 s (perf) at the first photo with coordinates.
-    public init(_ entries: [GazetteerEntry]) {
-        var items = entries.indices.map { i in
-            (node: Node(point: Self.unit(latitude: entries[i].latitude, longitude: entries[i].longitude),
-                        reach: Self.chord(kilometres: Self.reach(population: entries[i].population))),
-             place: i)
+    /// A gazetteer of these places (a test's table).
+    public convenience init(_ entries: [GazetteerEntry]) {
+        self.init(entries.indices.map { i in
+            Point(latitude: entries[i].latitude, longitude: entries[i].longitude, population: entries[i].population, source: i)
+        }) { i in
+            let e = entries[i]
+            return Place(city: e.name, region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
+                         timeZone: e.timeZone)
         }
-        Self.build(&items[...], depth: 0)
-        struct Names: Hashable {
-            var region, country, countryCode, timeZone: String?
-        }
-        var templateIndex: [Names: UInt32] = [:]
-        var templates: [Place] = []
-        cities = items.map { item in
-            let e = entries[item.place]
-            let names = Names(region: e.region, country: e.country, countryCode: e.countryCode, timeZone: e.timeZone)
-            let template: UInt32
-            if let known = templateIndex[names] {
-                template = known
-            } else {
-                template = UInt32(templates.count)
-                templateIndex[names] = template
-                templates.append(Place(region: e.region, country: e.country, countryCode: e.countryCode, source: .geonames,
-                                       timeZone: e.timeZone))
-            }
-            return City(name: Place(city: e.name, source: .geonames).city, template: template)
-        }
-        self.templates = templates
-        nodes = items.map(\.node)
-        var widest = [Double](repeating: 0, count: items.count)
+    }
+
+    /// Builds the tree over the points (24,000 places: a few ms), each level's median found by
+    /// selection rather than a sort; `names` names a point's place by its source index when a
+    /// coordinate is first placed there.
+    init(_ points: [Point], names: @escaping @Sendable (Int) -> Place) {
+        let unit = points.map { Self.unit(latitude: $0.latitude, longitude: $0.longitude) }
+        var order = Array(points.indices)
+        Self.build(&order, 0, order.count, depth: 0, unit)
+        nodes = order.map { Node(point: unit[$0], reach: Self.chord(kilometres: Self.reach(population: points[$0].population))) }
+        sources = order.map { Int32(points[$0].source) }
+        self.names = names
+        var widest = [Double](repeating: 0, count: nodes.count)
         Self.widest(nodes, 0, nodes.count, into: &widest)
         self.widest = widest
     }
 
     /// The place of a photo in city `i` of the tree.
     private func place(_ i: Int) -> Place {
-        var place = templates[Int(cities[i].template)]
-        place.city = cities[i].name
-        return place
+        named.withLock { named in
+            let source = sources[i]
+            if let known = named[source] { return known }
+            let place = names(Int(source))
+            named[source] = place
+            return place
+        }
     }
 
     /// How far a place's name carries, km.
@@ -176,14 +177,34 @@ public final class Gazetteer: Sendable {
 
     static func kilometres(chord: Double) -> Double { 2 * earthRadius * asinClamped(chord / 2) }
 
-    /// Median split on axis depth % 3, recursively: node i of a range is its middle element.
-    private static func build<Item>(_ items: inout ArraySlice<(node: Node, place: Item)>, depth: Int) {
-        guard items.count > 1 else { return }
-        let axis = depth % 3
-        items.sort { $0.node.point[axis] < $1.node.point[axis] }
-        let mid = items.startIndex + items.count / 2
-        build(&items[items.startIndex..<mid], depth: depth + 1)
-        build(&items[(mid + 1)..<items.endIndex], depth: depth + 1)
+    /// Median split on axis depth % 3, recursively: node i of a range is its middle element,
+    /// none before it greater on the axis and none after it less.
+    private static func build(_ order: inout [Int], _ lo: Int, _ hi: Int, depth: Int, _ unit: [SIMD3<Double>]) {
+        guard hi - lo > 1 else { return }
+        let mid = lo + (hi - lo) / 2
+        select(&order, lo, hi, mid, axis: depth % 3, unit)
+        build(&order, lo, mid, depth: depth + 1, unit)
+        build(&order, mid + 1, hi, depth: depth + 1, unit)
+    }
+
+    /// Puts the element of rank k (on `axis`) of order[lo..<hi] at k, the lesser before it and
+    /// the greater after (Hoare's selection).
+    private static func select(_ order: inout [Int], _ lo: Int, _ hi: Int, _ k: Int, axis: Int, _ unit: [SIMD3<Double>]) {
+        var lo = lo, hi = hi - 1
+        while lo < hi {
+            let pivot = unit[order[lo + (hi - lo) / 2]][axis]
+            var i = lo, j = hi
+            while i <= j {
+                while unit[order[i]][axis] < pivot { i += 1 }
+                while unit[order[j]][axis] > pivot { j -= 1 }
+                if i <= j {
+                    order.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j { hi = j } else if k >= i { lo = i } else { return }
+        }
     }
 
     @discardableResult
@@ -231,34 +252,26 @@ private func asinClamped(_ x: Double) -> Double { asin(min(1, max(-1, x))) }
 
 extension Gazetteer {
     /// The GeoNames cities compiled into libgeonames (24,361 places of 15,000 people or more
-    /// in Debian 12's 0.3.0), read once; names as the data set spells them.
+    /// in Debian 12's 0.3.0): where each is and its population read at once, its names (as the
+    /// data set spells them) when a photo is first placed there.
     public static func geonames() -> Gazetteer {
         let n = Int(geonames_get_n_cities())
-        var entries: [GazetteerEntry] = []
-        entries.reserveCapacity(n)
-        // Regions and countries repeat: one String each.
-        var interned: [String: String] = [:]
-        func text(_ p: UnsafePointer<CChar>?, intern: Bool = false) -> String? {
-            guard let p else { return nil }
-            let s = String(cString: p)
-            guard !s.isEmpty else { return nil }
-            guard intern else { return s }
-            if let known = interned[s] { return known }
-            interned[s] = s
-            return s
-        }
+        var points: [Point] = []
+        points.reserveCapacity(n)
         for i in 0..<n {
             guard let city = geonames_get_city(Int32(i)) else { continue }
             defer { geonames_city_free(city) }
-            guard let name = text(geonames_city_get_name(city)) else { continue }
-            entries.append(GazetteerEntry(
-                name: name, region: text(geonames_city_get_state(city), intern: true),
-                country: text(geonames_city_get_country(city), intern: true),
-                countryCode: text(geonames_city_get_country_code(city), intern: true),
-                timeZone: text(geonames_city_get_timezone(city), intern: true),
-                latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city),
-                population: Int(geonames_city_get_population(city))))
+            points.append(Point(latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city),
+                                population: Int(geonames_city_get_population(city)), source: i))
         }
-        return Gazetteer(entries)
+        return Gazetteer(points) { i in
+            guard let city = geonames_get_city(Int32(i)) else { return Place(source: .geonames) }
+            defer { geonames_city_free(city) }
+            func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
+            return Place(city: text(geonames_city_get_name(city)), region: text(geonames_city_get_state(city)),
+                         country: text(geonames_city_get_country(city)),
+                         countryCode: text(geonames_city_get_country_code(city)), source: .geonames,
+                         timeZone: text(geonames_city_get_timezone(city)))
+        }
     }
 }
