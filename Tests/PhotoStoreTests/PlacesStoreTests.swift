@@ -174,6 +174,77 @@ struct PlacesStoreTests {
         #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Sydney"])
     }
 
+    @Test("A moment's kept tally of places, added to by jobs that only add assets, is always what counting its day gives, and so is its title")
+    func keptTallies() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        var rng = SplitMix64(seed: 16)
+        var files: [(path: String, inode: UInt64)] = []
+        let latitudes: [Double?] = [-33.5, -33.5, 38.7, 0, nil]
+        func media(_ day: Int) -> MediaFields {
+            let latitude = latitudes[Int(rng.next() % UInt64(latitudes.count))]
+            return Make.media(date: "2021-07-0\(day)T1\(rng.next() % 10):00:00", latitude: latitude, longitude: latitude.map { _ in 10 })
+        }
+        func check(_ round: Int) throws {
+            try db.read { r in
+                let moments = try r.connection.statement("SELECT day, title, location_names, place_tally FROM moments")
+                while try moments.step() {
+                    let day = moments.int(0)
+                    let counted = try r.connection.statement("""
+                        SELECT a.place_id, count(*), p.key FROM assets a JOIN places p ON p.id = a.place_id
+                        WHERE a.day = \(day) AND a.is_hidden = 0 AND a.deleted_at IS NULL GROUP BY a.place_id ORDER BY a.place_id
+                        """)
+                    var tally: [Int64: Int] = [:]
+                    var counts: PlaceTitles.Tally = []
+                    while try counted.step() {
+                        tally[counted.int64(0)] = counted.int(1)
+                        counts.append((try #require(Place(encoded: counted.string(2))), counted.int(1)))
+                    }
+                    #expect(moments.optionalString(3) == PlaceRows.encodeTally(tally), "round \(round), day \(day)")
+                    #expect(moments.optionalString(1) == PlaceTitles.title(counts), "round \(round), day \(day)")
+                    #expect(moments.optionalString(2) == MomentPlaces.encode(PlaceTitles.locationCounts(counts)), "round \(round), day \(day)")
+                }
+            }
+        }
+        var inode: UInt64 = 0
+        for round in 0..<30 {
+            var batch: [FileOutcome] = []
+            var removal = WriteBatch()
+            switch round % 5 {
+            case 0, 1, 2:
+                // New photos only, on one to three days.
+                for _ in 0..<(3 + Int(rng.next() % 8)) {
+                    inode += 1
+                    let path = "/lib/IMG_\(inode).jpg"
+                    files.append((path, inode))
+                    batch.append(Make.outcome(path, inode: inode, .media(media(1 + Int(rng.next() % 3)))))
+                }
+            case 3:
+                // A photo rewritten (another day or place), one deleted, a sidecar naming a city.
+                let changed = files[Int(rng.next() % UInt64(files.count))]
+                batch.append(Make.outcome(changed.path, inode: changed.inode, .media(media(1 + Int(rng.next() % 3))), size: 99))
+                let gone = files.remove(at: Int(rng.next() % UInt64(files.count)))
+                if gone.path != changed.path {
+                    removal.removedFiles = [(PathBytes("/lib"), Array(gone.path.dropFirst(5).utf8))]
+                }
+                inode += 1
+                let named = files[Int(rng.next() % UInt64(files.count))]
+                let sidecar = SidecarFields(date: nil, rating: nil, keywords: [], place: Place(city: "Bondi", source: .file))
+                batch.append(Make.outcome(String(named.path.dropLast(4)) + ".xmp", inode: inode, .sidecar(sidecar)))
+            default:
+                // Hidden, then shown again with new photos on its day.
+                let id = try #require(try asset(db, files[Int(rng.next() % UInt64(files.count))].path)?.id)
+                _ = try db.write { try $0.set(.hidden, rng.next() % 2 == 0, ids: [id], now: Int64(round)) }
+            }
+            if !batch.isEmpty { _ = try db.write { try $0.apply(Make.batch(batch), now: Int64(round)) } }
+            if !removal.removedFiles.isEmpty { _ = try db.write { try $0.apply(removal, now: Int64(round)) } }
+            try check(round)
+        }
+        let titled = try db.read { try $0.moments() }.filter { $0.title != nil }
+        #expect(titled.count == 3)
+    }
+
     @Test("Predicates on the place: city, region, country, countryCode with ==, !=, IN, CONTAINS, BEGINSWITH and null", arguments: [
         ("city == \"sydney\"", ["a", "b"]),
         ("city != \"Sydney\"", ["c", "d", "e"]),

@@ -70,9 +70,12 @@ struct StoreTests {
 
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
+    /// The database as version 15 left it: migration 016's kept tallies of places undone.
+    static let withoutMomentPlaceTally = "ALTER TABLE moments DROP COLUMN place_tally;\n"
+
     /// The database as version 14 left it: migration 015's coordinates index undone (the R*Tree
     /// back, filled, with its triggers).
-    static let withoutLocationsByBTree = """
+    static let withoutLocationsByBTree = withoutMomentPlaceTally + """
         DROP INDEX assets_location;
         CREATE VIRTUAL TABLE asset_locations USING rtree(id, min_lat, max_lat, min_lon, max_lon);
         INSERT INTO asset_locations SELECT pk, latitude, latitude, longitude, longitude FROM assets

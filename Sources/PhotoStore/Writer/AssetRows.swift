@@ -254,7 +254,7 @@ final class AssetRows {
                                        isFavorite: previous?.isFavorite ?? false, isHidden: previous?.isHidden ?? false,
                                        deletedAt: nil, addedAt: previous?.addedAt ?? job.now,
                                        representsBurst: previous?.representsBurst ?? false),
-                burst: c.media.burstIdentifier))
+                burst: c.media.burstIdentifier, placeID: record.placeID))
         }
         return written
     }
@@ -356,7 +356,7 @@ final class AssetRows {
     func state(pk: Int64) throws(StoreError) -> AssetState? {
         let s = try db.statement("""
             SELECT id, directory_id, local_datetime, path, media_type, latitude, longitude, subtypes, is_favorite,
-                   is_hidden, deleted_at, added_at, root_id, represents_burst, burst_id
+                   is_hidden, deleted_at, added_at, root_id, represents_burst, burst_id, place_id
             FROM assets WHERE pk = :pk
             """)
         defer { s.reset() }
@@ -373,7 +373,7 @@ final class AssetRows {
                                    isFavorite: s.int(8) != 0, isHidden: s.int(9) != 0,
                                    deletedAt: s.isNull(10) ? nil : s.int64(10), addedAt: s.int64(11),
                                    representsBurst: s.int(13) != 0),
-            burst: s.optionalString(14))
+            burst: s.optionalString(14), placeID: s.isNull(15) ? nil : s.int64(15))
     }
 }
 

@@ -121,12 +121,17 @@ final class CollectionRows {
             }
         }
         // Titles by place follow from the assets of each day the job touched (a member's place
-        // may change with nothing else: a sidecar naming a city).
+        // may change with nothing else: a sidecar naming a city). A day the job only added
+        // assets to adds their places to what its title was made from.
+        let adding = job.placesAdded()
         var retitled = Set<String>()
         for day in days {
             let stillThere: Bool
             if let merged = moments[day] { stillThere = merged != nil } else { stillThere = existing[day] != nil }
-            if stillThere, try places.retitle(day: day) { retitled.insert(MomentGrouping.id(day: day)) }
+            guard stillThere else { continue }
+            if try places.retitle(day: day, adding: adding[day] ?? nil, isNew: existing[day] == nil) {
+                retitled.insert(MomentGrouping.id(day: day))
+            }
         }
         // Key assets follow from the rows just written, for every day the job touched: a moment
         // whose key assets changed with nothing else (a member marked favorite, a burst's new

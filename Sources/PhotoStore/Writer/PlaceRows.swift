@@ -12,8 +12,12 @@ final class PlaceRows {
     /// The place asked last and its id: the files of a folder are mostly at one place, and
     /// comparing two places that share their names' storage costs less than keying one.
     private var last: (place: Place, id: Int64)?
+    /// The places by row id, loaded with `ids`: a moment's title is made from its tally's.
+    private var byID: [Int64: Place]?
     private var insertStatement: Statement?
     private var retitleStatement: Statement?
+    private var currentStatement: Statement?
+    private var tallyStatement: Statement?
 
     init(_ db: Connection, lookup: (any PlaceLookup)?) {
         self.db = db
@@ -55,48 +59,96 @@ final class PlaceRows {
         try s.run()
         let id = db.lastInsertRowID
         ids?[key] = id
+        byID?[id] = place
         last = (place, id)
         return id
     }
 
-    /// Recomputes the title and cities of the moment of `day` from its visible assets' places;
-    /// returns whether they changed.
-    func retitle(day: Int) throws(StoreError) -> Bool {
-        // Counted by place first, then each place's key looked up once (not once an asset: a
-        // third less per day).
-        let tally = try db.statement("""
-            SELECT p.key, t.n FROM (
-                SELECT a.place_id, count(*) AS n FROM assets a
-                WHERE a.local_datetime >= :from AND a.local_datetime < :to AND a.day = :day
-                  AND a.is_hidden = 0 AND a.deleted_at IS NULL AND a.place_id IS NOT NULL
-                GROUP BY a.place_id) t
-            JOIN places p ON p.id = t.place_id
+    /// Makes the title and cities of the moment of `day` from its visible assets' places, and
+    /// keeps what they were made from (`moments.place_tally`); returns whether they changed.
+    /// `adding`: the places (row ids) of the assets a job only added to the day, nil when it
+    /// also removed or changed some; they are added to the kept tally (empty for a moment the
+    /// job made) instead of the day's assets counted again, which a first index paid at every
+    /// batch for every asset of the day so far.
+    func retitle(day: Int, adding: [Int64]? = nil, isNew: Bool = false) throws(StoreError) -> Bool {
+        let current = try db.statement(&currentStatement, "SELECT title, location_names, place_tally FROM moments WHERE day = :day")
+        current.bind(":day", to: day)
+        guard try current.step() else {
+            current.reset()
+            return false
+        }
+        let (oldTitle, oldNames) = (current.optionalString(0), current.optionalString(1))
+        let kept = isNew ? "" : current.optionalString(2)
+        current.reset()
+        var tally: [Int64: Int]
+        if let adding, let kept, let base = Self.decodeTally(kept) {
+            tally = base
+            for id in adding { tally[id, default: 0] += 1 }
+        } else {
+            tally = try count(day: day)
+        }
+        var counts: PlaceTitles.Tally = []
+        for id in tally.keys.sorted() {
+            guard let place = try place(id: id) else { continue }
+            counts.append((place, tally[id] ?? 0))
+        }
+        let title = PlaceTitles.title(counts)
+        let names = MomentPlaces.encode(PlaceTitles.locationCounts(counts))
+        let s = try db.statement(&retitleStatement, """
+            UPDATE moments SET title = :title, location_names = :names, place_tally = :tally WHERE day = :day
+            """)
+        s.bind(":title", to: title)
+        s.bind(":names", to: names)
+        s.bind(":tally", to: Self.encodeTally(tally))
+        s.bind(":day", to: day)
+        try s.run()
+        return title != oldTitle || names != oldNames
+    }
+
+    /// The visible assets of `day` by place row id, counted.
+    private func count(day: Int) throws(StoreError) -> [Int64: Int] {
+        let tally = try db.statement(&tallyStatement, """
+            SELECT place_id, count(*) FROM assets
+            WHERE local_datetime >= :from AND local_datetime < :to AND day = :day
+              AND is_hidden = 0 AND deleted_at IS NULL AND place_id IS NOT NULL
+            GROUP BY place_id
             """)
         let range = MomentGrouping.localDateTimeRange(day: day)
         tally.bind(":day", to: day)
         tally.bind(":from", to: range.from)
         tally.bind(":to", to: range.to)
-        var counts: PlaceTitles.Tally = []
-        while try tally.step() {
-            if let place = Place(encoded: tally.string(0)) { counts.append((place, tally.int(1))) }
-        }
+        var counts: [Int64: Int] = [:]
+        while try tally.step() { counts[tally.int64(0)] = tally.int(1) }
         tally.reset()
-        let title = PlaceTitles.title(counts)
-        let names = MomentPlaces.encode(PlaceTitles.locationCounts(counts))
-        let s = try db.statement(&retitleStatement, """
-            UPDATE moments SET title = :title, location_names = :names
-            WHERE day = :day AND (title IS NOT :title OR location_names IS NOT :names)
-            """)
-        s.bind(":title", to: title)
-        s.bind(":names", to: names)
-        s.bind(":day", to: day)
-        try s.run()
-        return db.changes > 0
+        return counts
+    }
+
+    /// `moments.place_tally`: "id:count" pairs, ids ascending, joined by ",".
+    static func encodeTally(_ tally: [Int64: Int]) -> String {
+        tally.keys.sorted().map { "\($0):\(tally[$0] ?? 0)" }.joined(separator: ",")
+    }
+
+    /// A kept tally; nil for anything `encodeTally` does not make.
+    static func decodeTally(_ text: String) -> [Int64: Int]? {
+        var tally: [Int64: Int] = [:]
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: ":")
+            guard parts.count == 2, let id = Int64(parts[0]), let n = Int(parts[1]), n > 0 else { return nil }
+            tally[id] = n
+        }
+        return tally
+    }
+
+    /// The place of a row id (nil for an id with no row).
+    private func place(id: Int64) throws(StoreError) -> Place? {
+        if byID == nil { try load() }
+        return byID?[id]
     }
 
     /// Forgets the cached ids (after a rollback: SQLite may reuse a rolled-back rowid).
     func forget() {
         ids = nil
+        byID = nil
         last = nil
     }
 
@@ -104,8 +156,14 @@ final class PlaceRows {
         let s = try db.statement("SELECT key, id FROM places")
         defer { s.reset() }
         var map: [String: Int64] = [:]
-        while try s.step() { map[s.string(0)] = s.int64(1) }
+        var places: [Int64: Place] = [:]
+        while try s.step() {
+            let key = s.string(0), id = s.int64(1)
+            map[key] = id
+            places[id] = Place(encoded: key)
+        }
         ids = map
+        byID = places
     }
 }
 

@@ -101,6 +101,25 @@ final class WriteJob {
         changes.updated += placed
     }
 
+    /// By day, the places (row ids) of the visible assets the job added to it; nil for a day
+    /// it also removed a visible asset from or changed one of (`PlaceRows.retitle` then counts
+    /// the day again).
+    func placesAdded() -> [Int: [Int64]?] {
+        var changed = Set<Int>()
+        var added: [Int: [Int64]] = [:]
+        for pk in touched {
+            if let b = before[pk], b.isVisible { changed.insert(b.member.day) }
+            guard let a = after[pk] ?? nil, a.isVisible else { continue }
+            if let place = a.placeID { added[a.member.day, default: []].append(place) } else if added[a.member.day] == nil {
+                added[a.member.day] = []
+            }
+        }
+        var result: [Int: [Int64]?] = [:]
+        for (day, places) in added { result[day] = changed.contains(day) ? .some(nil) : .some(places) }
+        for day in changed { result[day] = .some(nil) }
+        return result
+    }
+
     /// The moments part: old members of visible assets leave, new ones join.
     func momentChange() -> MomentChange {
         var change = MomentChange()
@@ -143,6 +162,8 @@ struct AssetState {
     var facts: SmartAlbumFacts
     /// The burst it belongs to (`burst_id`).
     var burst: String?
+    /// Its place's row (`place_id`).
+    var placeID: Int64?
 
     /// Whether the asset counts in moments and albums (not hidden, not in Recently Deleted).
     var isVisible: Bool { !facts.isHidden && facts.deletedAt == nil }
