@@ -2,7 +2,7 @@
 """Places and search, measured from outside photod (issue 30).
 
   python3 Benchmarks/places-search-bench.py --library LIB --photod PHOTOD [--rounds 3] [--runs 7]
-      [--skip-index | --index-only | --existing] [--workdir DIR] [--results FILE]
+      [--skip-index | --index-only | --existing | --instructions] [--workdir DIR] [--results FILE]
 
 In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,000,000 files):
 
@@ -10,7 +10,10 @@ In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,0
    on|off`, fresh databases): photod's CPU (utime + stime from /proc, at idle) per asset, the
    writer thread's (`photod-sort`, where places are looked up and written) apart, and
    `lastScan`'s files/s. On minus off is what placing costs an asset. `--skip-index` makes one
-   index (gazetteer on) and skips the comparison; `--index-only` stops after it.
+   index (gazetteer on) and skips the comparison; `--index-only` stops after it. On a VM whose
+   neighbours move CPU times by ±3 µs a file, `--instructions` counts instead: both indexes
+   under callgrind (valgrind), on − off in instructions an asset, and that in time at the rate
+   the binary runs natively (then stops).
 2. The pass that places a library indexed before places (as after migration 011): the places of
    that database are cleared, `places.end` set to its last asset, the database sealed as a clean
    stop leaves it (so the start is an upgrade's, not one after a change made while photod was
@@ -60,6 +63,7 @@ DROP TRIGGER assets_place_count_update;
 ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset; ALTER TABLE assets DROP COLUMN file_place;
 ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;
 ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
+ALTER TABLE moments DROP COLUMN place_tally;
 """
 
 
@@ -89,10 +93,10 @@ def thread_cpu_seconds(pid, name):
 
 
 class Photod:
-    def __init__(self, a, db, extra=()):
+    def __init__(self, a, db, extra=(), prefix=()):
         self.dir = tempfile.mkdtemp(prefix="psb-", dir="/tmp")
         self.sock = os.path.join(self.dir, "s")
-        cmd = [a.photod, "--library", a.library, "--database", db, "--socket", self.sock, "--cache-dir",
+        cmd = [*prefix, a.photod, "--library", a.library, "--database", db, "--socket", self.sock, "--cache-dir",
                os.path.join(self.dir, "cache"), "--timezone", "UTC", *extra]
         self.log = open(os.path.join(self.dir, "log"), "wb")
         self.t0 = time.monotonic()
@@ -149,6 +153,47 @@ def index(a, db, gazetteer):
     d.stop()
     return {"gazetteer": gazetteer, "files": files, "cpu_us_per_file": cpu / files * 1e6,
             "writer_us_per_file": writer / files * 1e6, "files_per_s": rate}
+
+
+def instructions(a, workdir):
+    """Placing's cost counted in instructions: the first index with the gazetteer off, then on,
+    each under callgrind (which counts every thread's user-mode instructions, the same whatever
+    else the machine runs; ~6 minutes each at 100,000 files), on a copy of the binary without its
+    debug information (valgrind 3.19 does not read Swift's DWARF 5). On − off per asset is
+    converted to time at the rate the same binary runs natively: an index with the gazetteer
+    off, its user CPU over its instructions."""
+    binary = os.path.join(workdir, "photod-stripped")
+    shutil.copy(a.photod, binary)
+    subprocess.run(["strip", "--strip-debug", binary], check=True)
+    stripped = argparse.Namespace(**{**vars(a), "photod": binary})
+    counts = {}
+    for g in ("off", "on"):
+        db, out = os.path.join(workdir, "callgrind-%s.db" % g), os.path.join(workdir, "callgrind-%s.out" % g)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+        d = Photod(stripped, db, ["--gazetteer", g], prefix=["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out])
+        st = d.wait(idle, timeout=4 * 3600)
+        d.stop()
+        with open(out) as f:
+            total = next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:")))
+        counts[g] = {"files": st["lastScan"]["files"], "instructions": total}
+        log("callgrind, gazetteer %s: %d files, %.0f instructions a file" % (g, counts[g]["files"], total / counts[g]["files"]))
+        os.unlink(db)
+    db = os.path.join(workdir, "native-off.db")
+    d = Photod(a, db, ["--gazetteer", "off"])
+    st = d.wait(idle)
+    with open("/proc/%d/stat" % d.p.pid) as f:
+        user = int(f.read().rsplit(")", 1)[1].split()[11]) / os.sysconf("SC_CLK_TCK")
+    d.stop()
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.unlink(db + suffix)
+    per = {g: c["instructions"] / c["files"] for g, c in counts.items()}
+    ns_per_instruction = user / st["lastScan"]["files"] * 1e9 / per["off"]
+    return {"instructions_per_file": per, "placing_instructions_per_file": per["on"] - per["off"],
+            "user_us_per_file_off": user / st["lastScan"]["files"] * 1e6, "ns_per_instruction": ns_per_instruction,
+            "placing_user_us_per_file": (per["on"] - per["off"]) * ns_per_instruction / 1000}
 
 
 def queries(db):
@@ -242,6 +287,8 @@ def main():
     p.add_argument("--existing", action="store_true",
                    help="measure search, places.fetch and size on the database a run left in --workdir (no index, no pass)")
     p.add_argument("--index-only", action="store_true", help="the first indexes (on and off) only: what placing costs")
+    p.add_argument("--instructions", action="store_true",
+                   help="placing's cost in instructions (callgrind, gazetteer off and on), converted at the native rate")
     p.add_argument("--results", default=None)
     a = p.parse_args()
     a.library = os.path.abspath(a.library)
@@ -250,6 +297,17 @@ def main():
     out = {"library": a.library, "commit": subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
                                                            capture_output=True, text=True).stdout.strip(),
            "loadavg": open("/proc/loadavg").read().split()[:3], "index": []}
+
+    if a.instructions:
+        out["instructions"] = r = instructions(a, a.workdir)
+        print("| placing, instructions an asset (callgrind, gazetteer on − off) | %.0f (on %.0f, off %.0f) |"
+              % (r["placing_instructions_per_file"], r["instructions_per_file"]["on"], r["instructions_per_file"]["off"]))
+        print("| placing, user CPU an asset at the native rate (%.3f ns an instruction: %.1f µs user a file, off) | %.2f µs |"
+              % (r["ns_per_instruction"], r["user_us_per_file_off"], r["placing_user_us_per_file"]))
+        if a.results:
+            with open(a.results, "a") as f:
+                f.write(json.dumps(out) + "\n")
+        return
 
     order = [] if a.existing else ["on"] if a.skip_index else [g for r in range(a.rounds) for g in (("off", "on") if r % 2 == 0 else ("on", "off"))]
     for g in order:

@@ -201,7 +201,9 @@ struct PlacesStoreTests {
                         tally[counted.int64(0)] = counted.int(1)
                         counts.append((try #require(Place(encoded: counted.string(2))), counted.int(1)))
                     }
-                    #expect(moments.optionalString(3) == PlaceRows.encodeTally(tally), "round \(round), day \(day)")
+                    if round < 15 || !moments.isNull(3) {
+                        #expect(moments.optionalString(3) == PlaceRows.encodeTally(tally), "round \(round), day \(day)")
+                    }
                     #expect(moments.optionalString(1) == PlaceTitles.title(counts), "round \(round), day \(day)")
                     #expect(moments.optionalString(2) == MomentPlaces.encode(PlaceTitles.locationCounts(counts)), "round \(round), day \(day)")
                 }
@@ -236,6 +238,10 @@ struct PlacesStoreTests {
                 // Hidden, then shown again with new photos on its day.
                 let id = try #require(try asset(db, files[Int(rng.next() % UInt64(files.count))].path)?.id)
                 _ = try db.write { try $0.set(.hidden, rng.next() % 2 == 0, ids: [id], now: Int64(round)) }
+            }
+            if round == 15 {
+                // As migration 016 leaves the moments made before it: not counted.
+                _ = try db.write { w in try w.connection.execute("UPDATE moments SET place_tally = NULL") }
             }
             if !batch.isEmpty { _ = try db.write { try $0.apply(Make.batch(batch), now: Int64(round)) } }
             if !removal.removedFiles.isEmpty { _ = try db.write { try $0.apply(removal, now: Int64(round)) } }

@@ -716,7 +716,8 @@ public enum Schema {
             """),
         Migration(name: "016_moment_place_tally", sql: """
             -- A moment's visible assets by place as its title was last made from them: place ids
-            -- and counts ("12:40,15:2", ids ascending; "" for none), NULL when not counted. A job
+            -- and counts ("12:40,15:2", ids ascending; "" for none, as a new moment starts), NULL
+            -- when not counted (the moments of a database from before this migration). A job
             -- that only adds assets to a day adds their places to it rather than counting the
             -- day's assets again (`PlaceRows.retitle`): a first index added every batch's day.
             ALTER TABLE moments ADD COLUMN place_tally TEXT;

@@ -91,9 +91,9 @@ final class CollectionRows {
         if let failure { throw failure }
         let upsert = try db.statement("""
             INSERT INTO moments (day, start_local, end_local, asset_count, photo_count, video_count, latitude,
-                                 longitude, location_local, location_path, location_asset)
+                                 longitude, location_local, location_path, location_asset, place_tally)
             VALUES (:day, :start, :end, :assets, :photos, :videos, :latitude, :longitude, :locationLocal,
-                    :locationPath, :locationAsset)
+                    :locationPath, :locationAsset, '')
             ON CONFLICT (day) DO UPDATE SET start_local = excluded.start_local, end_local = excluded.end_local,
                 asset_count = excluded.asset_count, photo_count = excluded.photo_count,
                 video_count = excluded.video_count, latitude = excluded.latitude, longitude = excluded.longitude,
@@ -129,7 +129,7 @@ final class CollectionRows {
             let stillThere: Bool
             if let merged = moments[day] { stillThere = merged != nil } else { stillThere = existing[day] != nil }
             guard stillThere else { continue }
-            if try places.retitle(day: day, adding: adding[day] ?? nil, isNew: existing[day] == nil) {
+            if try places.retitle(day: day, adding: adding[day] ?? nil) {
                 retitled.insert(MomentGrouping.id(day: day))
             }
         }

@@ -67,10 +67,10 @@ final class PlaceRows {
     /// Makes the title and cities of the moment of `day` from its visible assets' places, and
     /// keeps what they were made from (`moments.place_tally`); returns whether they changed.
     /// `adding`: the places (row ids) of the assets a job only added to the day, nil when it
-    /// also removed or changed some; they are added to the kept tally (empty for a moment the
-    /// job made) instead of the day's assets counted again, which a first index paid at every
-    /// batch for every asset of the day so far.
-    func retitle(day: Int, adding: [Int64]? = nil, isNew: Bool = false) throws(StoreError) -> Bool {
+    /// also removed or changed some; they are added to the kept tally (empty in a moment the
+    /// job made; NULL, so counted, in one made before migration 016) instead of the day's assets
+    /// counted again, which a first index paid at every batch for every asset of the day so far.
+    func retitle(day: Int, adding: [Int64]? = nil) throws(StoreError) -> Bool {
         let current = try db.statement(&currentStatement, "SELECT title, location_names, place_tally FROM moments WHERE day = :day")
         current.bind(":day", to: day)
         guard try current.step() else {
@@ -78,7 +78,7 @@ final class PlaceRows {
             return false
         }
         let (oldTitle, oldNames) = (current.optionalString(0), current.optionalString(1))
-        let kept = isNew ? "" : current.optionalString(2)
+        let kept = current.optionalString(2)
         current.reset()
         var tally: [Int64: Int]
         if let adding, let kept, let base = Self.decodeTally(kept) {
