@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "COpenJPEG.h"
 
 #include <openjpeg-2.5/openjpeg.h>
@@ -74,6 +75,30 @@ static int fail(struct photo_jp2 *j, int status, const char *what, char *error, 
     return status;
 }
 
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* OpenJPEG allocates its per-tile state for every tile the SIZ marker names while it reads the
+   header (~5.7 KB a tile, and a component's state per tile): a header of a few bytes can ask for
+   hundreds of MB. The codestream's SIZ (after SOC, at the start of a J2K file or of a JP2's
+   codestream box) is read first, and more tiles than any photo needs are refused. */
+static int too_many_tiles(const uint8_t *data, size_t size, char *error, size_t error_size) {
+    static const uint8_t soc_siz[4] = {0xFF, 0x4F, 0xFF, 0x51};
+    const uint8_t *p = memmem(data, size, soc_siz, 4);
+    if (!p || (size_t)(data + size - p) < 4 + 2 + 2 + 32 + 2) return 0;
+    const uint8_t *siz = p + 4 + 2 + 2; /* past SOC, SIZ, Lsiz and Rsiz */
+    uint32_t xsiz = be32(siz), ysiz = be32(siz + 4), xtsiz = be32(siz + 16), ytsiz = be32(siz + 20);
+    uint32_t xtosiz = be32(siz + 24), ytosiz = be32(siz + 28);
+    uint32_t csiz = (uint32_t)siz[32] << 8 | siz[33];
+    if (xtsiz == 0 || ytsiz == 0 || xtosiz >= xsiz || ytosiz >= ysiz) return 0; /* OpenJPEG refuses these itself */
+    uint64_t tiles = (uint64_t)((xsiz - xtosiz + (uint64_t)xtsiz - 1) / xtsiz) * ((ysiz - ytosiz + (uint64_t)ytsiz - 1) / ytsiz);
+    if (tiles > 16384 || tiles * (csiz ? csiz : 1) > 65536) {
+        snprintf(error, error_size, "cannot read the JPEG 2000 header: %llu tiles of %u components, more than photod reads",
+                 (unsigned long long)tiles, csiz);
+        return 1;
+    }
+    return 0;
+}
+
 int photo_jp2_open(const uint8_t *data, size_t size, int64_t cpu_deadline_ns, photo_jp2 **out, photo_jp2_info *info,
                    char *error, size_t error_size) {
     *out = NULL;
@@ -82,6 +107,7 @@ int photo_jp2_open(const uint8_t *data, size_t size, int64_t cpu_deadline_ns, ph
     if (size >= 12 && memcmp(data, jp2_magic, 12) == 0) format = OPJ_CODEC_JP2;
     else if (size >= 4 && data[0] == 0xFF && data[1] == 0x4F && data[2] == 0xFF && data[3] == 0x51) format = OPJ_CODEC_J2K;
     else { snprintf(error, error_size, "not a JP2 file or J2K codestream"); return PHOTO_JP2_CORRUPT; }
+    if (too_many_tiles(data, size, error, error_size)) return PHOTO_JP2_CORRUPT;
     struct photo_jp2 *j = calloc(1, sizeof *j);
     if (!j) { snprintf(error, error_size, "out of memory"); return PHOTO_JP2_CORRUPT; }
     j->data = data;

@@ -72,6 +72,20 @@ import Testing
     /// A 9×7 JP2 the fuzzer found (2026-12-04) whose codestream refuses every resolution factor: OpenJPEG
     /// 2.5.0 keeps a refused factor, so a small target read out of bounds inside the library (SEGV).
     /// Every target size renders it or fails with a reason.
+    /// A codestream header of a few bytes naming 50,974 tiles (a fuzzer's find): OpenJPEG would
+    /// allocate ~290 MB of tile state while reading it; it is refused with a reason first.
+    @Test func tooManyTilesIsRefusedBeforeOpenJPEGReadsIt() throws {
+        var header: [UInt8] = [0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x32, 0x00, 0x00]
+        for v: UInt32 in [0x0007_0009, 7, 0, 0, 9, 7, 0, 0] { header += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        header += [0x00, 0x04, 0x0F, 0x01, 0x01, 0x0F, 0x01, 0x01, 0x0F, 0x01, 0x01, 0x0F, 0x01, 0x01, 0xFF, 0xD9]
+        let renderer = ImageRenderer()
+        #expect {
+            try renderer.render(bytes: header, targetSize: PixelSize(width: 64, height: 64), contentMode: .fit)
+        } throws: { error in
+            "\(error)".contains("50974 tiles")
+        }
+    }
+
     @Test func refusedResolutionFactorsDoNotCrash() throws {
         let bytes = try #require(Data(base64Encoded: Self.refusedFactors.joined()))
         let renderer = ImageRenderer()
