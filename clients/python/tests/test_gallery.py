@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 from pathlib import Path
 
@@ -225,6 +226,43 @@ class Server(unittest.TestCase):
 
     def any_id(self) -> str:
         return self.gallery.json("/api/moments?limit=1")["moments"][0]["tiles"][0]["id"]
+
+
+class AnswersAcrossAChangeSet(unittest.TestCase):
+    """An answer photod gave before a change set that the gallery applied while the answer was on
+    its way is not remembered: otherwise a photo hidden meanwhile stayed served until it changed
+    again (CI once saw it: the background thread that learns thumbnails' keys raced a hide)."""
+
+    class Library:
+        """photod's answers, each arriving after the change set the test applies while it is asked."""
+        def __init__(self):
+            self.gallery = None
+
+        def hide_meanwhile(self, asset_id):
+            self.gallery.forget_images([asset_id])      # what applying the change set does first
+
+        def asset(self, asset_id, include_hidden=True):
+            self.hide_meanwhile(asset_id)
+            return types.SimpleNamespace(id=asset_id)
+
+        def request_image(self, asset_id, width, height, mode=None, delivery=None):
+            self.hide_meanwhile(asset_id)
+            return types.SimpleNamespace(path=f"/cache/{'ab' * 16}-{asset_id}.jpg")
+
+    def test_a_hide_meanwhile_is_not_overwritten(self):
+        from photod.gallery.server import Gallery
+        lib = self.Library()
+        gallery = lib.gallery = Gallery(lib)
+        gallery.check_visible("a_1")
+        self.assertNotIn("a_1", gallery.visible)
+        path, _ = gallery.image("a_2", 256)
+        self.assertEqual(path, f"/cache/{'ab' * 16}-a_2.jpg")       # this answer is served...
+        self.assertEqual((gallery.visible, gallery.keys), (set(), {}))  # ...and nothing of it kept
+        # Without a change set meanwhile, both are remembered.
+        lib.hide_meanwhile = lambda asset_id: None
+        gallery.image("a_3", 256)
+        self.assertIn("a_3", gallery.visible)
+        self.assertIn(("a_3", 256), gallery.keys)
 
 
 @needs_photod

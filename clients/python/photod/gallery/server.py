@@ -96,6 +96,9 @@ class Gallery:
         #: Assets known to be shown (listed in a collection the gallery shows, or checked visible):
         #: only their images are served. A change set naming one makes it checked again.
         self.visible: Set[str] = set()
+        #: Counts the change sets that made the gallery forget assets: an answer from photod asked
+        #: for before one of them may predate it, so it is not remembered (see ``remember``).
+        self.forgetting = 0
         #: Tells a page that reconnects to a restarted gallery to load its data again.
         self.epoch = os.urandom(6).hex()
         self.events: Deque[Tuple[int, str]] = collections.deque(maxlen=REPLAY)
@@ -147,12 +150,21 @@ class Gallery:
                 self.views.popitem(last=False)
         return result
 
-    def tiles(self, result: FetchResult, offset: int, limit: int, trashed: bool = False) -> List[Dict[str, Any]]:
-        assets = [a for a in result[offset:offset + limit] if a.exists]
+    def remember(self, asked: int, ids: Iterable[str]) -> None:
+        """Notes assets as shown, from an answer photod gave after ``asked = self.forgetting`` was
+        read: not when a change set was applied in between (it may have hidden one of them while
+        the answer was on its way, and nothing would forget it again)."""
         with self.lock:
+            if self.forgetting != asked:
+                return
             if len(self.visible) > 500_000:
                 self.visible.clear()
-            self.visible.update(a.id for a in assets)
+            self.visible.update(ids)
+
+    def tiles(self, result: FetchResult, offset: int, limit: int, trashed: bool = False) -> List[Dict[str, Any]]:
+        asked = self.forgetting
+        assets = [a for a in result[offset:offset + limit] if a.exists]
+        self.remember(asked, (a.id for a in assets))
         self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
         return [tile(a, self.keys, trashed) for a in assets]
 
@@ -233,9 +245,9 @@ class Gallery:
 
     def search(self, query: str, offset: int, limit: int) -> Dict[str, Any]:
         """A page of the assets a text search finds (``assets.search``), as a collection's page."""
+        asked = self.forgetting
         assets, total = self.lib.search(query, limit=limit, offset=offset)
-        with self.lock:
-            self.visible.update(a.id for a in assets)
+        self.remember(asked, (a.id for a in assets))
         self.precache([a.id for a in assets if (a.id, 256) not in self.keys])
         nxt = offset + len(assets)
         return {"id": "search", "tiles": [tile(a, self.keys) for a in assets], "total": total, "offset": offset,
@@ -258,6 +270,7 @@ class Gallery:
         raise errors.NotFound(f"no collection {collection_id}", data={"id": collection_id})
 
     def asset(self, asset_id: str) -> Dict[str, Any]:
+        asked = self.forgetting
         try:
             a, trashed = self.lib.asset(asset_id, include_hidden=False), False
         except errors.NotFound:
@@ -266,8 +279,7 @@ class Gallery:
             if found is None:
                 raise
             a, trashed = found, True
-        with self.lock:
-            self.visible.add(a.id)
+        self.remember(asked, [a.id])
         w, h = a.display_size
         return {"id": a.id, "name": os.path.basename(a.path or ""), "path": a.path, "localDateTime": a.local_date_time,
                 "utcOffset": a.utc_offset, "dateSource": a.date_source, "mediaType": a.media_type, "format": a.format,
@@ -300,6 +312,7 @@ class Gallery:
         """photod's image of the asset at a size the page uses: (path, key). Only of an asset the
         gallery shows: a hidden one is ``NotFound``, and one in Recently Deleted unless it is
         shown (``--allow-writes``) — or when photod has no image of it (its file is gone)."""
+        asked = self.forgetting
         self.check_visible(asset_id)
         try:
             image = self.lib.request_image(asset_id, size, size, mode=SIZES[size], delivery="highQuality")
@@ -313,6 +326,8 @@ class Gallery:
         if not IMAGE_KEY.fullmatch(key):
             key = _hash(image.path.encode())
         with self.lock:
+            if self.forgetting != asked:
+                return image.path, key      # served, not remembered: a change set came meanwhile
             if len(self.keys) > 200_000:
                 self.keys.clear()
                 self.paths.clear()
@@ -324,9 +339,9 @@ class Gallery:
         with self.lock:
             if asset_id in self.visible:
                 return
+            asked = self.forgetting
         self.lib.asset(asset_id, include_hidden=False)   # NotFound when hidden, deleted or unknown
-        with self.lock:
-            self.visible.add(asset_id)
+        self.remember(asked, [asset_id])
 
     def known_image(self, asset_id: str, size: int, key: str) -> Optional[str]:
         """The path of the image with this key when photod answered it before and the asset has
@@ -338,6 +353,7 @@ class Gallery:
 
     def forget_images(self, ids: Iterable[str]) -> None:
         with self.lock:
+            self.forgetting += 1
             for id in ids:
                 self.visible.discard(id)
                 for size in SIZES:
@@ -457,6 +473,7 @@ class Gallery:
     def forget_all(self) -> None:
         with self.lock:
             anything = bool(self.views or self.visible or self.keys or self.moments_token >= 0)
+            self.forgetting += 1
             self.views.clear()
             self.visible.clear()
             self.keys.clear()
