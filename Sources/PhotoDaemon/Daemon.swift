@@ -128,7 +128,8 @@ public final class Daemon: Sendable {
             .init("database", DatabaseCloser(database, logger: logger.facility("store"))), .init("backup", backup),
             .init("sort queue", sortQueue),
             // Before anything walks the library: renames of a trash that stopped before its commit undone.
-            .init("trash recovery", TrashRecovery(sortQueue: sortQueue, roots: live.trashRoots, logger: pipelineLog)),
+            .init("trash recovery", TrashRecovery(sortQueue: sortQueue, trash: LibraryTrash(roots: live.trashRoots, trees: trees),
+                                                         logger: pipelineLog)),
             .init("watcher", watcher), .init("mount watcher", mountWatcher),
             .init("live loop", liveLoop), .init("placing", placing), .init("recovery", restorer), .init("images", images),
             .init("rest", rest),
@@ -141,11 +142,13 @@ public final class Daemon: Sendable {
                                  + ", database \(options.database), library \(roots.map(\.string).joined(separator: ", "))")
     }
 
-    /// The live options, with the crash test's hook (`PHOTOD_TEST_CRASH_AFTER_RENAMES`).
+    /// The live options, with the crash tests' hooks (`PHOTOD_TEST_CRASH_AFTER_RENAMES`,
+    /// `PHOTOD_TEST_CRASH_AFTER_UNLINKS`).
     private func liveOptions() -> LiveOptions {
         var live = options.liveOptions
-        if environment["PHOTOD_TEST_HOOKS"] == "1", let n = Int(environment["PHOTOD_TEST_CRASH_AFTER_RENAMES"] ?? "") {
-            live.trashCrashAfterRenames = n
+        if environment["PHOTOD_TEST_HOOKS"] == "1" {
+            live.trashCrashAfterRenames = Int(environment["PHOTOD_TEST_CRASH_AFTER_RENAMES"] ?? "")
+            live.trashCrashAfterUnlinks = Int(environment["PHOTOD_TEST_CRASH_AFTER_UNLINKS"] ?? "")
         }
         return live
     }

@@ -11,7 +11,8 @@ import PhotoWire
 /// A refusal names each asset and its reason, and nothing is touched.
 extension Methods {
     var trash: LibraryTrash {
-        LibraryTrash(roots: liveOptions.trashRoots, trees: trees, crashAfterRenames: liveOptions.trashCrashAfterRenames)
+        LibraryTrash(roots: liveOptions.trashRoots, trees: trees, crashAfterRenames: liveOptions.trashCrashAfterRenames,
+                     crashAfterUnlinks: liveOptions.trashCrashAfterUnlinks)
     }
 
     /// `assets.trash {"ids"}` → `{"token", "trashed": [ids]}`: every file of each asset is
@@ -154,14 +155,8 @@ extension Methods {
                 refused.withLock { $0 = refusals }
                 return ChangeSet()
             }
-            var purged: [Int64] = []
-            for plan in plans {
-                if let failure = trash.unlink(plan.found, of: plan.asset) {
-                    kept.withLock { $0.append(failure) }
-                } else {
-                    purged.append(plan.asset.pk)
-                }
-            }
+            let (purged, failures) = try trash.unlink(plans, recordingIn: writer)
+            kept.withLock { $0 = failures }
             return try writer.purge(purged, now: now)
         }
         try Self.throwIfRefused(refused.withLock { $0 })

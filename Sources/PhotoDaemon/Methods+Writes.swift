@@ -67,17 +67,10 @@ extension Methods {
 
     /// Runs a write on the sort queue and waits for its commit.
     func commit(_ operation: @escaping SortQueue.Operation) throws(RPCError) -> ChangeSet {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<ChangeSet, StoreError>?>(nil)
-        sortQueue.submit(operation: operation) { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        switch outcome.withLock({ $0 }) {
-        case .success(let summary): return summary
-        case .failure(let error): throw Self.rpcError(error)
-        case nil: throw .internalError("the write was not run")
+        do {
+            return try sortQueue.commit(operation)
+        } catch {
+            throw Self.rpcError(error)
         }
     }
 

@@ -45,16 +45,22 @@ public struct LibraryTrash: Sendable {
     /// Tests only (`PHOTOD_TEST_CRASH_AFTER_RENAMES`): the process ends, as a crash would, after
     /// this many renames of an asset's files — a stop between the renames and their commit.
     let crashAfterRenames: Int?
+    /// Tests only (`PHOTOD_TEST_CRASH_AFTER_UNLINKS`): the process ends after this many unlinks
+    /// of an asset's trashed files — a stop between a delete's unlinks and its purge.
+    let crashAfterUnlinks: Int?
 
-    public init(roots: Set<PathBytes>, crashAfterRenames: Int? = nil,
+    public init(roots: Set<PathBytes>, crashAfterRenames: Int? = nil, crashAfterUnlinks: Int? = nil,
                 offline: @escaping @Sendable (PathBytes) -> (tree: PathBytes, reason: String)?) {
         self.roots = roots
         self.crashAfterRenames = crashAfterRenames
+        self.crashAfterUnlinks = crashAfterUnlinks
         self.offline = offline
     }
 
-    public init(roots: Set<PathBytes>, trees: Trees, crashAfterRenames: Int? = nil) {
-        self.init(roots: roots, crashAfterRenames: crashAfterRenames) { trees.offlineTree(containing: $0) }
+    public init(roots: Set<PathBytes>, trees: Trees, crashAfterRenames: Int? = nil, crashAfterUnlinks: Int? = nil) {
+        self.init(roots: roots, crashAfterRenames: crashAfterRenames, crashAfterUnlinks: crashAfterUnlinks) {
+            trees.offlineTree(containing: $0)
+        }
     }
 
     /// How far to look for a free name for a restored file (` (1)` … ` (999)`).
@@ -228,13 +234,49 @@ public struct LibraryTrash: Sendable {
 
     // MARK: Delete for good
 
+    /// Deletes for good: unlinks the trashed files found of each asset (in Recently Deleted)
+    /// after recording the assets, durably, as about to go (`IndexWriter.planDeletion`); the
+    /// caller's purge forgets the record in its transaction, and after a stop before it the next
+    /// start finishes the delete (`TrashRecovery`): no asset stays in Recently Deleted with its
+    /// files unlinked. Returns the assets to purge, and those kept (a file that could not be
+    /// unlinked), each with the reason.
+    public func unlink(_ plans: [(asset: AssetFiles, found: [Found])], recordingIn writer: IndexWriter)
+        throws(StoreError) -> (purge: [Int64], kept: [TrashRefusal]) {
+        guard !plans.isEmpty else { return ([], []) }
+        try writer.planDeletion(plans.map(\.asset.pk))
+        var purge: [Int64] = []
+        var kept: [TrashRefusal] = []
+        for plan in plans {
+            if let failure = unlink(plan.found, of: plan.asset) { kept.append(failure) } else { purge.append(plan.asset.pk) }
+        }
+        return (purge, kept)
+    }
+
+    /// Deletes `assets` (in Recently Deleted) for good as `unlink(_:recordingIn:)` does, their
+    /// trashed files looked for first: an asset whose files cannot be (its root closed to the
+    /// trash, its tree unavailable) is kept, with the reason.
+    public func deleteForGood(_ assets: [AssetFiles], recordingIn writer: IndexWriter)
+        throws(StoreError) -> (purge: [Int64], kept: [TrashRefusal]) {
+        var plans: [(asset: AssetFiles, found: [Found])] = []
+        var kept: [TrashRefusal] = []
+        for asset in assets {
+            switch trashedFiles(of: asset, requireAll: false) {
+            case .success(let found): plans.append((asset, found))
+            case .failure(let why): kept.append(why)
+            }
+        }
+        let (purge, failures) = try unlink(plans, recordingIn: writer)
+        return (purge, kept + failures)
+    }
+
     /// Unlinks the trashed files of `asset`; the reason when one could not be unlinked.
-    public func unlink(_ files: [Found], of asset: AssetFiles) -> TrashRefusal? {
-        for f in files {
+    func unlink(_ files: [Found], of asset: AssetFiles) -> TrashRefusal? {
+        for (n, f) in files.enumerated() {
             do {
                 let dir = try ConfinedDirectory(f.file.directory, below: asset.root)
                 try dir.unlink(f.trashedName)
                 try? dir.sync()
+                if n + 1 == crashAfterUnlinks { _exit(137) }
             } catch {
                 return TrashRefusal(asset.id, .conflict, "the trashed file of '\(f.file.path)' could not be deleted: \(error.message)")
             }
@@ -321,18 +363,49 @@ extension LibraryTrash {
 /// index has them — all of an asset's, not some (a RAW renamed, its JPEG not). A file is renamed
 /// back only when it is the one planned (its inode) and its other name is free; a root no longer
 /// open to the trash keeps the plan, and is undone at the first start that opens it.
+///
+/// Then a delete for good that stopped between its first unlink and its purge's commit
+/// (`IndexWriter.planDeletion`) is finished: the trashed files left of its assets are unlinked
+/// and the assets purged, as the call would have (one whose files cannot be unlinked, its root
+/// closed to the trash or its tree unavailable, stays in Recently Deleted).
 public final class TrashRecovery: Service {
     private let sortQueue: SortQueue
-    private let roots: Set<PathBytes>
+    private let trash: LibraryTrash
     private let logger: Logger
+    private var roots: Set<PathBytes> { trash.roots }
 
-    public init(sortQueue: SortQueue, roots: Set<PathBytes>, logger: Logger) {
+    public init(sortQueue: SortQueue, trash: LibraryTrash, logger: Logger) {
         self.sortQueue = sortQueue
-        self.roots = roots
+        self.trash = trash
         self.logger = logger
     }
 
     public func start() throws {
+        try undoRenames()
+        try finishDeletions()
+    }
+
+    public func stop() {}
+
+    private func finishDeletions() throws {
+        let pending = try sortQueue.perform { try $0.pendingDeletions() }
+        guard !pending.isEmpty else {
+            try sortQueue.perform { try $0.clearDeletionPlan() }
+            return
+        }
+        let (trash, logger) = (self.trash, self.logger)
+        _ = try sortQueue.commit { writer, now in
+            let (purge, kept) = try trash.deleteForGood(pending, recordingIn: writer)
+            if let first = kept.first {
+                logger.warning("a delete for good that stopped before its commit: \(kept.count) assets kept in Recently "
+                               + "Deleted, their trashed files not deleted (e.g. \(first.id): \(first.reason))")
+            }
+            logger.notice("finished a delete for good that stopped before its commit: \(purge.count) of \(pending.count) assets purged")
+            return try writer.purge(purge, now: now)
+        }
+    }
+
+    private func undoRenames() throws {
         let pending = try sortQueue.perform { try $0.pendingRenames() }
         guard !pending.isEmpty else { return }
         guard pending.allSatisfy({ roots.contains($0.root) }) else {
@@ -345,8 +418,6 @@ public final class TrashRecovery: Service {
         try sortQueue.perform { try $0.clearPlan() }
         logger.notice("undid \(undone) of \(pending.count) renames of a trash or restore that stopped before its commit")
     }
-
-    public func stop() {}
 
     /// Renames one file back; whether it did.
     static func undo(_ r: PlannedRename) -> Bool {

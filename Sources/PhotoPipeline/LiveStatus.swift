@@ -19,6 +19,9 @@ public struct LiveOptions: Sendable {
     /// Tests only (`PHOTOD_TEST_HOOKS=1` with `PHOTOD_TEST_CRASH_AFTER_RENAMES=N`): a trash call
     /// ends the process after N renames of an asset's files (`LibraryTrash.crashAfterRenames`).
     public var trashCrashAfterRenames: Int?
+    /// Tests only (`PHOTOD_TEST_CRASH_AFTER_UNLINKS=N`): a delete for good ends the process after
+    /// N unlinks of an asset's trashed files (`LibraryTrash.crashAfterUnlinks`).
+    public var trashCrashAfterUnlinks: Int?
     /// How often the purge runs (and the change journal is pruned).
     public var purgeInterval: Duration = .seconds(3_600)
     /// The change journal keeps at most this many change sets, and none older than

@@ -112,22 +112,13 @@ public final class SortQueue: Service {
     /// trashed files cannot be (its root closed to the trash, its tree unavailable) stays.
     public func submitPurge(deletedBefore cutoff: Int64, trash: LibraryTrash, done: @escaping Completion = { _ in }) {
         submit(operation: { [logger] writer, now in
-            var keeping: Set<Int64> = []
-            var reasons: [String] = []
-            for asset in try writer.trashedAssets(deletedBefore: cutoff) {
-                let refusal: TrashRefusal?
-                switch trash.trashedFiles(of: asset, requireAll: false) {
-                case .success(let found): refusal = trash.unlink(found, of: asset)
-                case .failure(let why): refusal = why
-                }
-                if let refusal {
-                    keeping.insert(asset.pk)
-                    reasons.append("\(asset.id): \(refusal.reason)")
-                }
-            }
-            if let first = reasons.first {
-                logger.notice("kept \(reasons.count) assets in Recently Deleted past their time, their trashed files not "
-                              + "deleted (e.g. \(first))")
+            let expired = try writer.trashedAssets(deletedBefore: cutoff)
+            let kept = try trash.deleteForGood(expired, recordingIn: writer).kept
+            let keptIDs = Set(kept.map(\.id))
+            let keeping = Set(expired.filter { keptIDs.contains($0.id) }.map(\.pk))
+            if let first = kept.first {
+                logger.notice("kept \(kept.count) assets in Recently Deleted past their time, their trashed files not "
+                              + "deleted (e.g. \(first.id): \(first.reason))")
             }
             let summary = try writer.purge(deletedBefore: cutoff, keeping: keeping, now: now)
             if !summary.deleted.isEmpty { logger.info("purged \(summary.deleted.count) assets from Recently Deleted") }
@@ -138,6 +129,19 @@ public final class SortQueue: Service {
     /// Queues an operation: it is never merged with other jobs, and `done` runs after its commit.
     public func submit(operation: @escaping Operation, done: @escaping Completion = { _ in }) {
         enqueue(Entry(batch: WriteBatch(), operation: operation, done: done))
+    }
+
+    /// Runs an operation in its turn and waits for its commit: its change set. Blocks the
+    /// caller, which must not be the queue's own thread.
+    public func commit(_ operation: @escaping Operation) throws(StoreError) -> ChangeSet {
+        let outcome = Locked<Result<ChangeSet, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(operation: operation) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0 }!.get()
     }
 
     /// Runs `body` on the queue's thread, in its turn after what was queued before, and returns

@@ -253,6 +253,39 @@ struct TrashEndToEndTests {
         daemon.stop()
     }
 
+    @Test("Killed after unlinking one trashed file of a RAW+JPEG pair, before the purge's commit: the next start finishes the delete, and nothing of the asset is left on disk or in Recently Deleted")
+    func crashHalfwayThroughADelete() throws {
+        let lib = try TemporaryDirectory("trash-unlink-lib")
+        defer { lib.remove() }
+        let state = try TemporaryDirectory("trash-unlink")
+        defer { state.remove() }
+        try Self.writeLibrary(lib)
+        let arguments = ["--trash-root", lib.path.string]
+        var daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments,
+                                       environment: ["PHOTOD_TEST_HOOKS": "1", "PHOTOD_TEST_CRASH_AFTER_UNLINKS": "1"])
+        try daemon.waitForIdle()
+        let ids = try WritesEndToEndTests.ids(daemon)
+        let (pair, other) = (try #require(ids["IMG_5.JPG"]), try #require(ids["IMG_6.JPG"]))
+        _ = try daemon.call("assets.trash", ["ids": [.string(pair), .string(other)]])
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix(".photod-trashed-") }.count == 5, "IMG_5's three files and IMG_6's two")
+        // The call's answer never comes: photod ends after the first unlink.
+        #expect(throws: (any Error).self) { try daemon.call("assets.deletePermanently", ["ids": [.string(pair)]]) }
+        try daemon.process.waitForExit()
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix(".photod-trashed-") }.count == 4, "one file of three unlinked")
+        daemon = try DaemonProcess(libraries: [lib.path], state: state, arguments: arguments)
+        try daemon.waitForIdle()
+        try daemon.waitForLog("finished a delete for good that stopped before its commit: 1 of 1 assets purged")
+        let left = try Self.names(lib, "trip").filter { $0.hasPrefix(".photod-trashed-") }
+        #expect(left.count == 2 && left.allSatisfy { $0.contains("IMG_6") }, "\(left)")
+        let conn = try daemon.connect()
+        #expect(try Self.recentlyDeleted(conn) == [other])
+        #expect(try conn.call("assets.get", ["ids": [.string(pair)]])["assets"]?[0] == nil)
+        // The other asset in Recently Deleted is untouched: it restores whole.
+        _ = try conn.call("assets.restore", ["ids": [.string(other)]])
+        #expect(try Self.names(lib, "trip").filter { $0.hasPrefix(".") }.isEmpty)
+        daemon.stop()
+    }
+
     @Test("A disk unmounted between the request and the rename: refused, nothing renamed; remounted, the asset is in the library with its file",
           .enabled(if: Mounts.canBind, "bind mounts need root with CAP_SYS_ADMIN"))
     func unmountedBeforeTheRename() throws {

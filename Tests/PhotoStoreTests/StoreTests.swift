@@ -71,7 +71,10 @@ struct StoreTests {
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
     /// The database as version 15 left it: migration 016's kept tallies of places undone.
-    static let withoutMomentPlaceTally = "ALTER TABLE moments DROP COLUMN place_tally;\n"
+    /// The database as version 16 left it: migration 017's table undone.
+    static let withoutDeletePending = "DROP TABLE delete_pending;\n"
+
+    static let withoutMomentPlaceTally = withoutDeletePending + "ALTER TABLE moments DROP COLUMN place_tally;\n"
 
     /// The database as version 14 left it: migration 015's coordinates index undone (the R*Tree
     /// back, filled, with its triggers).

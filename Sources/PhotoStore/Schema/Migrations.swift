@@ -722,6 +722,14 @@ public enum Schema {
             -- day's assets again (`PlaceRows.retitle`): a first index added every batch's day.
             ALTER TABLE moments ADD COLUMN place_tally TEXT;
             """),
+        Migration(name: "017_delete_pending", sql: """
+            -- The assets in Recently Deleted whose trashed files a delete for good (or the
+            -- retention purge) is about to unlink, written (durably) before the first unlink and
+            -- deleted in the transaction that purges them: after a stop between the two, the next
+            -- start finishes the delete (`TrashRecovery`), so that no asset stays in Recently
+            -- Deleted with its files unlinked.
+            CREATE TABLE delete_pending (asset_pk INTEGER PRIMARY KEY) STRICT;
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -158,6 +158,7 @@ public final class IndexWriter {
     private func purge(now: Int64, _ select: () throws(StoreError) -> [(pk: Int64, id: String)]) throws(StoreError) -> ChangeSet {
         // In Recently Deleted, they are in no moment or folder album: only smart albums change.
         try commit(now: now, recount: false) { job throws(StoreError) in
+            try db.execute("DELETE FROM delete_pending")     // the delete's plan is done
             let doomed = try select()
             for (pk, _) in doomed { try assets.delete(pk, job) }
             // Gone for good: what users said about them goes too (albums lose them).

@@ -148,6 +148,37 @@ extension IndexWriter {
         try db.transaction(durable: true) { () throws(StoreError) in try db.execute("DELETE FROM trash_pending") }
     }
 
+    /// Records, durably, the assets (pks, in Recently Deleted) whose trashed files are about to
+    /// be unlinked for good, before the first unlink; the purge's transaction forgets them.
+    public func planDeletion(_ pks: [Int64]) throws(StoreError) {
+        try db.transaction(durable: true) { () throws(StoreError) in
+            try db.execute("DELETE FROM delete_pending")
+            let s = try db.statement("INSERT OR IGNORE INTO delete_pending (asset_pk) VALUES (:pk)")
+            for pk in pks {
+                s.bind(":pk", to: pk)
+                try s.run()
+            }
+        }
+    }
+
+    /// The assets of a delete for good that did not commit (a stop between its unlinks and its
+    /// purge), as `assetFiles` has them; those purged or restored since are left out.
+    public func pendingDeletions() throws(StoreError) -> [AssetFiles] {
+        let s = try db.statement("""
+            SELECT a.id FROM delete_pending d JOIN assets a ON a.pk = d.asset_pk WHERE a.deleted_at IS NOT NULL
+            """)
+        var ids: [AssetID] = []
+        while try s.step() { if let id = AssetID(rawValue: s.string(0)) { ids.append(id) } }
+        s.reset()
+        return try assetFiles(ids).values.sorted { $0.pk < $1.pk }
+    }
+
+    /// Forgets the planned deletions (settled without a purge), when there are any.
+    public func clearDeletionPlan() throws(StoreError) {
+        guard try db.scalar("SELECT EXISTS (SELECT 1 FROM delete_pending)").int64 == 1 else { return }
+        try db.transaction(durable: true) { () throws(StoreError) in try db.execute("DELETE FROM delete_pending") }
+    }
+
     /// Takes the renamed files out of the library, in one durable transaction: their assets go
     /// to Recently Deleted (ids and user state kept, as for any deleted file), each tombstone
     /// remembering its file's hidden name; the plan is done.
