@@ -99,7 +99,7 @@ final class DiskFacts: LiveFacts {
         return (try? database.read { try $0.tombstone(identity: identity) }) ?? nil
     }
 
-    func contentKeys(files: [PathBytes], directories: [PathBytes]) -> [ContentKey] {
-        (try? database.read { try $0.contentKeys(files: files, directories: directories) }) ?? []
+    func contents(files: [PathBytes], directories: [PathBytes]) -> [IndexedContent] {
+        (try? database.read { try $0.contents(files: files, directories: directories) }) ?? []
     }
 }

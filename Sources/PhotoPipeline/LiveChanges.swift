@@ -16,8 +16,9 @@ protocol LiveFacts {
     func movedFrom(_ identity: FileIdentity, to path: PathBytes) -> PathBytes?
     /// The Recently Deleted asset whose file had this identity.
     func tombstone(_ identity: FileIdentity) -> Int64?
-    /// What the index has of the content of these files and of the files below these directories.
-    func contentKeys(files: [PathBytes], directories: [PathBytes]) -> [ContentKey]
+    /// What the index has of the content of these files and of the files below these
+    /// directories, with the identity each had.
+    func contents(files: [PathBytes], directories: [PathBytes]) -> [IndexedContent]
 }
 
 /// The live path's decisions: one step of watcher changes (`ChangePlan.Step`) plus what the disk
@@ -55,11 +56,14 @@ struct LiveChanges: Sendable {
     /// A new file read lately, by content.
     struct RecentFile: Sendable, Hashable {
         var path: PathBytes
+        var identity: FileIdentity
         var at: Instant
     }
 
     private(set) var inFlight: [PathBytes: FileIdentity] = [:]
-    private(set) var recentNew: [ContentKey: RecentFile] = [:]
+    /// The last few of each content (a folder's photo copied elsewhere while the folder moves:
+    /// the removal picks the one that is the file itself).
+    private(set) var recentNew: [ContentKey: [RecentFile]] = [:]
     private(set) var unresolved: [PathBytes: Instant] = [:]
 
     /// How long, and how many, files gone when looked at are remembered.
@@ -68,6 +72,7 @@ struct LiveChanges: Sendable {
     /// How long, and how many, new files are remembered by content.
     static let copyWindow: Duration = .seconds(600)
     static let copyMemory = 100_000
+    static let copiesPerContent = 4
 
     /// How the live path compares a file with the index: as a scan that looks for moves, reads
     /// new files at once, and never finds a writer (the watcher reports a file once it is closed).
@@ -179,12 +184,18 @@ struct LiveChanges: Sendable {
     /// Remembers new media files by content (also those a scan found: a folder copied in whole).
     mutating func remember(_ outcomes: [FileOutcome], at now: Instant) {
         if recentNew.count + outcomes.count > Self.copyMemory {
-            recentNew = recentNew.filter { now - $0.value.at < Self.copyWindow }
+            recentNew = recentNew.compactMapValues { files in
+                let kept = files.filter { now - $0.at < Self.copyWindow }
+                return kept.isEmpty ? nil : kept
+            }
             if recentNew.count + outcomes.count > Self.copyMemory { recentNew = [:] }
         }
         for outcome in outcomes {
             guard case .media = outcome.kind, let fingerprint = outcome.fingerprint else { continue }
-            recentNew[ContentKey(size: outcome.identity.size, fingerprint: fingerprint)] = RecentFile(path: outcome.path, at: now)
+            let key = ContentKey(size: outcome.identity.size, fingerprint: fingerprint)
+            var files = (recentNew[key] ?? []).filter { $0.path != outcome.path }
+            files.append(RecentFile(path: outcome.path, identity: outcome.identity, at: now))
+            recentNew[key] = files.suffix(Self.copiesPerContent)
         }
     }
 
@@ -218,13 +229,22 @@ struct LiveChanges: Sendable {
 
     /// Files read lately as new whose content is that of files the step removes: `mv` between
     /// file systems (two roots on two disks) copies, then deletes; the copy keeps the asset.
+    /// Of several new files with that content, the one that is the removed file itself (its
+    /// inode: a rename seen as a new file, the folder moved again before it was looked at), else
+    /// one with its modification time (`mv` and `cp -p` keep it), else the newest.
     private mutating func copies(ofRemoved step: ChangePlan.Step, facts: some LiveFacts, at now: Instant) -> [PathBytes] {
         guard !step.removedFiles.isEmpty || !step.removedDirectories.isEmpty, !recentNew.isEmpty else { return [] }
         var copies: [PathBytes] = []
-        for key in facts.contentKeys(files: step.removedFiles, directories: step.removedDirectories) {
-            guard let recent = recentNew[key], now - recent.at < Self.copyWindow else { continue }
-            recentNew[key] = nil
-            copies.append(recent.path)
+        for removed in facts.contents(files: step.removedFiles, directories: step.removedDirectories) {
+            guard let recent = recentNew[removed.key]?.filter({ now - $0.at < Self.copyWindow }), !recent.isEmpty else { continue }
+            let was = removed.identity
+            let pick = recent.lastIndex { $0.identity.fsid == was.fsid && $0.identity.inode == was.inode }
+                ?? recent.lastIndex { $0.identity.mtimeNanoseconds == was.mtimeNanoseconds }
+                ?? recent.count - 1
+            copies.append(recent[pick].path)
+            var rest = recent
+            rest.remove(at: pick)
+            recentNew[removed.key] = rest.isEmpty ? nil : rest
         }
         return copies
     }

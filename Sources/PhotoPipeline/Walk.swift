@@ -486,13 +486,13 @@ struct Walk {
     /// file's own read then decides, and a read that fails writes nothing.
     static func sameContent(_ known: IndexedFile, at directory: PathBytes, in descriptor: FileDescriptor, size: Int64,
                             database: Database) -> Bool {
-        let keys: [ContentKey]
+        let contents: [IndexedContent]
         do {
-            keys = try database.read { try $0.contentKeys(files: [directory.appending(known.name)], directories: []) }
+            contents = try database.read { try $0.contents(files: [directory.appending(known.name)], directories: []) }
         } catch {
             return true
         }
-        guard let indexed = keys.first, indexed.size == size else { return false }
+        guard let indexed = contents.first?.key, indexed.size == size else { return false }
         guard let fingerprint = MediaFileReader.fingerprint(of: known.name, in: descriptor, size: size) else { return true }
         return fingerprint == indexed.fingerprint
     }

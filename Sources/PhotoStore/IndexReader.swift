@@ -269,27 +269,32 @@ public struct IndexReader {
 
     /// The content keys (size, fingerprint) of the asset files at `files` and below
     /// `directories`: what a removal is about to send to Recently Deleted.
-    public func contentKeys(files: [PathBytes], directories: [PathBytes]) throws(StoreError) -> [ContentKey] {
-        var keys: [ContentKey] = []
+    public func contents(files: [PathBytes], directories: [PathBytes]) throws(StoreError) -> [IndexedContent] {
+        var keys: [IndexedContent] = []
+        func content(_ s: Statement) -> IndexedContent {
+            IndexedContent(key: ContentKey(size: s.int64(1), fingerprint: UInt64(bitPattern: s.int64(2))),
+                           identity: FileIdentity(fsid: UInt64(bitPattern: s.int64(3)), inode: UInt64(bitPattern: s.int64(4)),
+                                                  size: s.int64(1), mtimeNanoseconds: s.int64(5)))
+        }
         let one = try db.statement("""
-            SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
+            SELECT 0, f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE d.path = :directory AND f.name = :name AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for path in files {
             one.bind(":directory", to: path.parent)
             one.bind(":name", to: path.lastComponent)
-            if try one.step() { keys.append(ContentKey(size: one.int64(0), fingerprint: UInt64(bitPattern: one.int64(1)))) }
+            if try one.step() { keys.append(content(one)) }
             one.reset()
         }
         let tree = try db.statement("""
-            SELECT f.size, f.fingerprint FROM files f JOIN directories d ON d.id = f.directory_id
+            SELECT 0, f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE (d.path = :directory OR (d.path >= :lower AND d.path < :upper)) AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for dir in directories {
             tree.bind(":directory", to: dir)
             tree.bind(":lower", to: dir.bytes + [UInt8(ascii: "/")])
             tree.bind(":upper", to: dir.bytes + [UInt8(ascii: "0")])
-            while try tree.step() { keys.append(ContentKey(size: tree.int64(0), fingerprint: UInt64(bitPattern: tree.int64(1)))) }
+            while try tree.step() { keys.append(content(tree)) }
             tree.reset()
         }
         return keys

@@ -76,6 +76,16 @@ public struct DirectorySnapshot: Sendable {
     public var isEmpty: Bool { files.isEmpty && subdirectories.isEmpty }
 }
 
+/// An indexed file's content, and the identity it had.
+public struct IndexedContent: Sendable, Hashable {
+    public var key: ContentKey
+    public var identity: FileIdentity
+    public init(key: ContentKey, identity: FileIdentity) {
+        self.key = key
+        self.identity = identity
+    }
+}
+
 /// What recognises a file's content without its path or inode: its size and fingerprint.
 public struct ContentKey: Sendable, Hashable {
     public var size: Int64

@@ -13,8 +13,8 @@ struct TableFacts: LiveFacts {
     /// Where a file with this identity was indexed (and is no longer).
     var origins: [FileIdentity: PathBytes] = [:]
     var tombstones: [FileIdentity: Int64] = [:]
-    /// The content the index has for each indexed file.
-    var contents: [PathBytes: ContentKey] = [:]
+    /// The content the index has for each indexed file, and its identity.
+    var contents: [PathBytes: IndexedContent] = [:]
 
     func stat(_ path: PathBytes) -> LiveChanges.Entry? { disk[path] }
 
@@ -28,7 +28,7 @@ struct TableFacts: LiveFacts {
     func movedFrom(_ identity: FileIdentity, to path: PathBytes) -> PathBytes? { origins[identity] }
     func tombstone(_ identity: FileIdentity) -> Int64? { tombstones[identity] }
 
-    func contentKeys(files: [PathBytes], directories: [PathBytes]) -> [ContentKey] {
+    func contents(files: [PathBytes], directories: [PathBytes]) -> [IndexedContent] {
         contents.filter { entry in files.contains(entry.key) || directories.contains { entry.key.isWithin($0) } }.map(\.value)
     }
 
@@ -253,10 +253,38 @@ struct LiveChangesTests {
             var step = ChangePlan.Step()
             step.removedFiles = [a]
             var f = TableFacts()
-            f.contents[a] = key
+            f.contents[a] = IndexedContent(key: key, identity: TableFacts.identity(1))
             return Self.decide(step, f, changes: &changes, at: offset).batch.copiesOfRemoved
         }
         #expect(removal(after: .seconds(5)) == [copy])
         #expect(removal(after: LiveChanges.copyWindow + .seconds(1)).isEmpty, "past the window: another file")
+    }
+
+    @Test("Of several new files with the removed file's content, the removal picks the file itself (its inode), else one with its mtime, else the newest; each once")
+    func copyOfRemovedPicksTheFileItself() {
+        let moved = PathBytes("/lib/d.moved/a.jpg")          // the folder's rename, seen as a new file
+        let copy = PathBytes("/lib/incoming/new-1-a.jpg")     // a copy made meanwhile: a new inode and mtime
+        let kept = PathBytes("/other/a.jpg")                  // cp -p to another disk: a new inode, the mtime kept
+        func read(_ path: PathBytes, _ identity: FileIdentity, at t: Duration, into changes: inout LiveChanges) {
+            let outcome = FileOutcome(directory: path.parent, name: path.lastComponent, identity: identity, fingerprint: 77,
+                                      kind: .media(MediaFields(mediaType: .image, format: "jpeg", captureDate: captureDate)))
+            changes.read([outcome], of: [Candidate(directory: path.parent, name: path.lastComponent, identity: identity, isNew: true)],
+                         at: Self.t0 + t)
+        }
+        func removal(_ removed: [PathBytes: FileIdentity], _ changes: inout LiveChanges) -> [PathBytes] {
+            var step = ChangePlan.Step()
+            step.removedFiles = removed.keys.sorted()
+            var f = TableFacts()
+            for (path, identity) in removed { f.contents[path] = IndexedContent(key: ContentKey(size: 100, fingerprint: 77), identity: identity) }
+            return Self.decide(step, f, changes: &changes, at: .seconds(10)).batch.copiesOfRemoved
+        }
+        var changes = LiveChanges()
+        read(moved, TableFacts.identity(1), at: .seconds(1), into: &changes)
+        read(copy, TableFacts.identity(9, mtime: 5_000), at: .seconds(2), into: &changes)
+        read(kept, TableFacts.identity(8), at: .seconds(3), into: &changes)
+        #expect(removal([a: TableFacts.identity(1)], &changes) == [moved], "the same inode, though two came later")
+        #expect(removal([PathBytes("/lib/e/a.jpg"): TableFacts.identity(2)], &changes) == [kept], "the same mtime")
+        #expect(removal([PathBytes("/lib/f/a.jpg"): TableFacts.identity(3, mtime: 7)], &changes) == [copy], "the newest left")
+        #expect(removal([PathBytes("/lib/g/a.jpg"): TableFacts.identity(4)], &changes).isEmpty, "each new file is taken once")
     }
 }

@@ -105,6 +105,87 @@ struct LifecycleStoreTests {
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
     }
 
+    @Test("A copy that took a removed file's asset by its content gives it back when the file itself turns up again (a folder renamed while a walk went by): the file has its id and favorite, the copy an asset of its own; a copy removed meanwhile leaves the asset in Recently Deleted, and the file takes it back from there")
+    func theFileItselfBeatsACopy() throws {
+        defer { dir.remove() }
+        let media = Make.media(date: "2020-05-05T10:00:00")
+        for copyRemovedFirst in [false, true] {
+            let root = copyRemovedFirst ? "/lib/two" : "/lib/one"
+            var original = Make.outcome("\(root)/a/x.jpg", inode: 7, .media(media))
+            original.fingerprint = copyRemovedFirst ? 11 : 12
+            _ = try apply(Make.batch([original]))
+            try favorite("\(root)/a/x.jpg")
+            let x = try #require(try assets().first { $0.path == PathBytes("\(root)/a/x.jpg") })
+            // The folder looked removed (renamed while the walk went by)...
+            var removal = WriteBatch()
+            removal.removedDirectories = [PathBytes("\(root)/a")]
+            _ = try apply(removal, now: 2_000)
+            // ...and a copy of the photo, read meanwhile, took its asset by its content.
+            var copy = Make.outcome("\(root)/incoming/copy-x.jpg", inode: 300, .media(media))
+            copy.fingerprint = original.fingerprint
+            copy.identity.mtimeNanoseconds = 5_000
+            copy.isSoleNewMember = true
+            _ = try apply(Make.batch([copy]), now: 3_000)
+            #expect(try assets().first { $0.path == PathBytes("\(root)/incoming/copy-x.jpg") }?.id == x.id)
+            if copyRemovedFirst {
+                var gone = WriteBatch()
+                gone.removedFiles = [(PathBytes("\(root)/incoming"), Array("copy-x.jpg".utf8))]
+                _ = try apply(gone, now: 3_500)
+            }
+            // The folder is found under its new name: the file itself, read as new.
+            var back = original
+            back.directory = PathBytes("\(root)/a.moved")
+            back.isSoleNewMember = true
+            let s = try apply(Make.batch([back]), now: 4_000)
+            let after = try assets()
+            let file = try #require(after.first { $0.path == PathBytes("\(root)/a.moved/x.jpg") })
+            #expect(file.id == x.id, "copy removed first: \(copyRemovedFirst)")
+            #expect(file.isFavorite)
+            #expect(s.updated.contains(x.id))
+            if !copyRemovedFirst {
+                let copyAsset = try #require(after.first { $0.path == PathBytes("\(root)/incoming/copy-x.jpg") })
+                #expect(copyAsset.id != x.id && !copyAsset.isFavorite)
+                #expect(s.inserted == [copyAsset.id])
+                #expect(copyAsset.media.captureDate == media.captureDate, "the copy keeps its own fields")
+            }
+            #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+            #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM content_adoptions").int64 } == 0)
+        }
+    }
+
+    @Test("A rename read as a new file before the old name's removal came (a folder renamed back and forth while a walk went by): the removal gives the file back its asset, id and favorite; a hard link indexed long before is left alone")
+    func renameReadAsNewBeforeTheRemoval() throws {
+        defer { dir.remove() }
+        let media = Make.media(date: "2020-05-05T10:00:00")
+        _ = try apply(Make.batch([Make.outcome("/lib/a/x.jpg", inode: 7, .media(media)),
+                                  Make.outcome("/lib/h/y.jpg", inode: 8, .media(media)),
+                                  Make.outcome("/lib/h2/y.jpg", inode: 8, .media(media))]), now: 1_000)
+        try favorite("/lib/a/x.jpg")
+        let x = try #require(try assets().first { $0.path == "/lib/a/x.jpg" })
+        var renamed = Make.outcome("/lib/a.moved/x.jpg", inode: 7, .media(media))
+        renamed.isSoleNewMember = true
+        let s1 = try apply(Make.batch([renamed]), now: 2_000)
+        let y = try #require(s1.inserted.first)
+        var removal = WriteBatch()
+        removal.removedDirectories = [PathBytes("/lib/a")]
+        let s2 = try apply(removal, now: 3_000)
+        let moved = try #require(try assets().first { $0.path == "/lib/a.moved/x.jpg" })
+        #expect(moved.id == x.id)
+        #expect(moved.isFavorite)
+        #expect(s2.updated.contains(x.id))
+        #expect(try assets().allSatisfy { $0.id != y })
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 0)
+        // A hard link: the same identity at two paths, both indexed long ago; one name removed.
+        let link = try #require(try assets().first { $0.path == "/lib/h2/y.jpg" })
+        var unlink = WriteBatch()
+        unlink.removedFiles = [(PathBytes("/lib/h"), Array("y.jpg".utf8))]
+        _ = try apply(unlink, now: 1_000 + FileRows.movedAsNewWindowMilliseconds + 1)
+        let left = try #require(try assets().first { $0.path == "/lib/h2/y.jpg" })
+        #expect(left.id == link.id)
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
+    }
+
     @Test("A removal and a copy of the removed file in one job (merged jobs, a move across file systems): one asset, same id")
     func removalAndCopyInOneJob() throws {
         defer { dir.remove() }

@@ -71,8 +71,11 @@ struct StoreTests {
     /// What migration 012 added, taken away again (a database of version 11, with its search
     /// table back).
     /// The database as version 15 left it: migration 016's kept tallies of places undone.
+    /// The database as version 17 left it: migration 018's table undone.
+    static let withoutContentAdoptions = "DROP TABLE content_adoptions;\n"
+
     /// The database as version 16 left it: migration 017's table undone.
-    static let withoutDeletePending = "DROP TABLE delete_pending;\n"
+    static let withoutDeletePending = withoutContentAdoptions + "DROP TABLE delete_pending;\n"
 
     static let withoutMomentPlaceTally = withoutDeletePending + "ALTER TABLE moments DROP COLUMN place_tally;\n"
 

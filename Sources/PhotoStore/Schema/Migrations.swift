@@ -730,6 +730,23 @@ public enum Schema {
             -- Deleted with its files unlinked.
             CREATE TABLE delete_pending (asset_pk INTEGER PRIMARY KEY) STRICT;
             """),
+        Migration(name: "018_content_adoptions", sql: """
+            -- A file that took an asset by its content (a tombstone matched by size and
+            -- fingerprint: a copy back from a backup, the copy of a move across file systems),
+            -- with the identity of the file it stood in for. When that file itself turns up again
+            -- (a folder renamed while a walk went by looked removed for a moment), it takes its
+            -- asset back and the copy becomes an asset of its own (`FileRows.reclaim`). Kept 30 days.
+            CREATE TABLE content_adoptions (
+                file_pk INTEGER PRIMARY KEY,
+                asset_pk INTEGER NOT NULL,
+                fsid INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                adopted_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX content_adoptions_identity ON content_adoptions(inode, fsid);
+            """),
     ]
 
     /// The `user_version` this build writes.

@@ -78,6 +78,8 @@ final class FileRows {
     private unowned let assets: AssetRows
     /// Whether any tombstone exists (checked once per job: most jobs need no lookups).
     private var hasTombstones = false
+    /// Whether any file holds an asset by content (`content_adoptions`), checked once per job.
+    private var hasAdoptions = false
     /// The statements every file write runs, prepared once.
     private var upsertStatement: Statement?
     private var insertNewStatement: Statement?
@@ -92,6 +94,7 @@ final class FileRows {
     /// Checks once per job whether tombstones must be looked up at all.
     func beginWrites() throws(StoreError) {
         hasTombstones = try db.scalar("SELECT EXISTS (SELECT 1 FROM tombstones)").int64 == 1
+        hasAdoptions = try db.scalar("SELECT EXISTS (SELECT 1 FROM content_adoptions)").int64 == 1
     }
 
     // MARK: Writes
@@ -118,9 +121,17 @@ final class FileRows {
     func write(_ file: FileOutcome, _ job: WriteJob) throws(StoreError) {
         guard let status = file.status else { return }  // vanished: nothing to write
         let dir = try directories.row(file.directory, job)
-        let tombstone: Int64? = if case .media = file.kind { try matchTombstone(file) } else { nil }
+        // Its own tombstone first, then the asset a copy took in its place, then a tombstone of
+        // its content.
+        var tombstone: TombstoneMatch? = nil
+        var taken: ContentAdoption? = nil
+        if case .media = file.kind {
+            tombstone = try matchTombstone(file, byContent: false)
+            if tombstone == nil { taken = try takenByContent(file) }
+            if tombstone == nil, taken == nil { tombstone = try matchTombstone(file, byContent: true) }
+        }
         let record = FileRecord(directory: dir.id, file: file)
-        if tombstone == nil, file.isSoleNewMember, case .media(let m) = file.kind,
+        if tombstone == nil, taken == nil, file.isSoleNewMember, case .media(let m) = file.kind,
            try writeSoleNew(record, m, dir: dir, job) {
             return
         }
@@ -147,7 +158,9 @@ final class FileRows {
         FileColumns.bind(record, to: s)
         try s.run()
         // The same file (or the same content) as one in Recently Deleted: its asset comes back.
-        if let tombstone { try adopt(tombstone: tombstone, file: file, directory: dir.id) }
+        if let tombstone { try adopt(tombstone, file: file, directory: dir.id, job) }
+        // The file a copy stood in for: its asset comes back to it from the copy.
+        if let taken { try reclaim(taken, file: file, directory: dir.id, job) }
         job.groups.insert(GroupRef(directory: dir.id, name: file.name, path: file.directory))
     }
 
@@ -262,7 +275,7 @@ final class FileRows {
     /// A tombstone whose file this one is: the same file (fsid, inode, size, mtime), else the same
     /// content (size and fingerprint; a copy back from a backup has a new inode) — but not a
     /// trashed file's by content: its file is still in the trash, and a copy is another file.
-    private func matchTombstone(_ file: FileOutcome) throws(StoreError) -> Int64? {
+    private func matchTombstone(_ file: FileOutcome, byContent: Bool) throws(StoreError) -> TombstoneMatch? {
         guard hasTombstones else { return nil }
         // Only tombstones of assets in Recently Deleted (a restored asset's are gone), or about
         // to go there: left without files by a removal earlier in this job (a merged job
@@ -276,21 +289,38 @@ final class FileRows {
         byIdentity.bind(":inode", to: Int64(bitPattern: file.identity.inode))
         byIdentity.bind(":size", to: file.identity.size)
         byIdentity.bind(":mtime", to: file.identity.mtimeNanoseconds)
-        if try byIdentity.step() { return byIdentity.int64(0) }
+        guard byContent else { return try byIdentity.step() ? TombstoneMatch(pk: byIdentity.int64(0), byContent: false) : nil }
         guard let fingerprint = file.fingerprint else { return nil }
         let byContent = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
-            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.trashed_name IS NULL LIMIT 1
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.trashed_name IS NULL
+            ORDER BY t.deleted_at DESC, t.pk DESC LIMIT 1
             """)
         defer { byContent.reset() }
         byContent.bind(":size", to: file.identity.size)
         byContent.bind(":fingerprint", to: Int64(bitPattern: fingerprint))
-        return try byContent.step() ? byContent.int64(0) : nil
+        return try byContent.step() ? TombstoneMatch(pk: byContent.int64(0), byContent: true) : nil
+    }
+
+    /// A tombstone a new file matched, and whether by content alone (another inode).
+    private struct TombstoneMatch {
+        var pk: Int64
+        var byContent: Bool
     }
 
     /// Links a just-written file row to the asset of a tombstone and drops the tombstone: the
-    /// group's recomposition brings the asset back (same id, same user state).
-    private func adopt(tombstone: Int64, file: FileOutcome, directory: Int64) throws(StoreError) {
+    /// group's recomposition brings the asset back (same id, same user state). A match by
+    /// content is remembered (`noteAdoption`).
+    private func adopt(_ match: TombstoneMatch, file: FileOutcome, directory: Int64, _ job: WriteJob) throws(StoreError) {
+        let tombstone = match.pk
+        if match.byContent {
+            let row = try db.statement("SELECT pk FROM files WHERE directory_id = :directory AND name = :name")
+            row.bind(":directory", to: directory)
+            row.bind(":name", to: file.name)
+            let filePK: Int64? = try row.step() ? row.int64(0) : nil
+            row.reset()
+            if let filePK { try noteAdoption(file: filePK, tombstone: tombstone, job) }
+        }
         let s = try db.statement("""
             UPDATE files SET asset_pk = (SELECT asset_pk FROM tombstones WHERE pk = :tombstone),
                              role = (SELECT role FROM tombstones WHERE pk = :tombstone)
@@ -319,7 +349,7 @@ final class FileRows {
     func adoptRemovedOriginal(of copy: PathBytes, _ job: WriteJob) throws(StoreError) {
         guard let dir = try directories.existing(copy.parent) else { return }
         let row = try db.statement("""
-            SELECT pk, asset_pk, size, fingerprint FROM files
+            SELECT pk, asset_pk, size, fingerprint, fsid, inode FROM files
             WHERE directory_id = :directory AND name = :name AND asset_pk IS NOT NULL AND fingerprint IS NOT NULL
             """)
         row.bind(":directory", to: dir)
@@ -329,21 +359,28 @@ final class FileRows {
             return
         }
         let (filePK, copyAsset, size, fingerprint) = (row.int64(0), row.int64(1), row.int64(2), row.int64(3))
+        let (fsid, inode) = (row.int64(4), row.int64(5))
         row.reset()
         let others = try db.scalar("SELECT count(*) FROM files WHERE asset_pk = ?1", .integer(copyAsset)).int64 ?? 0
         guard others == 1 else { return }  // the copy is paired with other files: leave it
+        // The removed file that is this one (its inode: a rename seen as a new file) before
+        // another with its content (a copy removed earlier), the latest removed first.
         let find = try db.statement("""
-            SELECT t.pk, t.asset_pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
-            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy AND t.trashed_name IS NULL LIMIT 1
+            SELECT t.pk, t.asset_pk, t.fsid, t.inode FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy AND t.trashed_name IS NULL
+            ORDER BY t.fsid = :fsid AND t.inode = :inode DESC, t.deleted_at DESC, t.pk DESC LIMIT 1
             """)
         find.bind(":size", to: size)
         find.bind(":fingerprint", to: fingerprint)
         find.bind(":copy", to: copyAsset)
+        find.bind(":fsid", to: fsid)
+        find.bind(":inode", to: inode)
         guard try find.step() else {
             find.reset()
             return
         }
         let (tombstone, original) = (find.int64(0), find.int64(1))
+        let sameFile = find.int64(2) == fsid && find.int64(3) == inode
         find.reset()
         try assets.mergeUserState(from: copyAsset, into: original)
         try assets.materialize(file: filePK)  // its fields were the copy's asset's
@@ -354,11 +391,44 @@ final class FileRows {
         relink.bind(":tombstone", to: tombstone)
         relink.bind(":file", to: filePK)
         try relink.run()
+        if !sameFile { try noteAdoption(file: filePK, tombstone: tombstone, job) }
         try dropTombstone(tombstone)
         try assets.delete(copyAsset, job)
         let group = GroupRef(directory: dir, name: copy.lastComponent, path: copy.parent)
         job.groups.insert(group)
         job.movedInto.insert(group)
+    }
+
+    /// The newest tombstone's pk (0 when none): those a job makes come after it.
+    func lastTombstone() throws(StoreError) -> Int64 {
+        try db.scalar("SELECT coalesce(max(pk), 0) FROM tombstones").int64 ?? 0
+    }
+
+    /// How recently a file must have become an asset to be taken for a removed file's rename
+    /// read as new.
+    static let movedAsNewWindowMilliseconds: Int64 = 600_000
+
+    /// Files this job removed (tombstones after `tombstonesAfter`) whose very file — the same
+    /// fsid, inode, size and mtime — the index already holds elsewhere as an asset added
+    /// moments ago: a rename read as a new file before the old name's removal came (a folder
+    /// renamed back and forth while a walk or the watcher went by). The removed file's asset
+    /// takes that row back, with its id and user state (`adoptRemovedOriginal`), whichever
+    /// path the removal came by. An older asset with that identity (a hard link) is left alone.
+    func adoptMovedAsNew(tombstonesAfter: Int64, _ job: WriteJob) throws(StoreError) {
+        let s = try db.statement("""
+            SELECT d.path, f.name FROM tombstones t
+            JOIN files f ON f.fsid = t.fsid AND f.inode = t.inode AND f.size = t.size AND f.mtime_ns = t.mtime_ns
+                AND f.asset_pk IS NOT NULL AND f.asset_pk != t.asset_pk
+            JOIN assets a ON a.pk = f.asset_pk AND a.added_at >= :recent
+            JOIN directories d ON d.id = f.directory_id
+            WHERE t.pk > :after AND t.trashed_name IS NULL
+            """)
+        s.bind(":after", to: tombstonesAfter)
+        s.bind(":recent", to: job.now - Self.movedAsNewWindowMilliseconds)
+        var found: [PathBytes] = []
+        while try s.step() { found.append(PathBytes(s.bytes(0)).appending(s.bytes(1))) }
+        s.reset()
+        for path in found { try adoptRemovedOriginal(of: path, job) }
     }
 
     /// A file found again without being read (the walk matched its identity): its tombstone
@@ -490,5 +560,99 @@ final class FileRows {
             job.after[pk] = nil  // read back at the end of the job
         }
         directories.forget()
+    }
+}
+
+// MARK: - Files that stood in for others
+
+extension FileRows {
+    /// A file that holds an asset by content, for the file with this identity.
+    struct ContentAdoption {
+        var copy: Int64
+        var asset: Int64
+    }
+
+    /// How long a copy's hold on the asset of the file it stood in for is remembered.
+    static let adoptionMemoryMilliseconds: Int64 = 30 * 86_400_000
+
+    /// Remembers that the file row `file` took the asset of `tombstone` by content (another
+    /// inode): the tombstone's file, should it turn up again, takes the asset back.
+    func noteAdoption(file: Int64, tombstone: Int64, _ job: WriteJob) throws(StoreError) {
+        let s = try db.statement("""
+            INSERT OR REPLACE INTO content_adoptions (file_pk, asset_pk, fsid, inode, size, mtime_ns, adopted_at)
+            SELECT :file, asset_pk, fsid, inode, size, mtime_ns, :now FROM tombstones WHERE pk = :tombstone
+            """)
+        s.bind(":file", to: file)
+        s.bind(":tombstone", to: tombstone)
+        s.bind(":now", to: job.now)
+        try s.run()
+        let old = try db.statement("DELETE FROM content_adoptions WHERE adopted_at < :cutoff")
+        old.bind(":cutoff", to: job.now - Self.adoptionMemoryMilliseconds)
+        try old.run()
+        hasAdoptions = true
+    }
+
+    /// The asset a copy took by content from the file with `file`'s identity: `file` is that
+    /// file, back. The copy may hold it still, or be gone (the asset in Recently Deleted).
+    func takenByContent(_ file: FileOutcome) throws(StoreError) -> ContentAdoption? {
+        guard hasAdoptions else { return nil }
+        let s = try db.statement("""
+            SELECT c.file_pk, c.asset_pk FROM content_adoptions c JOIN assets a ON a.pk = c.asset_pk
+            WHERE c.inode = :inode AND c.fsid = :fsid AND c.size = :size AND c.mtime_ns = :mtime
+            ORDER BY c.adopted_at DESC LIMIT 1
+            """)
+        defer { s.reset() }
+        s.bind(":fsid", to: Int64(bitPattern: file.identity.fsid))
+        s.bind(":inode", to: Int64(bitPattern: file.identity.inode))
+        s.bind(":size", to: file.identity.size)
+        s.bind(":mtime", to: file.identity.mtimeNanoseconds)
+        return try s.step() ? ContentAdoption(copy: s.int64(0), asset: s.int64(1)) : nil
+    }
+
+    /// Gives the asset a copy took back to the file it stood in for (just written): the copy's
+    /// row, when it still holds the asset, leaves it (keeping its own fields) and its group is
+    /// composed again, as a new asset; the file's group goes first and takes the asset, its id
+    /// and user state. An asset in Recently Deleted (the copy removed since) drops the
+    /// tombstones of this content and comes back.
+    func reclaim(_ taken: ContentAdoption, file: FileOutcome, directory: Int64, _ job: WriteJob) throws(StoreError) {
+        let copy = try db.statement("""
+            SELECT f.directory_id, d.path, f.name, f.role FROM files f JOIN directories d ON d.id = f.directory_id
+            WHERE f.pk = :pk AND f.asset_pk = :asset
+            """)
+        copy.bind(":pk", to: taken.copy)
+        copy.bind(":asset", to: taken.asset)
+        var role: String? = nil
+        if try copy.step() {
+            let copyGroup = GroupRef(directory: copy.int64(0), name: copy.bytes(2), path: PathBytes(copy.bytes(1)))
+            role = copy.isNull(3) ? nil : copy.string(3)
+            copy.reset()
+            try assets.materialize(file: taken.copy)
+            let leave = try db.statement("UPDATE files SET asset_pk = NULL, role = NULL WHERE pk = :pk")
+            leave.bind(":pk", to: taken.copy)
+            try leave.run()
+            job.groups.insert(copyGroup)
+        } else {
+            copy.reset()
+            let gone = try db.statement("""
+                DELETE FROM tombstones WHERE asset_pk = :asset AND size = :size AND fingerprint IS :fingerprint RETURNING role
+                """)
+            gone.bind(":asset", to: taken.asset)
+            gone.bind(":size", to: file.identity.size)
+            gone.bind(":fingerprint", to: file.fingerprint.map { Int64(bitPattern: $0) })
+            while try gone.step() { role = gone.isNull(0) ? role : gone.string(0) }
+            gone.reset()
+        }
+        let link = try db.statement("UPDATE files SET asset_pk = :asset, role = :role WHERE directory_id = :directory AND name = :name")
+        link.bind(":asset", to: taken.asset)
+        link.bind(":role", to: role ?? Resource.Role.primary.rawValue)
+        link.bind(":directory", to: directory)
+        link.bind(":name", to: file.name)
+        try link.run()
+        let forget = try db.statement("DELETE FROM content_adoptions WHERE file_pk = :pk")
+        forget.bind(":pk", to: taken.copy)
+        try forget.run()
+        let group = GroupRef(directory: directory, name: file.name, path: file.directory)
+        job.groups.insert(group)
+        job.movedInto.insert(group)
     }
 }

@@ -99,12 +99,15 @@ public final class IndexWriter {
     func writeRows(_ batch: WriteBatch, _ job: WriteJob) throws(StoreError) {
         // Removals first, then moves and restores, then writes: `WriteBatch.merged` relies
         // on this order (what a later batch removes or rewrites cancels an earlier write).
+        let removing = !batch.removedDirectories.isEmpty || !batch.removedFiles.isEmpty
+        let tombstonesBefore = removing ? try files.lastTombstone() : 0
         for path in batch.removedDirectories { try files.removeSubtree(path, job) }
         for (dir, name) in batch.removedFiles { try files.remove(directory: dir, name: name, job) }
         for move in batch.movedDirectories { try files.move(move, job) }
         for move in batch.movedFiles { try files.move(move, job) }
         for restore in batch.restoredFiles { try files.restore(restore, job) }
         for copy in batch.copiesOfRemoved { try files.adoptRemovedOriginal(of: copy, job) }
+        if removing { try files.adoptMovedAsNew(tombstonesAfter: tombstonesBefore, job) }
         for dir in batch.directories { try directories.update(dir, job) }
         try files.beginWrites()
         for file in batch.files { try files.write(file, job) }
