@@ -153,7 +153,7 @@ struct LifecycleStoreTests {
         }
     }
 
-    @Test("A rename read as a new file before the old name's removal came (a folder renamed back and forth while a walk went by): the removal gives the file back its asset, id and favorite; a hard link indexed long before is left alone")
+    @Test("A rename read as a new file before the old name's removal came (a folder renamed back and forth while a walk went by): the removal gives the file back its asset, id and favorite; a hard link indexed long before is left alone, and an older asset never gives way to a newer one")
     func renameReadAsNewBeforeTheRemoval() throws {
         defer { dir.remove() }
         let media = Make.media(date: "2020-05-05T10:00:00")
@@ -183,6 +183,19 @@ struct LifecycleStoreTests {
         let left = try #require(try assets().first { $0.path == "/lib/h2/y.jpg" })
         #expect(left.id == link.id)
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        // The other way round — the older asset's row is the one left, the newer one's name is
+        // removed (the folder went back and forth): the older asset keeps its place and id.
+        let now = 2_000 + FileRows.movedAsNewWindowMilliseconds
+        _ = try apply(Make.batch([Make.outcome("/lib/c.moved/z.jpg", inode: 9, .media(media))]), now: now)
+        let older = try #require(try assets().first { $0.path == "/lib/c.moved/z.jpg" })
+        var newer = Make.outcome("/lib/c/z.jpg", inode: 9, .media(media))
+        newer.isSoleNewMember = true
+        _ = try apply(Make.batch([newer]), now: now + 1_000)
+        var gone = WriteBatch()
+        gone.removedDirectories = [PathBytes("/lib/c")]
+        _ = try apply(gone, now: now + 2_000)
+        #expect(try assets().first { $0.path == "/lib/c.moved/z.jpg" }?.id == older.id)
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 2)
         #expect(try db.read { try $0.counts() } == (try db.read { try $0.recount() }))
     }
 

@@ -364,10 +364,12 @@ final class FileRows {
         let others = try db.scalar("SELECT count(*) FROM files WHERE asset_pk = ?1", .integer(copyAsset)).int64 ?? 0
         guard others == 1 else { return }  // the copy is paired with other files: leave it
         // The removed file that is this one (its inode: a rename seen as a new file) before
-        // another with its content (a copy removed earlier), the latest removed first.
+        // another with its content (a copy removed earlier), the latest removed first — of an
+        // asset older than the copy's: a newer asset never takes an older one's place (two
+        // rows of one file, one of them stale, after a folder went back and forth).
         let find = try db.statement("""
             SELECT t.pk, t.asset_pk, t.fsid, t.inode FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
-            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk != :copy AND t.trashed_name IS NULL
+            WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.asset_pk < :copy AND t.trashed_name IS NULL
             ORDER BY t.fsid = :fsid AND t.inode = :inode DESC, t.deleted_at DESC, t.pk DESC LIMIT 1
             """)
         find.bind(":size", to: size)
