@@ -388,11 +388,13 @@ public final class TrashRecovery: Service {
     public func stop() {}
 
     private func finishDeletions() throws {
-        let pending = try sortQueue.perform { try $0.pendingDeletions() }
-        guard !pending.isEmpty else {
-            try sortQueue.perform { try $0.clearDeletionPlan() }
-            return
+        // (A plan whose assets were all purged or restored since is simply forgotten.)
+        let pending = try sortQueue.perform { writer in
+            let pending = try writer.pendingDeletions()
+            if pending.isEmpty { try writer.clearDeletionPlan() }
+            return pending
         }
+        guard !pending.isEmpty else { return }
         let (trash, logger) = (self.trash, self.logger)
         _ = try sortQueue.commit { writer, now in
             let (purge, kept) = try trash.deleteForGood(pending, recordingIn: writer)

@@ -134,6 +134,8 @@ public final class SortQueue: Service {
     /// Runs an operation in its turn and waits for its commit: its change set. Blocks the
     /// caller, which must not be the queue's own thread.
     public func commit(_ operation: @escaping Operation) throws(StoreError) -> ChangeSet {
+        precondition(thread.withLock { $0.map { pthread_equal($0, pthread_self()) == 0 } ?? true },
+                     "SortQueue.commit called on the queue's own thread")
         let outcome = Locked<Result<ChangeSet, StoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         submit(operation: operation) { result in
@@ -149,24 +151,22 @@ public final class SortQueue: Service {
     /// value) goes through the one writer too. Blocks the caller, which must not be the queue's
     /// own thread (a completion handler).
     public func perform<R: Sendable>(_ body: @escaping @Sendable (IndexWriter) throws -> R) throws -> R {
-        precondition(thread.withLock { $0.map { pthread_equal($0, pthread_self()) == 0 } ?? true },
-                     "SortQueue.perform called on the queue's own thread")
+        // The body's own error, not the queue's report of it.
         let outcome = Locked<Result<R, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        submit(operation: { writer, _ in
-            do {
-                let value = try body(writer)
-                outcome.withLock { $0 = .success(value) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
-                throw error
+        do {
+            _ = try commit { writer, _ in
+                do {
+                    let value = try body(writer)
+                    outcome.withLock { $0 = .success(value) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                    throw error
+                }
+                return ChangeSet()
             }
-            return ChangeSet()
-        }, done: { result in
-            if case .failure(let error) = result { outcome.withLock { $0 = $0 ?? .failure(error) } }
-            done.signal()
-        })
-        done.wait()
+        } catch {
+            outcome.withLock { $0 = $0 ?? .failure(error) }
+        }
         return try outcome.withLock { $0 }!.get()
     }
 

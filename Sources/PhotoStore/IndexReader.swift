@@ -267,17 +267,17 @@ public struct IndexReader {
                            errorCode: s.isNull(6) ? nil : s.string(6))
     }
 
-    /// The content keys (size, fingerprint) of the asset files at `files` and below
+    /// The content (size, fingerprint) and identity of the asset files at `files` and below
     /// `directories`: what a removal is about to send to Recently Deleted.
     public func contents(files: [PathBytes], directories: [PathBytes]) throws(StoreError) -> [IndexedContent] {
         var keys: [IndexedContent] = []
         func content(_ s: Statement) -> IndexedContent {
-            IndexedContent(key: ContentKey(size: s.int64(1), fingerprint: UInt64(bitPattern: s.int64(2))),
-                           identity: FileIdentity(fsid: UInt64(bitPattern: s.int64(3)), inode: UInt64(bitPattern: s.int64(4)),
-                                                  size: s.int64(1), mtimeNanoseconds: s.int64(5)))
+            IndexedContent(key: ContentKey(size: s.int64(0), fingerprint: UInt64(bitPattern: s.int64(1))),
+                           identity: FileIdentity(fsid: UInt64(bitPattern: s.int64(2)), inode: UInt64(bitPattern: s.int64(3)),
+                                                  size: s.int64(0), mtimeNanoseconds: s.int64(4)))
         }
         let one = try db.statement("""
-            SELECT 0, f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
+            SELECT f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE d.path = :directory AND f.name = :name AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for path in files {
@@ -287,7 +287,7 @@ public struct IndexReader {
             one.reset()
         }
         let tree = try db.statement("""
-            SELECT 0, f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
+            SELECT f.size, f.fingerprint, f.fsid, f.inode, f.mtime_ns FROM files f JOIN directories d ON d.id = f.directory_id
             WHERE (d.path = :directory OR (d.path >= :lower AND d.path < :upper)) AND f.asset_pk IS NOT NULL AND f.fingerprint IS NOT NULL
             """)
         for dir in directories {

@@ -126,9 +126,9 @@ final class FileRows {
         var tombstone: TombstoneMatch? = nil
         var taken: ContentAdoption? = nil
         if case .media = file.kind {
-            tombstone = try matchTombstone(file, byContent: false)
+            tombstone = try self.tombstone(sameFileAs: file)
             if tombstone == nil { taken = try takenByContent(file) }
-            if tombstone == nil, taken == nil { tombstone = try matchTombstone(file, byContent: true) }
+            if tombstone == nil, taken == nil { tombstone = try self.tombstone(sameContentAs: file) }
         }
         let record = FileRecord(directory: dir.id, file: file)
         if tombstone == nil, taken == nil, file.isSoleNewMember, case .media(let m) = file.kind,
@@ -272,14 +272,14 @@ final class FileRows {
     static let trashedOrOrphaned =
         "(a.deleted_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM files o WHERE o.asset_pk = a.pk))"
 
-    /// A tombstone whose file this one is: the same file (fsid, inode, size, mtime), else the same
-    /// content (size and fingerprint; a copy back from a backup has a new inode) — but not a
-    /// trashed file's by content: its file is still in the trash, and a copy is another file.
-    private func matchTombstone(_ file: FileOutcome, byContent: Bool) throws(StoreError) -> TombstoneMatch? {
+    // A tombstone this file matches: only those of assets in Recently Deleted (a restored
+    // asset's are gone), or about to go there: left without files by a removal earlier in this
+    // job (a merged job removes a file and writes its copy in one transaction; the trash comes
+    // at its end).
+
+    /// The tombstone of this very file: the same fsid, inode, size and mtime.
+    private func tombstone(sameFileAs file: FileOutcome) throws(StoreError) -> TombstoneMatch? {
         guard hasTombstones else { return nil }
-        // Only tombstones of assets in Recently Deleted (a restored asset's are gone), or about
-        // to go there: left without files by a removal earlier in this job (a merged job
-        // removes a file and writes its copy in one transaction; the trash comes at its end).
         let byIdentity = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
             WHERE t.fsid = :fsid AND t.inode = :inode AND t.size = :size AND t.mtime_ns = :mtime LIMIT 1
@@ -289,8 +289,14 @@ final class FileRows {
         byIdentity.bind(":inode", to: Int64(bitPattern: file.identity.inode))
         byIdentity.bind(":size", to: file.identity.size)
         byIdentity.bind(":mtime", to: file.identity.mtimeNanoseconds)
-        guard byContent else { return try byIdentity.step() ? TombstoneMatch(pk: byIdentity.int64(0), byContent: false) : nil }
-        guard let fingerprint = file.fingerprint else { return nil }
+        return try byIdentity.step() ? TombstoneMatch(pk: byIdentity.int64(0), byContent: false) : nil
+    }
+
+    /// A tombstone of this file's content (size and fingerprint; a copy back from a backup has a
+    /// new inode), the latest removed first — but not a trashed file's: its file is still in the
+    /// trash, and a copy is another file.
+    private func tombstone(sameContentAs file: FileOutcome) throws(StoreError) -> TombstoneMatch? {
+        guard hasTombstones, let fingerprint = file.fingerprint else { return nil }
         let byContent = try db.statement("""
             SELECT t.pk FROM tombstones t JOIN assets a ON a.pk = t.asset_pk AND \(Self.trashedOrOrphaned)
             WHERE t.size = :size AND t.fingerprint = :fingerprint AND t.trashed_name IS NULL
@@ -312,25 +318,18 @@ final class FileRows {
     /// group's recomposition brings the asset back (same id, same user state). A match by
     /// content is remembered (`noteAdoption`).
     private func adopt(_ match: TombstoneMatch, file: FileOutcome, directory: Int64, _ job: WriteJob) throws(StoreError) {
-        let tombstone = match.pk
-        if match.byContent {
-            let row = try db.statement("SELECT pk FROM files WHERE directory_id = :directory AND name = :name")
-            row.bind(":directory", to: directory)
-            row.bind(":name", to: file.name)
-            let filePK: Int64? = try row.step() ? row.int64(0) : nil
-            row.reset()
-            if let filePK { try noteAdoption(file: filePK, tombstone: tombstone, job) }
-        }
         let s = try db.statement("""
             UPDATE files SET asset_pk = (SELECT asset_pk FROM tombstones WHERE pk = :tombstone),
                              role = (SELECT role FROM tombstones WHERE pk = :tombstone)
-            WHERE directory_id = :directory AND name = :name
+            WHERE directory_id = :directory AND name = :name RETURNING pk
             """)
-        s.bind(":tombstone", to: tombstone)
+        s.bind(":tombstone", to: match.pk)
         s.bind(":directory", to: directory)
         s.bind(":name", to: file.name)
-        try s.run()
-        try dropTombstone(tombstone)
+        let filePK: Int64? = try s.step() ? s.int64(0) : nil
+        s.reset()
+        if match.byContent, let filePK { try noteAdoption(file: filePK, tombstone: match.pk, job) }
+        try dropTombstone(match.pk)
     }
 
     private func dropTombstone(_ pk: Int64) throws(StoreError) {
