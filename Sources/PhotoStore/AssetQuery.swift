@@ -609,10 +609,12 @@ extension IndexReader {
     /// is found in, the scores add up) then newest, or in `query`'s sort; and how many match in
     /// all. Without a predicate or a sort, `rankedSearch` answers (unless `ranked` is false:
     /// the tests compare the two; `readAtMost` is its tier size read by pk rather than walked
-    /// for; `keeps` false neither takes nor keeps a result), its first assets in order kept
+    /// for; `grouped` false never answers a word by its places' and folders' counts, `keeps`
+    /// false neither takes nor keeps a result), its first assets in order kept
     /// (`FetchResults`) for the pages after; else SQL joins each term's matches.
     public func search(_ text: SearchQuery, _ query: AssetQuery, limit: Int, offset: Int, now: Int64,
-                       ranked: Bool = true, readAtMost: Int = 2_000, keeps: Bool = true) throws(StoreError) -> (assets: [Asset], total: Int) {
+                       ranked: Bool = true, readAtMost: Int = 2_000, grouped: Bool = true,
+                       keeps: Bool = true) throws(StoreError) -> (assets: [Asset], total: Int) {
         let generation = keeps ? results?.withLock { $0.generation } : nil
         return try consistent { () throws(StoreError) -> (assets: [Asset], total: Int) in
             if ranked, query.predicate == nil, query.sort.isEmpty {
@@ -626,7 +628,7 @@ extension IndexReader {
                 // Up to twice what this page needs, and twice what was kept: a client paging on
                 // asks again at every doubling, not at every page.
                 let (ordered, total) = try rankedSearch(text, query, needed: wanted, wanted: max(2 * wanted, 2 * (held?.pkCount ?? 0)),
-                                                        readAtMost: readAtMost)
+                                                        readAtMost: readAtMost, grouped: grouped)
                 var pks = PKList()
                 ordered.forEach { pks.append($0) }
                 if pks.wide == nil { keep(.first(pks.compact, total: total), as: key, at: stamp) }

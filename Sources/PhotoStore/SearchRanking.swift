@@ -113,8 +113,14 @@ extension IndexReader {
     /// sorted, or found by walking the capture-order index when they are many and only the
     /// first are wanted. A score past the needed ones is not started for the extra (a walk to
     /// its first member may pass most of the index). `query` has no predicate and no sort.
+    /// A single word whose matches are mostly places' or folders' is answered by their counts
+    /// and indexes instead (`groupedSearch`), unless `grouped` is false (the tests compare the two).
     func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, needed: Int, wanted: Int,
-                      readAtMost: Int) throws(StoreError) -> (pks: [Int64], total: Int) {
+                      readAtMost: Int, grouped: Bool = true) throws(StoreError) -> (pks: [Int64], total: Int) {
+        if grouped, text.terms.count == 1, !query.includeHidden, !query.includeAllBurstAssets,
+           let found = try groupedSearch(text.terms[0], needed: needed, wanted: wanted) {
+            return found
+        }
         var scores: SearchScores?
         for term in try rareFirst(text.terms) {
             // A later term is looked up for the assets still in (few after a rare word) only.

@@ -21,21 +21,34 @@ enum SearchSources {
     /// lookup, ~0.35 ms at 100,000 assets and ~1.8 ms at 1,000,000 for "2022"* and its
     /// hundreds of dates, while a whole word's lookups cost next to nothing and its pass all its
     /// matches ("apple": 270,913 at 1,000,000, ~20 ms).
-    static func branches(parameter n: Int, among: Int? = nil, passing: Bool = false) -> String {
+    static func branches(parameter n: Int, among: Int? = nil, passing: Bool = false, weighed: Bool = true) -> String {
         let term = "?\(n)"
         let places = "SELECT rowid FROM place_words WHERE place_words MATCH \(term)"
         let only = among.map { "(SELECT value FROM json_each(?\($0)))" }
-        let ownRows = only.map { passing ? " AND +rowid IN \($0)" : " AND rowid IN \($0)" } ?? ""
         let rows = only.map { " AND a.pk IN \($0)" } ?? ""
         return """
-            SELECT rowid AS pk, photod_column_weight(asset_words, \(name), \(subject), \(camera)) AS c
-                FROM asset_words WHERE asset_words MATCH \(term)\(ownRows)
+            \(own(parameter: n, among: among, passing: passing, weighed: weighed))
             UNION ALL SELECT a.pk, \(name) FROM assets a
                 WHERE a.directory_id IN (SELECT rowid FROM folder_words WHERE folder_words MATCH \(term))\(rows)
             UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE a.place_id IN (\(places))
                 AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL\(rows)
             UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
                 AND a.place_id IN (\(places))\(rows)
+            """
+    }
+
+    /// The branches of the sources that are the asset's own rather than its folder's or its
+    /// place's: its words, the taggers' keywords and its user albums (`SearchGroups` counts
+    /// folders and places by their groups). Not `weighed`, the words' code is 0: a count's
+    /// rows, without the position lists FTS5 loads to tell the column (~1 µs a row).
+    static func own(parameter n: Int, among: Int? = nil, passing: Bool = false, weighed: Bool = true) -> String {
+        let term = "?\(n)"
+        let only = among.map { "(SELECT value FROM json_each(?\($0)))" }
+        let ownRows = only.map { passing ? " AND +rowid IN \($0)" : " AND rowid IN \($0)" } ?? ""
+        let rows = only.map { " AND a.pk IN \($0)" } ?? ""
+        return """
+            SELECT rowid AS pk, \(weighed ? "photod_column_weight(asset_words, \(name), \(subject), \(camera))" : "0") AS c
+                FROM asset_words WHERE asset_words MATCH \(term)\(ownRows)
             UNION ALL SELECT a.pk, \(subject) FROM asset_keywords k JOIN assets a ON a.id = k.asset_id
                 WHERE k.keyword IN (SELECT keyword FROM keyword_words WHERE keyword_words MATCH \(term))\(rows)
             UNION ALL SELECT a.pk, \(subject) FROM user_album_assets m JOIN assets a ON a.id = m.asset_id
@@ -58,7 +71,10 @@ enum SearchSources {
 
     /// How many rows one term's branches give, counted up to `?2` only (the branches stop
     /// there): enough to tell a rare term from a common one.
-    static let probe = "SELECT count(*) FROM (SELECT pk FROM (\(branches(parameter: 1))) LIMIT ?2)"
+    static let probe = "SELECT count(*) FROM (SELECT pk FROM (\(branches(parameter: 1, weighed: false))) LIMIT ?2)"
+
+    /// The same for the asset's own sources only (`SearchGroups`).
+    static let ownProbe = "SELECT count(*) FROM (SELECT pk FROM (\(own(parameter: 1, weighed: false))) LIMIT ?2)"
 
     /// The newest assets first whose byte is set in the blob bound at `?1`, at most `?2`:
     /// the capture-order index walked inside SQLite.

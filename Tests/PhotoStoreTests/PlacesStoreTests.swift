@@ -572,7 +572,7 @@ struct SearchStoreTests {
         try Self.expectWordsConsistent(db)
     }
 
-    @Test("The ranked engine and SQL's join agree: order, total and pages, with hidden and deleted assets, walking or reading by pk")
+    @Test("The ranked engine and SQL's join agree: order, total and pages, with hidden and deleted assets and bursts, walking or reading by pk, one word by its places' and folders' counts or not")
     func rankedAgreesWithSQL() throws {
         defer { dir.remove() }
         let db = try open()
@@ -588,6 +588,7 @@ struct SearchStoreTests {
                                    make: ["Canon", "NIKON CORPORATION", nil][i % 3],
                                    latitude: latitude, longitude: 151)
             media.keywords = (0..<Int.random(in: 0...2, using: &rng)).map { _ in words.randomElement(using: &rng)! }
+            if i % 11 == 0 { media.burstIdentifier = "B\(i % 3)" }
             let name = ["IMG_\(i).jpg", "beach \(i).jpg", "DSC\(i % 50).jpg"][i % 3]
             files.append(Make.outcome("/lib/\(folders[i % folders.count])/\(name)", inode: UInt64(i + 1), .media(media)))
         }
@@ -603,6 +604,15 @@ struct SearchStoreTests {
         #expect(try db.read { try $0.rareFirst(terms, few: 100) }.map(\.text) == ["porto", "img", "2019", "nothing"])
         #expect(try db.read { try $0.rareFirst(terms, few: 130) }.map(\.text) == ["2019", "img", "porto", "nothing"])
         #expect(try db.read { try $0.rareFirst(Array(terms.prefix(2)), few: 100) }.map(\.text) == ["img", "2019"], "none rare: as asked")
+        // One word is answered by its places' and folders' counts unless its own matches, or
+        // where its places and folders meet, are more than it reads; then by the pass.
+        // A word of no place or folder is the pass's too.
+        let lisb = try SearchQuery.parse("lisb").terms[0], beach = try SearchQuery.parse("beach").terms[0]
+        #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10) }?.total ?? 0 > 0)
+        #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10, meetingAtMost: 5) } == nil)
+        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) } != nil)
+        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 100) } == nil)
+        #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("img").terms[0], needed: 10, wanted: 10) } == nil)
         for text in ["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
                      "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing"] {
             let q = try SearchQuery.parse(text)
@@ -612,9 +622,14 @@ struct SearchStoreTests {
                 for (limit, offset) in [(500, 0), (7, 3), (50, 120), (10, 1000)] {
                     let joined = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, ranked: false) }
                     for readAtMost in [0, 2_000] {
-                        let ranked = try db.read { try $0.search(q, query, limit: limit, offset: offset, now: 4, readAtMost: readAtMost, keeps: false) }
-                        #expect(ranked.total == joined.total, "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
-                        #expect(ranked.assets.map(\.id) == joined.assets.map(\.id), "\(text) \(hidden) \(limit) \(offset) \(readAtMost)")
+                        for grouped in [true, false] {
+                            let ranked = try db.read {
+                                try $0.search(q, query, limit: limit, offset: offset, now: 4, readAtMost: readAtMost, grouped: grouped, keeps: false)
+                            }
+                            let what = "\(text) \(hidden) \(limit) \(offset) \(readAtMost) \(grouped)"
+                            #expect(ranked.total == joined.total, "\(what)")
+                            #expect(ranked.assets.map(\.id) == joined.assets.map(\.id), "\(what)")
+                        }
                     }
                 }
             }

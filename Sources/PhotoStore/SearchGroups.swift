@@ -1,0 +1,261 @@
+import PhotoModel
+
+/// A one-word search whose many matches are a place's or a folder's assets ("Berlin", "2020"),
+/// answered without reading every match: how many match from the counts the places and the
+/// folders keep (`place_counts`, `directories.asset_count`), and the newest of each score from
+/// the places' and the folders' capture-order indexes, merged. The asset's own sources (its
+/// words, the taggers' keywords, its user albums) are read whole, so they must be few; where a
+/// place's and a folder's assets meet, the smaller side is read to count them. Visible assets
+/// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and total.
+enum SearchGroups {
+    /// At most this many of the asset's own matches, or of the assets where a matched place
+    /// and a matched folder meet, are read; more send the word back to the pass.
+    static let ownAtMost = SearchScores.few
+    static let meetingAtMost = 20_000
+
+    /// Rows a group's cursor reads at a time (then four times more at each refill).
+    static let batch = 16
+
+    /// Above every capture time (they are ISO digits), with the largest pk: where a walk begins.
+    static let start = (pk: Int64.max, local: "\u{10FFFF}")
+
+    /// A place's visible assets before (`?2`, `?3`) in capture order, newest first, `?4` of them.
+    static let placeRows = """
+        SELECT pk, local_datetime FROM assets INDEXED BY assets_place
+        WHERE place_id = ?1 AND place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL
+          AND (local_datetime, pk) < (?2, ?3)
+        ORDER BY local_datetime DESC, pk DESC LIMIT ?4
+        """
+
+    /// A folder's visible assets at none of the places in the JSON array `?5`, likewise.
+    static let folderRows = """
+        SELECT pk, local_datetime FROM assets INDEXED BY assets_directory
+        WHERE directory_id = ?1 AND is_hidden = 0 AND deleted_at IS NULL
+          AND (place_id IS NULL OR place_id NOT IN (SELECT value FROM json_each(?5)))
+          AND (local_datetime, pk) < (?2, ?3)
+        ORDER BY local_datetime DESC, pk DESC LIMIT ?4
+        """
+
+    /// A group whose assets are read newest first: its id and the newest capture time it can
+    /// hold (nil: unknown, read at once).
+    struct Group {
+        var id: Int64
+        var newest: String?
+    }
+
+    /// A match of the asset's own sources, visible and not one of a burst's others.
+    struct Own {
+        var pk: Int64
+        var code: Int
+        var place: Int64?
+        var directory: Int64
+        var local: String
+    }
+
+    /// The scores of one word, by code (3, 2, 1), as `rankedSearch`'s tiers: how many assets
+    /// each has, which groups it reads, the own matches it adds and the pks it skips.
+    struct Tier {
+        var code: Int
+        var members = 0
+        var groups: [Group] = []
+        var rows: String?
+        var added: [(pk: Int64, local: String)] = []
+        var skipped: Set<Int64> = []
+    }
+
+    /// The tiers of a word whose places `places` (with their visible assets) and folders
+    /// `folders` (likewise) match, `meeting` of those assets being in both, `extras` the
+    /// visible burst members that do not stand for their burst, `own` the asset's own matches:
+    /// pure, so the tests can check the counting apart.
+    static func tiers(places: [(group: Group, assets: Int)], folders: [(group: Group, assets: Int)], meeting: Int,
+                      extras: [(pk: Int64, place: Int64?, directory: Int64)], own: [Own]) -> [Tier] {
+        let placeIDs = Set(places.map(\.group.id)), folderIDs = Set(folders.map(\.group.id))
+        func grouped(_ place: Int64?, _ directory: Int64) -> Int {
+            if let place, placeIDs.contains(place) { return SearchSources.subject }
+            return folderIDs.contains(directory) ? SearchSources.name : 0
+        }
+        var byPlace = Tier(code: SearchSources.subject), byFolder = Tier(code: SearchSources.name)
+        var byCamera = Tier(code: SearchSources.camera)
+        byPlace.members = places.reduce(0) { $0 + $1.assets }
+        byPlace.groups = places.map(\.group)
+        byPlace.rows = placeRows
+        byFolder.members = folders.reduce(0) { $0 + $1.assets } - meeting
+        byFolder.groups = folders.map(\.group)
+        byFolder.rows = folderRows
+        for extra in extras {
+            switch grouped(extra.place, extra.directory) {
+            case SearchSources.subject: byPlace.members -= 1; byPlace.skipped.insert(extra.pk)
+            case SearchSources.name: byFolder.members -= 1; byFolder.skipped.insert(extra.pk)
+            default: break
+            }
+        }
+        for match in own {
+            let group = grouped(match.place, match.directory)
+            guard match.code > group else { continue }
+            if group == SearchSources.name { byFolder.members -= 1; byFolder.skipped.insert(match.pk) }
+            switch match.code {
+            case SearchSources.subject: byPlace.members += 1; byPlace.added.append((match.pk, match.local))
+            case SearchSources.name: byFolder.members += 1; byFolder.added.append((match.pk, match.local))
+            default: byCamera.members += 1; byCamera.added.append((match.pk, match.local))
+            }
+        }
+        return [byPlace, byFolder, byCamera].filter { $0.members > 0 }
+    }
+
+    /// Whether `a` comes before `b` newest first (capture time, then pk, both descending).
+    static func newer(_ a: (pk: Int64, local: String), _ b: (pk: Int64, local: String)) -> Bool {
+        a.local != b.local ? a.local > b.local : a.pk > b.pk
+    }
+}
+
+extension IndexReader {
+    /// `rankedSearch` for one word whose matches are mostly a place's or a folder's assets
+    /// (`SearchGroups`); nil when its own matches or where its places and folders meet are too
+    /// many to read, for the pass to answer.
+    func groupedSearch(_ term: SearchQuery.Term, needed: Int, wanted: Int,
+                       ownAtMost: Int = SearchGroups.ownAtMost, meetingAtMost: Int = SearchGroups.meetingAtMost) throws(StoreError) -> (pks: [Int64], total: Int)? {
+        var places: [(group: SearchGroups.Group, assets: Int)] = []
+        let placeList = try db.statement("""
+            SELECT c.place_id, c.assets, (SELECT max(local_datetime) FROM assets INDEXED BY assets_place
+                WHERE place_id = c.place_id AND place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL)
+            FROM place_words w JOIN place_counts c ON c.place_id = w.rowid WHERE place_words MATCH ?1 AND c.assets > 0
+            """)
+        placeList.bind(term.ftsMatch, at: 1)
+        while try placeList.step() { places.append((.init(id: placeList.int64(0), newest: placeList.optionalString(2)), placeList.int(1))) }
+        placeList.reset()
+        var folders: [(group: SearchGroups.Group, assets: Int)] = []
+        let folderList = try db.statement("""
+            SELECT d.id, d.asset_count, d.end_local FROM folder_words w JOIN directories d ON d.id = w.rowid
+            WHERE folder_words MATCH ?1 AND d.asset_count > 0
+            """)
+        folderList.bind(term.ftsMatch, at: 1)
+        while try folderList.step() { folders.append((.init(id: folderList.int64(0), newest: folderList.optionalString(2)), folderList.int(1))) }
+        folderList.reset()
+        // A word no place or folder has ("apple", a camera's) is the pass's: its own matches
+        // are not counted twice (a prefix's are merged from all its words, ~7 ms for "apple"*).
+        guard !places.isEmpty || !folders.isEmpty else { return nil }
+        let probe = try db.statement(SearchSources.ownProbe)
+        probe.bind(term.ftsMatch, at: 1)
+        probe.bind(ownAtMost + 1, at: 2)
+        let ownRows = try probe.step() ? probe.int(0) : 0
+        probe.reset()
+        guard ownRows <= ownAtMost else { return nil }
+
+        let placeIDs = "[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"
+        var meeting = 0
+        if !places.isEmpty, !folders.isEmpty {
+            let inPlaces = places.reduce(0) { $0 + $1.assets }, inFolders = folders.reduce(0) { $0 + $1.assets }
+            guard min(inPlaces, inFolders) <= meetingAtMost else { return nil }
+            let folderIDs = "[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]"
+            let count = try db.statement(inFolders <= inPlaces ? """
+                SELECT count(*) FROM assets INDEXED BY assets_directory
+                WHERE directory_id IN (SELECT value FROM json_each(?1)) AND place_id IN (SELECT value FROM json_each(?2))
+                  AND is_hidden = 0 AND deleted_at IS NULL
+                """ : """
+                SELECT count(*) FROM assets INDEXED BY assets_place
+                WHERE place_id IN (SELECT value FROM json_each(?2)) AND place_id IS NOT NULL AND is_hidden = 0
+                  AND deleted_at IS NULL AND directory_id IN (SELECT value FROM json_each(?1))
+                """)
+            count.bind(folderIDs, at: 1)
+            count.bind(placeIDs, at: 2)
+            meeting = try count.step() ? count.int(0) : 0
+            count.reset()
+        }
+
+        var extras: [(pk: Int64, place: Int64?, directory: Int64)] = []
+        do {
+            let others = try db.statement("""
+                SELECT pk, place_id, directory_id FROM assets
+                WHERE burst_id IS NOT NULL AND represents_burst = 0 AND is_hidden = 0 AND deleted_at IS NULL
+                """)
+            while try others.step() { extras.append((others.int64(0), others.optionalInt64(1), others.int64(2))) }
+            others.reset()
+        }
+
+        var own: [SearchGroups.Own] = []
+        if ownRows > 0 {
+            let read = try db.statement("""
+                SELECT a.pk, s.c, a.place_id, a.directory_id, a.local_datetime
+                FROM (SELECT pk, max(c) AS c FROM (\(SearchSources.own(parameter: 1))) WHERE c > 0 GROUP BY pk) s
+                JOIN assets a ON a.pk = s.pk
+                WHERE a.is_hidden = 0 AND a.deleted_at IS NULL AND NOT (a.burst_id IS NOT NULL AND a.represents_burst = 0)
+                """)
+            read.bind(term.ftsMatch, at: 1)
+            while try read.step() {
+                own.append(.init(pk: read.int64(0), code: read.int(1), place: read.optionalInt64(2),
+                                 directory: read.int64(3), local: read.string(4)))
+            }
+            read.reset()
+        }
+
+        let tiers = SearchGroups.tiers(places: places, folders: folders, meeting: meeting, extras: extras, own: own)
+        let total = tiers.reduce(0) { $0 + $1.members }
+        let needed = min(needed, total), wanted = min(max(needed, wanted), total)
+        var ordered: [Int64] = []
+        for tier in tiers where ordered.count < needed {
+            ordered += try newest(of: tier, count: min(tier.members, wanted - ordered.count), excludingPlaces: placeIDs)
+        }
+        return (ordered, total)
+    }
+
+    /// The first `count` assets of a tier, newest first: its groups' assets, each group read
+    /// from its index a batch at a time and opened only once its newest capture time could
+    /// come next, merged with the own matches it adds, without those it skips.
+    private func newest(of tier: SearchGroups.Tier, count: Int, excludingPlaces placeIDs: String) throws(StoreError) -> [Int64] {
+        struct Cursor {
+            var group: Int64
+            var rows: [(pk: Int64, local: String)]
+            var next = 0
+            var batch: Int
+            var done: Bool
+            var head: (pk: Int64, local: String)? { next < rows.count ? rows[next] : nil }
+        }
+        let statement = try tier.rows.map { sql throws(StoreError) in try db.statement(sql) }
+        func read(_ group: Int64, after: (pk: Int64, local: String), _ batch: Int) throws(StoreError) -> Cursor {
+            guard let s = statement else { return Cursor(group: group, rows: [], batch: batch, done: true) }
+            s.bind(group, at: 1)
+            s.bind(after.local, at: 2)
+            s.bind(after.pk, at: 3)
+            s.bind(batch, at: 4)
+            if tier.code == SearchSources.name { s.bind(placeIDs, at: 5) }
+            var rows: [(pk: Int64, local: String)] = []
+            while try s.step() { rows.append((s.int64(0), s.string(1))) }
+            s.reset()
+            return Cursor(group: group, rows: rows, batch: batch, done: rows.count < batch)
+        }
+        // Groups not yet opened, the newest last; a group of unknown span is opened at once.
+        var waiting = tier.groups.sorted { ($0.newest ?? SearchGroups.start.local) < ($1.newest ?? SearchGroups.start.local) }
+        var open: [Cursor] = []
+        var added = tier.added.sorted(by: SearchGroups.newer)[...]
+        var out: [Int64] = []
+        out.reserveCapacity(count)
+        while out.count < count {
+            let best = open.indices.max { SearchGroups.newer(open[$1].head!, open[$0].head!) }
+            let head = best.map { open[$0].head! }
+            if let group = waiting.last, head == nil || (group.newest ?? SearchGroups.start.local) >= head!.local {
+                waiting.removeLast()
+                let cursor = try read(group.id, after: SearchGroups.start, SearchGroups.batch)
+                if cursor.head != nil { open.append(cursor) }
+                continue
+            }
+            if let first = added.first, head == nil || SearchGroups.newer(first, head!) {
+                added.removeFirst()
+                out.append(first.pk)
+                continue
+            }
+            guard let best, let head else { break }
+            if !tier.skipped.contains(head.pk) { out.append(head.pk) }
+            open[best].next += 1
+            if open[best].head == nil {
+                if open[best].done {
+                    open.remove(at: best)
+                } else {
+                    open[best] = try read(open[best].group, after: head, open[best].batch * 4)
+                    if open[best].head == nil { open.remove(at: best) }
+                }
+            }
+        }
+        return out
+    }
+}
+
