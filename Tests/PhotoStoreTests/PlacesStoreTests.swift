@@ -613,8 +613,8 @@ struct SearchStoreTests {
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) } != nil)
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 100) } == nil)
         #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("img").terms[0], needed: 10, wanted: 10) } == nil)
-        for text in ["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
-                     "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing"] {
+        func compare(_ texts: [String]) throws {
+          for text in texts {
             let q = try SearchQuery.parse(text)
             for hidden in [false, true] {
                 var query = AssetQuery()
@@ -633,7 +633,32 @@ struct SearchStoreTests {
                     }
                 }
             }
+          }
         }
+        try compare(["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
+                     "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing"])
+
+        // The counts the groups keep follow the changes: assets shown again, files moved into a
+        // matched folder, new ones at a matched place and in a burst, others gone.
+        _ = try db.write { try $0.set(.hidden, false, ids: all.prefix(10).map(\.id), now: 5) }
+        var changes = WriteBatch()
+        let moved = all.filter { $0.path.parent == PathBytes("/lib/misc") }.prefix(12)
+        changes.removedFiles = moved.map { ($0.path.parent, $0.path.lastComponent) } + all.dropFirst(60).prefix(5).map { ($0.path.parent, $0.path.lastComponent) }
+        var added: [FileOutcome] = []
+        for (n, asset) in moved.enumerated() {
+            var file = try #require(files.first { $0.directory == asset.path.parent && $0.name == asset.path.lastComponent })
+            file.directory = PathBytes("/lib/2020/Lisbon again")
+            file.name = Array("moved \(n).jpg".utf8)
+            added.append(file)
+        }
+        for n in 0..<20 {
+            var media = Make.media(date: "2023-05-0\(1 + n % 9)T1\(n % 10):00:00", latitude: 38.7, longitude: 151)
+            if n % 3 == 0 { media.burstIdentifier = "B1" }
+            added.append(Make.outcome("/lib/2019/Porto/new \(n).jpg", inode: UInt64(1_000 + n), .media(media)))
+        }
+        changes.files = added
+        _ = try db.write { try $0.apply(changes, now: 6) }
+        try compare(["2019", "lisb", "lisbon", "porto", "sunset", "2020", "beach", "again", "nothing"])
     }
 
     @Test func walkOrRead() {
