@@ -76,11 +76,22 @@ static void member(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_int(ctx, bytes != NULL && pk >= 0 && pk < size && bytes[pk] != 0);
 }
 
+static void byte_at(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const unsigned char *bytes = sqlite3_value_blob(argv[0]);
+    sqlite3_int64 size = sqlite3_value_bytes(argv[0]);
+    sqlite3_int64 pk = sqlite3_value_int64(argv[1]);
+    sqlite3_result_int(ctx, bytes != NULL && pk >= 0 && pk < size ? bytes[pk] : 0);
+}
+
 int photod_search_register(sqlite3 *db) {
     int rc = sqlite3_create_function_v2(db, "photod_weights", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
                                         weights_step, weights_final, NULL);
     if (rc != SQLITE_OK) return rc;
     rc = sqlite3_create_function_v2(db, "photod_member", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, member, NULL,
+                                    NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_create_function_v2(db, "photod_byte", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, byte_at, NULL,
                                     NULL, NULL);
     if (rc != SQLITE_OK) return rc;
     fts5_api *api = NULL;

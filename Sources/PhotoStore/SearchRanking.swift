@@ -116,13 +116,18 @@ extension IndexReader {
     /// A single word whose matches are mostly places' or folders' is answered by their counts
     /// and indexes instead (`groupedSearch`), unless `grouped` is false (the tests compare the two).
     func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, needed: Int, wanted: Int,
-                      readAtMost: Int, grouped: Bool = true) throws(StoreError) -> (pks: [Int64], total: Int) {
-        if grouped, text.terms.count == 1, !query.includeHidden, !query.includeAllBurstAssets,
-           let found = try groupedSearch(text.terms[0], needed: needed, wanted: wanted) {
-            return found
-        }
+                      readAtMost: Int, grouped: Bool = true,
+                      ownAtMost: Int = SearchGroups.ownAtMost) throws(StoreError) -> (pks: [Int64], total: Int) {
         var scores: SearchScores?
-        for term in try rareFirst(text.terms) {
+        if grouped, text.terms.count == 1, !query.includeHidden, !query.includeAllBurstAssets {
+            switch try groupedSearch(text.terms[0], needed: needed, wanted: wanted, ownAtMost: ownAtMost) {
+            case .found(let pks, let total)?: return (pks, total)
+            case .weights(let weights)?: scores = SearchScores(first: weights)
+            case nil: break
+            }
+        }
+        // The word's weights from `groupedSearch` are all of a one-word query's.
+        for term in scores == nil ? try rareFirst(text.terms) : [] {
             // A later term is looked up for the assets still in (few after a rare word) only.
             let few = scores?.candidates(atMost: SearchScores.few)
             if let few, few.isEmpty { break }

@@ -73,8 +73,6 @@ enum SearchSources {
     /// there): enough to tell a rare term from a common one.
     static let probe = "SELECT count(*) FROM (SELECT pk FROM (\(branches(parameter: 1, weighed: false))) LIMIT ?2)"
 
-    /// The same for the asset's own sources only (`SearchGroups`).
-    static let ownProbe = "SELECT count(*) FROM (SELECT pk FROM (\(own(parameter: 1, weighed: false))) LIMIT ?2)"
 
     /// The newest assets first whose byte is set in the blob bound at `?1`, at most `?2`:
     /// the capture-order index walked inside SQLite.

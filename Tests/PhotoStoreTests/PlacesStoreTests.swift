@@ -608,10 +608,10 @@ struct SearchStoreTests {
         // where its places and folders meet, are more than it reads; then by the pass.
         // A word of no place or folder is the pass's too.
         let lisb = try SearchQuery.parse("lisb").terms[0], beach = try SearchQuery.parse("beach").terms[0]
-        #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10) }?.total ?? 0 > 0)
+        #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10) }?.found?.total ?? 0 > 0)
         #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10, meetingAtMost: 5) } == nil)
-        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) } != nil)
-        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 100) } == nil)
+        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) }?.found != nil)
+        #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 3) }?.found == nil)
         #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("img").terms[0], needed: 10, wanted: 10) } == nil)
         func compare(_ texts: [String]) throws {
           for text in texts {
@@ -654,11 +654,30 @@ struct SearchStoreTests {
         for n in 0..<20 {
             var media = Make.media(date: "2023-05-0\(1 + n % 9)T1\(n % 10):00:00", latitude: 38.7, longitude: 151)
             if n % 3 == 0 { media.burstIdentifier = "B1" }
-            added.append(Make.outcome("/lib/2019/Porto/new \(n).jpg", inode: UInt64(1_000 + n), .media(media)))
+            if n % 7 == 0 { media.keywords = ["Porto"] }
+            added.append(Make.outcome("/lib/2019/Porto/porto \(n).jpg", inode: UInt64(1_000 + n), .media(media)))
         }
         changes.files = added
         _ = try db.write { try $0.apply(changes, now: 6) }
         try compare(["2019", "lisb", "lisbon", "porto", "sunset", "2020", "beach", "again", "nothing"])
+        // Many own matches: only those that change a score are read ("porto": 20 file names in
+        // its folder change nothing, 3 keywords weigh more than the folder).
+        let portoQuery = try SearchQuery.parse("porto"), porto = portoQuery.terms[0]
+        let reference = try db.read { try $0.rankedSearch(portoQuery, AssetQuery(), needed: 30, wanted: 60,
+                                                          readAtMost: 2_000, grouped: false) }
+        for atMost in [2, 5, 10, 5_000] {
+            let found = try db.read { try $0.groupedSearch(porto, needed: 30, wanted: 60, ownAtMost: atMost) }?.found
+            #expect(found.map { [Int64($0.total)] + $0.pks } == (atMost < 5 ? nil : [Int64(reference.total)] + reference.pks), "\(atMost)")
+        }
+        // Too many that change scores: the pass goes on from the weights made for them.
+        for text in ["porto", "beach", "lisb", "2019"] {
+            let q = try SearchQuery.parse(text)
+            let passed = try db.read { try $0.rankedSearch(q, AssetQuery(), needed: 30, wanted: 60, readAtMost: 2_000, grouped: false) }
+            for atMost in [0, 2] {
+                let goneOn = try db.read { try $0.rankedSearch(q, AssetQuery(), needed: 30, wanted: 60, readAtMost: 2_000, ownAtMost: atMost) }
+                #expect(goneOn.total == passed.total && goneOn.pks == passed.pks, "\(text) \(atMost)")
+            }
+        }
     }
 
     @Test func walkOrRead() {

@@ -8,6 +8,7 @@
 ///   none), the largest code (1...255) seen for it. Rows with a NULL or negative pk, a pk above
 ///   2^32 or a code outside 1...255 are passed over.
 /// - `photod_member(bytes, pk)`: 1 when the blob's byte at index pk is not 0, else 0.
+/// - `photod_byte(bytes, pk)`: the blob's byte at index pk (0 past its end).
 /// - `photod_column_weight(fts, code0, code1, ...)`, an FTS5 auxiliary function: the largest
 ///   code among the columns the current row's match is in (`codeN` for column N; 0 when none).
 ///
