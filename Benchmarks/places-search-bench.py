@@ -59,6 +59,7 @@ DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGG
 DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
 DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
 DROP INDEX assets_location; DROP INDEX assets_place; DROP TABLE place_counts;
+DROP INDEX assets_directory; CREATE INDEX assets_directory ON assets(directory_id, local_datetime);
 DROP TRIGGER assets_place_count_update;
 ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_offset; ALTER TABLE assets DROP COLUMN file_place;
 ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;

@@ -90,20 +90,25 @@ extension IndexReader {
     /// the others are looked up among the few it leaves, and scores add up: the order changes
     /// nothing but the work ("2020 algés" at 1,000,000 assets read 106,000 matches first).
     func rareFirst(_ terms: [SearchQuery.Term], few: Int = SearchScores.few) throws(StoreError) -> [SearchQuery.Term] {
-        guard terms.count > 1 else { return terms }
+        guard let i = try rareTerm(terms, few: few) else { return terms }
+        var rest = terms
+        rest.remove(at: i)
+        return [terms[i]] + rest
+    }
+
+    /// The index of the first term, in the query's order, that matches at most `few` assets
+    /// (counted up to `few` + 1 only); nil when none does or there is one term.
+    func rareTerm(_ terms: [SearchQuery.Term], few: Int = SearchScores.few) throws(StoreError) -> Int? {
+        guard terms.count > 1 else { return nil }
         let probe = try db.statement(SearchSources.probe)
         for (i, term) in terms.enumerated() {
             probe.bind(term.ftsMatch, at: 1)
             probe.bind(few + 1, at: 2)
             let matches = try probe.step() ? probe.int(0) : 0
             probe.reset()
-            if matches <= few {
-                var rest = terms
-                rest.remove(at: i)
-                return [term] + rest
-            }
+            if matches <= few { return i }
         }
-        return terms
+        return nil
     }
 
     /// The first `needed` pks, or more up to `wanted` while they are of the scores it took, of
@@ -126,8 +131,16 @@ extension IndexReader {
             case nil: break
             }
         }
+        // Several words, none rare: answered by one word's places and folders when it can be.
+        let rare = try rareTerm(text.terms)
+        if grouped, text.terms.count > 1, rare == nil, !query.includeHidden, !query.includeAllBurstAssets,
+           let found = try joinedSearch(text.terms, needed: needed, wanted: wanted) {
+            return found
+        }
+        var terms = text.terms
+        if let rare { terms.insert(terms.remove(at: rare), at: 0) }
         // The word's weights from `groupedSearch` are all of a one-word query's.
-        for term in scores == nil ? try rareFirst(text.terms) : [] {
+        for term in scores == nil ? terms : [] {
             // A later term is looked up for the assets still in (few after a rare word) only.
             let few = scores?.candidates(atMost: SearchScores.few)
             if let few, few.isEmpty { break }

@@ -249,3 +249,33 @@ struct PathBytesTests {
         #expect(PathBytes("/a/b/c.jpg").parent == PathBytes("/a/b"))
     }
 }
+
+@Suite("A stored capture time's order key")
+struct LocalDateTimeOrderKeyTests {
+    func key(_ text: String) -> Int64? {
+        var text = text
+        return text.withUTF8 { LocalDateTime.orderKey(isoBytes: $0) }
+    }
+
+    @Test("Keys order as the texts do, milliseconds or not")
+    func ordersAsText() throws {
+        let texts = ["1826-01-01T00:00:00", "2020-03-14T10:22:33", "2020-03-14T10:22:33.000", "2020-03-14T10:22:33.001",
+                     "2020-03-14T10:22:33.999", "2020-03-14T10:22:34", "2020-12-31T23:59:59.5x0", "2199-12-31T23:59:59.999",
+                     "2020-03-14 10:22:33", "2020-3-14T10:22:33", ""]
+        let keyed = try texts.filter { key($0) != nil }.map { ($0, try #require(key($0))) }
+        #expect(keyed.count == 7)
+        for (a, ka) in keyed {
+            for (b, kb) in keyed { #expect((ka < kb) == (a < b), "\(a) \(b)") }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let t = LocalDateTime(year: Int.random(in: 1826...2199, using: &rng), month: Int.random(in: 1...12, using: &rng),
+                                  day: Int.random(in: 1...28, using: &rng), hour: Int.random(in: 0...23, using: &rng),
+                                  minute: Int.random(in: 0...59, using: &rng), second: Int.random(in: 0...59, using: &rng),
+                                  millisecond: Bool.random(using: &rng) ? Int.random(in: 0...999, using: &rng) : nil)!
+            let u = LocalDateTime(year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute,
+                                  second: t.second, millisecond: Bool.random(using: &rng) ? Int.random(in: 0...999, using: &rng) : nil)!
+            #expect((key(t.description)! < key(u.description)!) == (t.description < u.description), "\(t) \(u)")
+        }
+    }
+}

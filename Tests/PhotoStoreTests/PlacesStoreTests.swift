@@ -669,6 +669,32 @@ struct SearchStoreTests {
             let found = try db.read { try $0.groupedSearch(porto, needed: 30, wanted: 60, ownAtMost: atMost) }?.found
             #expect(found.map { [Int64($0.total)] + $0.pks } == (atMost < 5 ? nil : [Int64(reference.total)] + reference.pks), "\(atMost)")
         }
+        // Several words, none rare: one word's places and folders drive, the others are told
+        // from the index entries; the same as the pass, page by page.
+        var joined = 0
+        for text in ["porto 2019", "2019 porto", "lisb 2020", "lisbon again", "beach family", "family beach img",
+                     "sunset lisb", "porto sunset 2019", "lisb lisb", "2019 2020", "img dog", "again porto", "beach lisb"] {
+            let q = try SearchQuery.parse(text)
+            for (needed, wanted) in [(10, 20), (1, 500), (0, 0), (45, 45)] {
+                let passed = try db.read { try $0.rankedSearch(q, AssetQuery(), needed: needed, wanted: wanted, readAtMost: 2_000, grouped: false) }
+                if let found = try db.read({ try $0.joinedSearch(q.terms, needed: needed, wanted: wanted) }) {
+                    joined += 1
+                    #expect(found.total == passed.total && found.pks == passed.pks, "\(text) \(needed) \(wanted)")
+                }
+            }
+        }
+        #expect(joined >= 20, "most of these are answered by the join")
+        let lisb2020 = try SearchQuery.parse("lisb 2020").terms
+        #expect(try db.read { try $0.joinedSearch(lisb2020, needed: 10, wanted: 10, matchesAtMost: 3) } == nil)
+        #expect(try db.read { try $0.joinedSearch(try SearchQuery.parse("img dog").terms, needed: 10, wanted: 10) } == nil,
+                "no word of a place or folder")
+        let beachLisb = try SearchQuery.parse("beach lisb").terms
+        #expect(try db.read { try $0.joinedSearch(beachLisb, needed: 10, wanted: 10) } != nil, "beach drives, its names outside its folder read")
+        #expect(try db.read { try $0.joinedSearch(beachLisb, needed: 10, wanted: 10, outsideAtMost: 0) } == nil,
+                "beach's own matches outside its folder are too many")
+        #expect(try db.read { try $0.joinedSearch(try SearchQuery.parse("beach family").terms, needed: 10, wanted: 10) } == nil,
+                "the join saves nothing when the other words have no place or folder")
+
         // Too many that change scores: the pass goes on from the weights made for them.
         for text in ["porto", "beach", "lisb", "2019"] {
             let q = try SearchQuery.parse(text)

@@ -68,15 +68,23 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
-    /// What migration 012 added, taken away again (a database of version 11, with its search
-    /// table back).
-    /// The database as version 15 left it: migration 016's kept tallies of places undone.
+    /// The database as version 18 left it: migration 019's index columns undone.
+    static let withoutSearchJoin = """
+        DROP INDEX assets_directory;
+        CREATE INDEX assets_directory ON assets(directory_id, local_datetime);
+        DROP INDEX assets_place;
+        CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at)
+            WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
+
+        """
+
     /// The database as version 17 left it: migration 018's table undone.
-    static let withoutContentAdoptions = "DROP TABLE content_adoptions;\n"
+    static let withoutContentAdoptions = withoutSearchJoin + "DROP TABLE content_adoptions;\n"
 
     /// The database as version 16 left it: migration 017's table undone.
     static let withoutDeletePending = withoutContentAdoptions + "DROP TABLE delete_pending;\n"
 
+    /// The database as version 15 left it: migration 016's kept tallies of places undone.
     static let withoutMomentPlaceTally = withoutDeletePending + "ALTER TABLE moments DROP COLUMN place_tally;\n"
 
     /// The database as version 14 left it: migration 015's coordinates index undone (the R*Tree
@@ -155,6 +163,8 @@ struct StoreTests {
     /// The database as version 12 left it: migration 013's column undone.
     static let withoutTrash = withoutIndexesPerTransaction + "DROP TABLE trash_pending; DROP INDEX tombstones_place; DROP INDEX tombstones_trashed; ALTER TABLE tombstones DROP COLUMN trashed_name;\n"
 
+    /// What migration 012 added, taken away again (a database of version 11, with its search
+    /// table back).
     static let withoutSearchSources = withoutTrash + """
         DROP TRIGGER assets_words_insert; DROP TRIGGER assets_words_update; DROP TRIGGER assets_words_delete;
         DROP TRIGGER directories_words_insert; DROP TRIGGER directories_words_update; DROP TRIGGER directories_words_delete;

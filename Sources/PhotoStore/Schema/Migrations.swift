@@ -747,6 +747,18 @@ public enum Schema {
             ) STRICT;
             CREATE INDEX content_adoptions_identity ON content_adoptions(inode, fsid);
             """),
+        Migration(name: "019_search_join", sql: """
+            -- Each folder's assets with their place, and each place's with their folder, in the
+            -- capture-order indexes' entries: a search of several common words reads one word's
+            -- folders and places and tells from the entries alone which assets the others match
+            -- (`SearchJoin`; "Berlin 2020" read every match of both words, ~400,000 at 1,000,000
+            -- assets). A trailing column: the entries keep their order, two bytes or so more.
+            DROP INDEX assets_directory;
+            CREATE INDEX assets_directory ON assets(directory_id, local_datetime, place_id);
+            DROP INDEX assets_place;
+            CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at, directory_id)
+                WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
+            """),
     ]
 
     /// The `user_version` this build writes.
