@@ -13,8 +13,9 @@ enum SearchJoin {
     static let outsideAtMost = SearchScores.few
     /// At most this many words (each word's own matches are held as a byte per asset).
     static let wordsAtMost = 4
-    /// At most this many matches of every word are ordered here; more, the pass.
-    static let matchesAtMost = 300_000
+    /// At most this many assets in the driving word's places and folders, and matches of every
+    /// word ordered here (24 bytes each while they are); more, the pass.
+    static let matchesAtMost = 150_000
 
     /// One word of the query: where it matches.
     struct Word {
