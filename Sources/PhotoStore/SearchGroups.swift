@@ -3,14 +3,17 @@ import PhotoModel
 /// A one-word search whose many matches are a place's or a folder's assets ("Berlin", "2020"),
 /// answered without reading every match: how many match from the counts the places and the
 /// folders keep (`place_counts`, `directories.asset_count`), and the newest of each score from
-/// the places' and the folders' capture-order indexes, merged. The asset's own sources (its
-/// words, the taggers' keywords, its user albums) are read whole, so they must be few; where a
-/// place's and a folder's assets meet, the smaller side is read to count them. Visible assets
-/// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and total.
+/// the places' and the folders' capture-order indexes, merged. The asset's own matches (its
+/// words, the taggers' keywords, its user albums) are read one by one when few, and when many
+/// only those that change a score (outside the word's groups, or weighing more than a folder in
+/// one); where a place's and a folder's assets meet, the smaller side is read to count them.
+/// Visible assets only, one of a burst (the others go back to `rankedSearch`'s pass); the same
+/// order and total.
 enum SearchGroups {
-    /// At most this many of the asset's own matches, or of the assets where a matched place
-    /// and a matched folder meet, are read; more send the word back to the pass.
+    /// At most this many of the asset's own matches are read one by one (of all, or of those
+    /// that change a score); more send the word back to the pass.
     static let ownAtMost = SearchScores.few
+    /// At most this many assets where a matched place and a matched folder meet are counted.
     static let meetingAtMost = 20_000
 
     /// Rows a group's cursor reads at a time (then four times more at each refill).
