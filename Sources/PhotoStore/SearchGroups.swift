@@ -191,10 +191,7 @@ extension IndexReader {
         guard !places.isEmpty || !folders.isEmpty else { return nil }
         // The word's own matches as a byte per pk (FTS5 merges a prefix's words once: "20"*
         // is hundreds of thousands of dates).
-        let weights = try db.statement("SELECT photod_weights(pk, c) FROM (\(SearchSources.own(parameter: 1)))")
-        weights.bind(term.ftsMatch, at: 1)
-        let ownCodes = try weights.step() ? weights.bytes(0) : []
-        weights.reset()
+        let ownCodes = try weights(term, ownOnly: true)
         let ownRows = ownCodes.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
 
         let placeIDs = "[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"
@@ -253,7 +250,7 @@ extension IndexReader {
     }
 
     /// A word's own matches that change a score (`SearchGroups.changing`), read; when more than
-    /// `atMost`, the word's weights instead (a byte per pk, as `SearchSources.weights` makes
+    /// `atMost`, the word's weights instead (a byte per pk, as `IndexReader.weights` makes
     /// them for the assets a search without hidden ones keeps), for the pass to go on from.
     private func ownChangingScores(_ own: [UInt8], placeIDs: String, folders: [Int64],
                                    atMost: Int) throws(StoreError) -> SearchGroups.OwnMatches {

@@ -96,7 +96,6 @@ extension IndexReader {
             SELECT d.id, d.asset_count FROM folder_words w JOIN directories d ON d.id = w.rowid
             WHERE folder_words MATCH ?1 AND d.asset_count > 0
             """)
-        let ownWeights = try db.statement("SELECT photod_weights(pk, c) FROM (\(SearchSources.own(parameter: 1)))")
         for term in terms {
             var word = SearchJoin.Word()
             placeList.bind(term.ftsMatch, at: 1)
@@ -117,9 +116,7 @@ extension IndexReader {
             words.indices.reduce(0, { $0 + ($1 == driver ? 0 : words[$1].grouped) }) >= words[driver].grouped
         else { return nil }
         for (i, term) in terms.enumerated() {
-            ownWeights.bind(term.ftsMatch, at: 1)
-            words[i].own = try ownWeights.step() ? ownWeights.bytes(0) : []
-            ownWeights.reset()
+            words[i].own = try weights(term, ownOnly: true)
             words[i].ownCount = words[i].own.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
         }
         let lead = words[driver]

@@ -1,7 +1,7 @@
 import PhotoModel
 
 /// A search's scores by asset, apart from SQLite: each term's weights (a byte per pk, from
-/// `SearchSources.weights`) required in turn and added up, as `SearchSources.points`; 0 is not
+/// `IndexReader.weights`) required in turn and added up, as `SearchSources.points`; 0 is not
 /// a match.
 struct SearchScores {
     private(set) var score: [UInt16]
@@ -84,6 +84,22 @@ struct SearchScores {
 }
 
 extension IndexReader {
+    /// One term's matches as a byte per pk, the best code of every source (`SearchSources`),
+    /// or of the asset's own only (its words, the taggers' keywords, its user albums).
+    func weights(_ term: SearchQuery.Term, ownOnly: Bool = false) throws(StoreError) -> [UInt8] {
+        var blob: [UInt8] = []
+        let sources = ownOnly ? [SearchSources.wordWeights, SearchSources.taggedWeights]
+            : [SearchSources.wordWeights, SearchSources.taggedWeights, SearchSources.groupWeights]
+        for sql in sources {
+            let s = try db.statement(sql)
+            s.bind(term.ftsMatch, at: 1)
+            let part = try s.step() ? s.bytes(0) : []
+            s.reset()
+            blob = blob.isEmpty ? part : part.isEmpty ? blob : SearchGroups.larger(blob, part)
+        }
+        return blob
+    }
+
     /// A search's terms with a rare one first: the first term, in the query's order, that
     /// matches at most `few` assets (counted up to `few` + 1 only), then the others in order;
     /// as they are when none does. The first term is the only one whose every match is read,
@@ -144,12 +160,16 @@ extension IndexReader {
             // A later term is looked up for the assets still in (few after a rare word) only.
             let few = scores?.candidates(atMost: SearchScores.few)
             if let few, few.isEmpty { break }
-            let weights = try db.statement(few == nil ? SearchSources.weights
-                                           : term.isPrefix ? SearchSources.weightsAmongByPass : SearchSources.weightsAmong)
-            weights.bind(term.ftsMatch, at: 1)
-            if let few { weights.bind("[" + few.map(String.init).joined(separator: ",") + "]", at: 2) }
-            let blob = try weights.step() ? weights.bytes(0) : []
-            weights.reset()
+            let blob: [UInt8]
+            if let few {
+                let weights = try db.statement(term.isPrefix ? SearchSources.weightsAmongByPass : SearchSources.weightsAmong)
+                weights.bind(term.ftsMatch, at: 1)
+                weights.bind("[" + few.map(String.init).joined(separator: ",") + "]", at: 2)
+                blob = try weights.step() ? weights.bytes(0) : []
+                weights.reset()
+            } else {
+                blob = try self.weights(term)
+            }
             if scores == nil { scores = SearchScores(first: blob) } else { scores?.require(blob) }
         }
         guard var scores else { return ([], 0) }

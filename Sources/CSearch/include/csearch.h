@@ -11,6 +11,10 @@
 /// - `photod_byte(bytes, pk)`: the blob's byte at index pk (0 past its end).
 /// - `photod_column_weight(fts, code0, code1, ...)`, an FTS5 auxiliary function: the largest
 ///   code among the columns the current row's match is in (`codeN` for column N; 0 when none).
+/// - `photod_phrase_weights(fts, code0, code1, ...)`, an FTS5 auxiliary function for a query of
+///   one phrase, called on one row (`LIMIT 1`): every row the phrase matches, gone through inside
+///   FTS5 (`xQueryPhrase`), as `photod_weights` makes them with `photod_column_weight`'s codes —
+///   without a statement's step, a function call and an aggregate step for each row.
 ///
 /// Returns SQLITE_OK or the error of the step that failed.
 int photod_search_register(sqlite3 *db);
