@@ -135,7 +135,8 @@ extension IndexReader {
     /// first are wanted. A score past the needed ones is not started for the extra (a walk to
     /// its first member may pass most of the index). `query` has no predicate and no sort.
     /// A single word whose matches are mostly places' or folders' is answered by their counts
-    /// and indexes instead (`groupedSearch`), unless `grouped` is false (the tests compare the two).
+    /// and indexes instead (`groupedSearch`), several common words by one word's places and
+    /// folders (`joinedSearch`), unless `grouped` is false (the tests compare them with the pass).
     func rankedSearch(_ text: SearchQuery, _ query: AssetQuery, needed: Int, wanted: Int,
                       readAtMost: Int, grouped: Bool = true,
                       ownAtMost: Int = SearchGroups.ownAtMost) throws(StoreError) -> (pks: [Int64], total: Int) {
