@@ -149,7 +149,7 @@ extension IndexReader {
                 n += 3
             }
         }
-        let unseen = try invisibleOrOthersOfBursts()
+        let unseen = Set(try leftOut(AssetQuery()))
         var matches: [SearchJoin.Match] = []
         var inGroups = [Bool](repeating: false, count: lead.ownCount > 0 ? lead.own.count : 0)
         func keep(_ s: Statement) -> Bool {
@@ -204,18 +204,5 @@ extension IndexReader {
         }
         matches.sort(by: SearchJoin.before)
         return (SearchJoin.taken(matches, needed: needed, wanted: wanted), matches.count)
-    }
-
-    /// The pks a search without hidden assets leaves out: hidden, in Recently Deleted, or a
-    /// burst's member that does not stand for it.
-    func invisibleOrOthersOfBursts() throws(StoreError) -> Set<Int64> {
-        var pks: Set<Int64> = []
-        let s = try db.statement("""
-            SELECT pk FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL
-            UNION ALL SELECT pk FROM assets WHERE burst_id IS NOT NULL AND represents_burst = 0
-            """)
-        while try s.step() { pks.insert(s.int64(0)) }
-        s.reset()
-        return pks
     }
 }

@@ -100,6 +100,23 @@ extension IndexReader {
         return blob
     }
 
+    /// The pks a search leaves out: in Recently Deleted; hidden, unless `query` includes hidden
+    /// assets; a burst's member that does not stand for it, unless it includes them all.
+    func leftOut(_ query: AssetQuery) throws(StoreError) -> [Int64] {
+        var pks: [Int64] = []
+        let unseen = try db.statement("SELECT pk, deleted_at IS NOT NULL FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL")
+        while try unseen.step() {
+            if !query.includeHidden || unseen.int(1) != 0 { pks.append(unseen.int64(0)) }
+        }
+        unseen.reset()
+        if !query.includeAllBurstAssets {
+            let extras = try db.statement("SELECT pk FROM assets WHERE burst_id IS NOT NULL AND represents_burst = 0")
+            while try extras.step() { pks.append(extras.int64(0)) }
+            extras.reset()
+        }
+        return pks
+    }
+
     /// A search's terms with a rare one first: the first term, in the query's order, that
     /// matches at most `few` assets (counted up to `few` + 1 only), then the others in order;
     /// as they are when none does. The first term is the only one whose every match is read,
@@ -174,16 +191,7 @@ extension IndexReader {
             if scores == nil { scores = SearchScores(first: blob) } else { scores?.require(blob) }
         }
         guard var scores else { return ([], 0) }
-        let unseen = try db.statement("SELECT pk, deleted_at IS NOT NULL FROM assets WHERE is_hidden != 0 OR deleted_at IS NOT NULL")
-        while try unseen.step() {
-            if !query.includeHidden || unseen.int(1) != 0 { scores.exclude(unseen.int64(0)) }
-        }
-        unseen.reset()
-        if !query.includeAllBurstAssets {
-            let extras = try db.statement("SELECT pk FROM assets WHERE burst_id IS NOT NULL AND represents_burst = 0")
-            while try extras.step() { scores.exclude(extras.int64(0)) }
-            extras.reset()
-        }
+        for pk in try leftOut(query) { scores.exclude(pk) }
         let tiers = scores.tiers()
         let total = tiers.reduce(0) { $0 + $1.members }
         let needed = min(needed, total), wanted = min(max(needed, wanted), total)
