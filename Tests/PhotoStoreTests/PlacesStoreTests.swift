@@ -208,6 +208,7 @@ struct PlacesStoreTests {
                     #expect(moments.optionalString(2) == MomentPlaces.encode(PlaceTitles.locationCounts(counts)), "round \(round), day \(day)")
                 }
             }
+            try SearchStoreTests.expectMomentWordsConsistent(db, "round \(round)")
         }
         var inode: UInt64 = 0
         for round in 0..<30 {
@@ -555,6 +556,32 @@ struct SearchStoreTests {
         try Self.expectWordsConsistent(db)
     }
 
+    @Test("A database of schema 19 (a moment's words by a trigger per row, its cities with their counts) gets them again without the counts, and per transaction after")
+    func upgradedToMomentWordsPerTransaction() throws {
+        defer { dir.remove() }
+        func momentDays(_ db: Database, _ text: String) throws -> [Int] {
+            try db.read { try $0.collectionMatches(try SearchQuery.parse(text), limit: 10) }.momentDays
+        }
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutMomentWordsPerTransaction + "PRAGMA user_version = 19;") }
+            #expect(try momentDays(db, "1").count == 3)  // Sydney's, Zürich's and Lisbon's single photos
+        }
+        let db = try open()
+        #expect(try momentDays(db, "1") == [])
+        #expect(try momentDays(db, "zurich") == [try #require(MomentGrouping.day(ofLocalDate: "2021-07-03"))])
+        try Self.expectMomentWordsConsistent(db)
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/2021/lisbon-2.jpg", inode: 9, .media(Make.media(date: "2021-07-04T11:00:00", latitude: 38.7, longitude: -9.1))),
+                Make.outcome("/lib/2021/sydney.jpg", inode: 10, .media(Make.media(date: "2021-07-04T12:00:00"))),
+            ]), now: 6)
+        }
+        #expect(try momentDays(db, "sydney lisbon") == [try #require(MomentGrouping.day(ofLocalDate: "2021-07-04"))])
+        try Self.expectMomentWordsConsistent(db)
+    }
+
     @Test("A user album's title finds its assets, as it is renamed and deleted")
     func userAlbumTitles() throws {
         defer { dir.remove() }
@@ -729,7 +756,7 @@ struct SearchStoreTests {
         }
         let counts = try db.read { r in
             try ["folder_words", "directories", "place_words", "places", "keyword_words",
-                 "(SELECT DISTINCT keyword FROM asset_keywords)", "album_words", "user_albums", "moment_words", "moments"].map {
+                 "(SELECT DISTINCT keyword FROM asset_keywords)", "album_words", "user_albums"].map {
                 try r.connection.scalar("SELECT count(*) FROM \($0)").int64 ?? -1
             }
         }
@@ -754,6 +781,27 @@ struct SearchStoreTests {
         #expect(differing == 0 && missing == 0, "place counts differ from a recount: \(differing ?? -1), \(missing ?? -1)")
         // No inserted asset waits for its words once a transaction has committed.
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM assets_unindexed").int64 } == 0)
+        try expectMomentWordsConsistent(db)
+    }
+
+    /// Each moment with a title or cities has its words: the title, and the cities without
+    /// their counts; no other day has any, and no moment waits for its words.
+    static func expectMomentWordsConsistent(_ db: Database, _ comment: Comment? = nil) throws {
+        func rows(_ sql: String, names: (String?) -> String?) throws -> [String] {
+            try db.read { r in
+                let s = try r.connection.statement(sql)
+                defer { s.reset() }
+                var out: [String] = []
+                while try s.step() { out.append("\(s.int(0)) \(s.optionalString(1) ?? "-") \(names(s.optionalString(2)) ?? "-")") }
+                return out
+            }
+        }
+        let words = try rows("SELECT rowid, title, location_names FROM moment_words ORDER BY rowid") { $0 }
+        let moments = try rows("""
+            SELECT day, title, location_names FROM moments WHERE title IS NOT NULL OR location_names IS NOT NULL ORDER BY day
+            """) { stored in stored.map { MomentPlaces.decode($0).map { $0.name + "\u{1F}" }.joined() } }
+        #expect(words == moments, comment)
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM moments_unindexed").int64 } == 0, comment)
     }
 
     @Test("A database from before the search sources gets every asset's, folder's and place's words when it is opened")

@@ -68,8 +68,29 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// The database as version 19 left it: migration 020 undone (a moment's words written by a
+    /// trigger per row, its cities with their counts).
+    static let withoutMomentWordsPerTransaction = """
+        DROP TRIGGER moments_unindexed_insert; DROP TRIGGER moments_unindexed_delete;
+        DROP TABLE moments_unindexed;
+        DELETE FROM moment_words;
+        INSERT INTO moment_words (rowid, title, location_names) SELECT day, title, location_names FROM moments;
+        CREATE TRIGGER moments_words_insert AFTER INSERT ON moments BEGIN
+            INSERT INTO moment_words (rowid, title, location_names) VALUES (new.day, new.title, new.location_names);
+        END;
+        CREATE TRIGGER moments_words_update AFTER UPDATE OF title, location_names ON moments
+            WHEN old.title IS NOT new.title OR old.location_names IS NOT new.location_names BEGIN
+            DELETE FROM moment_words WHERE rowid = old.day;
+            INSERT INTO moment_words (rowid, title, location_names) VALUES (new.day, new.title, new.location_names);
+        END;
+        CREATE TRIGGER moments_words_delete AFTER DELETE ON moments BEGIN
+            DELETE FROM moment_words WHERE rowid = old.day;
+        END;
+
+        """
+
     /// The database as version 18 left it: migration 019's index columns undone.
-    static let withoutSearchJoin = """
+    static let withoutSearchJoin = withoutMomentWordsPerTransaction + """
         DROP INDEX assets_directory;
         CREATE INDEX assets_directory ON assets(directory_id, local_datetime);
         DROP INDEX assets_place;

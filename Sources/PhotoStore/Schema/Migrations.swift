@@ -759,6 +759,29 @@ public enum Schema {
             CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at, directory_id)
                 WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
             """),
+        Migration(name: "020_moment_words_per_transaction", sql: """
+            -- A moment's words (`moment_words`) are written once per transaction for every
+            -- moment it inserted, retitled or deleted, by `CollectionRows.indexMoments` (the
+            -- writer's last step with `AssetRows.indexInserted`), as migration 014 did for the
+            -- assets' words: a retitle per day and batch deleted and inserted its FTS5 row by a
+            -- trigger, and FTS5 wrote a segment at each statement's end (~120,000 instructions
+            -- a retitle). Until then its day is in `moments_unindexed`. The cities are indexed
+            -- without their counts (before, "12" found the moments with 12 photos of a city), so
+            -- a retitle that changes only counts changes no words: `PlaceRows.retitle`, the one
+            -- writer of titles and cities, puts the day there itself when its words change.
+            CREATE TABLE moments_unindexed (day INTEGER PRIMARY KEY) STRICT;
+            DROP TRIGGER moments_words_insert;
+            DROP TRIGGER moments_words_update;
+            DROP TRIGGER moments_words_delete;
+            CREATE TRIGGER moments_unindexed_insert AFTER INSERT ON moments BEGIN
+                INSERT OR IGNORE INTO moments_unindexed (day) VALUES (new.day);
+            END;
+            CREATE TRIGGER moments_unindexed_delete AFTER DELETE ON moments BEGIN
+                INSERT OR IGNORE INTO moments_unindexed (day) VALUES (old.day);
+            END;
+            DELETE FROM moment_words;
+            \(SearchSQL.momentWords(days: "SELECT day FROM moments"));
+            """),
     ]
 
     /// The `user_version` this build writes.
@@ -809,6 +832,26 @@ enum SearchSQL {
     /// Make, model and lens of the row `prefix` names (`new.`, `old.`, or none).
     static func camera(_ prefix: String) -> String {
         "coalesce(\(prefix)make, '') || ' ' || coalesce(\(prefix)model, '') || ' ' || coalesce(\(prefix)lens_model, '')"
+    }
+
+    /// Writes the `moment_words` rows of the moments whose days `days` (a query) selects, for
+    /// those with a title or cities: the title, and the cities of `moments.location_names`
+    /// (`MomentPlaces`) without their counts, each followed by U+001F.
+    static func momentWords(days: String) -> String {
+        """
+        WITH RECURSIVE cities(day, title, rest, names) AS (
+            SELECT day, title, location_names || char(31), '' FROM moments
+                WHERE day IN (\(days)) AND location_names IS NOT NULL
+            UNION ALL
+            SELECT day, title, substr(rest, instr(rest, char(31)) + 1),
+                   names || substr(rest, 1, instr(rest, char(30)) - 1) || char(31)
+                FROM cities WHERE rest != ''
+        )
+        INSERT INTO moment_words (rowid, title, location_names)
+            SELECT day, title, names FROM cities WHERE rest = ''
+            UNION ALL
+            SELECT day, title, NULL FROM moments WHERE day IN (\(days)) AND location_names IS NULL AND title IS NOT NULL
+        """
     }
 
     /// A directory's path below its root, as text ('' for the root itself).

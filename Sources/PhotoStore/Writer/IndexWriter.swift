@@ -66,6 +66,7 @@ public final class IndexWriter {
                 changes.collectionsUpdated.removeAll { inserted.contains($0) }
                 changes.report = job.report
                 try assets.indexInserted()
+                try collections.indexMoments()
                 return try journal.record(changes, now: now)
             }
         } catch {

@@ -18,6 +18,7 @@ final class PlaceRows {
     private var retitleStatement: Statement?
     private var currentStatement: Statement?
     private var tallyStatement: Statement?
+    private var unindexedStatement: Statement?
 
     init(_ db: Connection, lookup: (any PlaceLookup)?) {
         self.db = db
@@ -102,6 +103,12 @@ final class PlaceRows {
         s.bind(":tally", to: Self.encodeTally(tally))
         s.bind(":day", to: day)
         try s.run()
+        if title != oldTitle || MomentPlaces.names(names) != MomentPlaces.names(oldNames) {
+            // Its words changed: `CollectionRows.indexMoments` writes them (migration 020).
+            let mark = try db.statement(&unindexedStatement, "INSERT OR IGNORE INTO moments_unindexed (day) VALUES (:day)")
+            mark.bind(":day", to: day)
+            try mark.run()
+        }
         return title != oldTitle || names != oldNames
     }
 
@@ -172,6 +179,12 @@ final class PlaceRows {
 enum MomentPlaces {
     static func encode(_ counts: [PlaceCount]) -> String? {
         counts.isEmpty ? nil : counts.map { "\($0.name)\u{1E}\($0.count)" }.joined(separator: "\u{1F}")
+    }
+
+    /// The cities alone, in order: a moment's words (`moment_words`).
+    static func names(_ stored: String?) -> [Substring] {
+        guard let stored else { return [] }
+        return stored.split(separator: "\u{1F}").map { $0.prefix { $0 != "\u{1E}" } }
     }
 
     static func decode(_ stored: String?) -> [PlaceCount] {
