@@ -4,7 +4,13 @@
 // compiled into the library. Its header pulls in all of GIO; photod needs eight calls, declared
 // here as <geonames/geonames.h> 0.3 declares them (gint = int, guint = unsigned, gdouble =
 // double, gchar = char; a city is a GVariant, opaque here). Each city is read once and freed.
+// Where each city is, for the gazetteer's load, is read from the city's GVariant bytes (GLib's
+// documented serialisation; `Gazetteer.cityPoint`) after its type is checked: three calls
+// instead of three getters, each of which parses a format string and makes child values.
 typedef struct _GVariant GeonamesCity;
+const char *g_variant_get_type_string(GeonamesCity *value);
+const void *g_variant_get_data(GeonamesCity *value);
+unsigned long g_variant_get_size(GeonamesCity *value);
 int geonames_get_n_cities(void);
 GeonamesCity *geonames_get_city(int index);
 void geonames_city_free(GeonamesCity *city);

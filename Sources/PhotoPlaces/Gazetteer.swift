@@ -255,16 +255,7 @@ extension Gazetteer {
     /// in Debian 12's 0.3.0): where each is and its population read at once, its names (as the
     /// data set spells them) when a photo is first placed there.
     public static func geonames() -> Gazetteer {
-        let n = Int(geonames_get_n_cities())
-        var points: [Point] = []
-        points.reserveCapacity(n)
-        for i in 0..<n {
-            guard let city = geonames_get_city(Int32(i)) else { continue }
-            defer { geonames_city_free(city) }
-            points.append(Point(latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city),
-                                population: Int(geonames_city_get_population(city)), source: i))
-        }
-        return Gazetteer(points) { i in
+        Gazetteer(geonamesPoints(fromBytes: true).points) { i in
             guard let city = geonames_get_city(Int32(i)) else { return Place(source: .geonames) }
             defer { geonames_city_free(city) }
             func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
@@ -273,5 +264,55 @@ extension Gazetteer {
                          countryCode: text(geonames_city_get_country_code(city)), source: .geonames,
                          timeZone: text(geonames_city_get_timezone(city)))
         }
+    }
+
+    /// Where each city of libgeonames is and how many live there, in its order. `fromBytes`:
+    /// read from each city's GVariant bytes (`cityPoint`) while its type is the one that reads,
+    /// else, and for every city after one that does not read, through the library's getters;
+    /// and how many were read from their bytes.
+    static func geonamesPoints(fromBytes: Bool) -> (points: [Point], fromBytes: Int) {
+        let n = Int(geonames_get_n_cities())
+        var points: [Point] = []
+        points.reserveCapacity(n)
+        var fromBytes = fromBytes
+        var read = 0
+        for i in 0..<n {
+            guard let city = geonames_get_city(Int32(i)) else { continue }
+            defer { geonames_city_free(city) }
+            if fromBytes, let type = g_variant_get_type_string(city), strcmp(type, cityType) == 0,
+               let data = g_variant_get_data(city),
+               let p = cityPoint(UnsafeRawBufferPointer(start: data, count: Int(g_variant_get_size(city)))) {
+                points.append(Point(latitude: p.latitude, longitude: p.longitude, population: Int(p.population), source: i))
+                read += 1
+                continue
+            }
+            fromBytes = false
+            points.append(Point(latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city),
+                                population: Int(geonames_city_get_population(city)), source: i))
+        }
+        return (points, read)
+    }
+
+    /// The GVariant type of a libgeonames 0.3 city: id, name, state code, state, country code,
+    /// country, time zone, population, latitude, longitude.
+    static let cityType = "(sssssssudd)"
+
+    /// Population, latitude and longitude from the bytes of a `cityType` tuple in GLib's
+    /// GVariant serialisation (little-endian, as libgeonames' data is made): its seven strings,
+    /// then the uint32 at the next multiple of 4 and the two doubles at the next multiple of 8,
+    /// then one framing offset per string — each where that string ends, in reverse order, of
+    /// the width the tuple's size needs. Nil when the bytes are not laid out so.
+    static func cityPoint(_ bytes: UnsafeRawBufferPointer) -> (latitude: Double, longitude: Double, population: UInt32)? {
+        let size = bytes.count
+        let width = size <= 0xFF ? 1 : size <= 0xFFFF ? 2 : 4
+        let framing = 7 * width
+        guard size > framing else { return nil }
+        var stringsEnd = 0  // the last string's offset: the 7th from the end
+        for k in 0..<width { stringsEnd |= Int(bytes[size - framing + k]) << (8 * k) }
+        let population = (stringsEnd + 3) & ~3
+        let latitude = (population + 4 + 7) & ~7
+        guard stringsEnd > 0, latitude + 16 == size - framing else { return nil }
+        func double(_ at: Int) -> Double { Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))) }
+        return (double(latitude), double(latitude + 8), UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: population, as: UInt32.self)))
     }
 }

@@ -1,5 +1,5 @@
 import PhotoModel
-import PhotoPlaces
+@testable import PhotoPlaces
 import PhotoTesting
 import Testing
 
@@ -141,4 +141,56 @@ import Testing
 extension SplitMix64 {
     /// A uniform value in lo..<hi.
     mutating func uniform(_ lo: Double, _ hi: Double) -> Double { Double.random(in: lo..<hi, using: &self) }
+}
+
+/// The gazetteer's load reads where each city is from its GVariant bytes.
+@Suite struct GeoNamesBytesTests {
+    @Test("Each city's place and population read from its bytes are what libgeonames' getters give")
+    func sameAsTheGetters() {
+        let (bytes, read) = Gazetteer.geonamesPoints(fromBytes: true)
+        let getters = Gazetteer.geonamesPoints(fromBytes: false).points
+        #expect(bytes.count == getters.count && bytes.count > 20_000)
+        #expect(read == bytes.count, "every city read from its bytes")
+        let differing = zip(bytes, getters).filter {
+            $0.latitude != $1.latitude || $0.longitude != $1.longitude || $0.population != $1.population || $0.source != $1.source
+        }
+        #expect(differing.isEmpty, "\(differing.count) cities differ, first \(String(describing: differing.first))")
+    }
+
+    /// A `(sssssssudd)` tuple as GLib lays it out.
+    static func tuple(_ strings: [String], population: UInt32, latitude: Double, longitude: Double) -> [UInt8] {
+        var out: [UInt8] = []
+        var ends: [Int] = []
+        for s in strings {
+            out += Array(s.utf8) + [0]
+            ends.append(out.count)
+        }
+        while out.count % 4 != 0 { out.append(0) }
+        withUnsafeBytes(of: population.littleEndian) { out += $0 }
+        while out.count % 8 != 0 { out.append(0) }
+        withUnsafeBytes(of: latitude.bitPattern.littleEndian) { out += $0 }
+        withUnsafeBytes(of: longitude.bitPattern.littleEndian) { out += $0 }
+        let width = out.count + 7 <= 0xFF ? 1 : 2
+        for end in ends.reversed() {
+            for k in 0..<width { out.append(UInt8(truncatingIfNeeded: end >> (8 * k))) }
+        }
+        return out
+    }
+
+    @Test("Short and long tuples (one- and two-byte framing offsets) read; bytes laid out otherwise do not")
+    func layouts() {
+        let short = Self.tuple(["1", "Oslo", "12", "Oslo", "NO", "Norway", "Europe/Oslo"], population: 580_000,
+                               latitude: 59.91, longitude: 10.75)
+        let long = Self.tuple(["2", String(repeating: "Llanfair", count: 40), "", "", "GB", "United Kingdom", "Europe/London"],
+                              population: 3_000, latitude: 53.22, longitude: -4.2)
+        #expect(short.count <= 0xFF && long.count > 0xFF)
+        for (bytes, expected) in [(short, (59.91, 10.75, UInt32(580_000))), (long, (53.22, -4.2, UInt32(3_000)))] {
+            let p = bytes.withUnsafeBytes { Gazetteer.cityPoint($0) }
+            #expect(p?.latitude == expected.0 && p?.longitude == expected.1 && p?.population == expected.2)
+        }
+        #expect(Array(short.dropLast()).withUnsafeBytes { Gazetteer.cityPoint($0) } == nil)
+        #expect(Array(short.dropFirst()).withUnsafeBytes { Gazetteer.cityPoint($0) } == nil)
+        #expect(Array(short.prefix(5)).withUnsafeBytes { Gazetteer.cityPoint($0) } == nil)
+        #expect([UInt8]().withUnsafeBytes { Gazetteer.cityPoint($0) } == nil)
+    }
 }
