@@ -59,9 +59,28 @@ public final class Gazetteer: Sendable {
     private let widest: [Double]
     private let sources: [Int32]
     private let names: @Sendable (Int) -> Place
+    /// What lookups keep (`Kept`).
+    private let kept = Mutex(Kept())
+
     /// The places named so far by source index, each made once: a lookup returns the same
-    /// strings for the same place, which the writer compares cheaply.
-    private let named = Mutex<[Int32: Place]>([:])
+    /// strings for the same place, which the writer compares cheaply. And for cells of a grid
+    /// of `cellDegrees`, the nodes of the places whose reach may cover a coordinate in the cell,
+    /// found by one search of the tree: the photos of a library lie in a few hundred cells, and
+    /// a lookup then weighs a handful of places instead of walking the tree (~2,400
+    /// instructions). A cell is kept in the slot its key hashes to, until another takes it.
+    private struct Kept {
+        var named: [Int32: Place] = [:]
+        var cells = [(key: Int64, nodes: [Int32])](repeating: (-1, []), count: Gazetteer.cellSlots)
+    }
+
+    /// The grid's cells, degrees of latitude and of longitude (1.1 km at the equator), and how
+    /// many slots keep them.
+    static let cellDegrees = 0.01
+    static let cellSlots = 4096
+    /// More than the distance from a cell's centre to any coordinate in it (half its diagonal,
+    /// ≤ 0.79 km), as a chord: a place whose reach covers a coordinate of the cell is within
+    /// its reach and this of the centre.
+    static let cellSlack = chord(kilometres: 0.8)
 
     private struct Node {
         var point: SIMD3<Double>
@@ -109,11 +128,11 @@ public final class Gazetteer: Sendable {
 
     /// The place of a photo in city `i` of the tree.
     private func place(_ i: Int) -> Place {
-        named.withLock { named in
+        kept.withLock { kept in
             let source = sources[i]
-            if let known = named[source] { return known }
+            if let known = kept.named[source] { return known }
             let place = names(Int(source))
-            named[source] = place
+            kept.named[source] = place
             return place
         }
     }
@@ -139,9 +158,7 @@ public final class Gazetteer: Sendable {
     /// The place the rule above names for a coordinate.
     public func place(latitude: Double, longitude: Double) -> Place? {
         guard let q = Self.query(latitude, longitude), !nodes.isEmpty else { return nil }
-        var inside = (node: -1, depth: 1.0)
-        deepest(q, 0, nodes.count, depth: 0, &inside)
-        if inside.node >= 0 { return place(inside.node) }
+        if let inside = deepest(q, latitude: latitude, longitude: longitude) { return place(inside) }
         guard let (index, d) = nearestIndex(latitude: latitude, longitude: longitude) else { return nil }
         var place = place(index)
         if d <= max(3 * Self.kilometres(chord: nodes[index].reach), 30) {
@@ -229,21 +246,52 @@ public final class Gazetteer: Sendable {
         if split * split < best.squared { nearest(q, far.0, far.1, depth: depth + 1, &best) }
     }
 
-    /// The place whose reach covers q with the least distance ÷ reach (`best.depth` < 1). A
-    /// subtree is skipped when even its widest reach cannot cover q deeper than the best so far:
-    /// every point of a half lies at least as far as the splitting plane.
-    private func deepest(_ q: SIMD3<Double>, _ lo: Int, _ hi: Int, depth: Int, _ best: inout (node: Int, depth: Double)) {
+    /// The node of the place whose reach covers q (at that latitude and longitude) with the
+    /// least distance ÷ reach, of those kept for its cell (the first by node on a tie); nil
+    /// when none covers it.
+    private func deepest(_ q: SIMD3<Double>, latitude: Double, longitude: Double) -> Int? {
+        let cell = Self.cell(latitude: latitude, longitude: longitude)
+        let slot = Int((UInt64(bitPattern: cell.key) &* 0x9E37_79B9_7F4A_7C15) >> 52)  // Fibonacci hashing: 12 bits
+        let candidates = kept.withLock { kept in
+            if kept.cells[slot].key == cell.key { return kept.cells[slot].nodes }
+            var found: [Int32] = []
+            covering(Self.unit(latitude: cell.latitude, longitude: cell.longitude), 0, nodes.count, depth: 0, into: &found)
+            found.sort()
+            kept.cells[slot] = (cell.key, found)
+            return found
+        }
+        var best = (node: -1, depth: 1.0)
+        for i in candidates {
+            let node = nodes[Int(i)]
+            let delta = q - node.point
+            let distance = (delta * delta).sum().squareRoot()
+            if distance < node.reach * best.depth { best = (Int(i), distance / node.reach) }
+        }
+        return best.node >= 0 ? best.node : nil
+    }
+
+    /// The grid cell of a coordinate: its key, and its centre.
+    static func cell(latitude: Double, longitude: Double) -> (key: Int64, latitude: Double, longitude: Double) {
+        var east = (longitude + 180).truncatingRemainder(dividingBy: 360)
+        if east < 0 { east += 360 }
+        let row = Int64(((latitude + 90) / cellDegrees).rounded(.down)), column = Int64((east / cellDegrees).rounded(.down))
+        return (row << 20 | column, (Double(row) + 0.5) * cellDegrees - 90, (Double(column) + 0.5) * cellDegrees - 180)
+    }
+
+    /// The nodes within their reach and `cellSlack` of c, the centre of a cell. A subtree is
+    /// skipped when even its widest reach and the slack do not get across the splitting plane:
+    /// every point of a half lies at least as far as the plane.
+    private func covering(_ c: SIMD3<Double>, _ lo: Int, _ hi: Int, depth: Int, into found: inout [Int32]) {
         guard lo < hi else { return }
         let mid = lo + (hi - lo) / 2
         let node = nodes[mid]
-        let delta = q - node.point
-        let distance = (delta * delta).sum().squareRoot()
-        if distance < node.reach * best.depth { best = (mid, distance / node.reach) }
-        let split = q[depth % 3] - node.point[depth % 3]
+        let delta = c - node.point
+        if (delta * delta).sum().squareRoot() < node.reach + Self.cellSlack { found.append(Int32(mid)) }
+        let split = c[depth % 3] - node.point[depth % 3]
         let (near, far) = split < 0 ? ((lo, mid), (mid + 1, hi)) : ((mid + 1, hi), (lo, mid))
-        deepest(q, near.0, near.1, depth: depth + 1, &best)
-        if far.0 < far.1, abs(split) < widest[far.0 + (far.1 - far.0) / 2] * best.depth {
-            deepest(q, far.0, far.1, depth: depth + 1, &best)
+        covering(c, near.0, near.1, depth: depth + 1, into: &found)
+        if far.0 < far.1, abs(split) < widest[far.0 + (far.1 - far.0) / 2] + Self.cellSlack {
+            covering(c, far.0, far.1, depth: depth + 1, into: &found)
         }
     }
 }

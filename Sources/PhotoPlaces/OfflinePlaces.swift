@@ -3,7 +3,7 @@ import PhotoSystem
 import Synchronization
 
 /// The daemon's `PlaceLookup`: GeoNames through libgeonames (read the first time an asset has
-/// coordinates, ~35 ms and ~1.5 MB), and the system's time-zone database (tzdata) for the zones
+/// coordinates, ~20 ms and ~1.5 MB), and the system's time-zone database (tzdata) for the zones
 /// its places name. Nothing leaves the machine.
 public final class OfflinePlaces: PlaceLookup {
     private let gazetteer: @Sendable () -> Gazetteer

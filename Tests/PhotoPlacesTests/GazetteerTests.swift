@@ -87,6 +87,47 @@ import Testing
         }
     }
 
+    @Test("Lookups by the kept cells agree with a brute-force search: photos in clusters (cells shared, their edges crossed), across the antimeridian, at the pole")
+    func cellsAgreeWithBruteForce() {
+        var rng = SplitMix64(seed: 31)
+        var entries = (0..<2000).map { i in
+            Self.entry("P\(i)", rng.uniform(40, 50), rng.uniform(0, 10), population: Int(rng.uniform(15_000, 3_000_000)))
+        }
+        entries += (0..<300).map { i in
+            Self.entry("F\(i)", rng.uniform(-20, -10), rng.uniform(-5, 5) + (i % 2 == 0 ? 180 : -180), population: Int(rng.uniform(15_000, 300_000)))
+        }
+        entries += [Self.entry("Pole", 89.95, 10, population: 20_000)]
+        let g = Gazetteer(entries)
+        var centres: [(Double, Double)] = (0..<25).map { _ in (rng.uniform(40, 50), rng.uniform(0, 10)) }
+        centres += (0..<10).map { _ in (rng.uniform(-20, -10), rng.uniform(-0.05, 0.05) + 180) }
+        centres += [(89.99, 0), (90, 0)]
+        for (lat0, lon0) in centres {
+            for _ in 0..<60 {
+                let lat = min(90, lat0 + rng.uniform(-0.03, 0.03))
+                var lon = lon0 + rng.uniform(-0.03, 0.03)
+                if lon > 180 { lon -= 360 }
+                let scored = entries.map { e in (e, Gazetteer.distance((lat, lon), (e.latitude, e.longitude)) / Gazetteer.reach(population: e.population)) }
+                let inside = scored.filter { $0.1 < 1 }.min { $0.1 < $1.1 }?.0
+                let place = g.place(latitude: lat, longitude: lon)
+                if let inside {
+                    #expect(place?.city == inside.name, "\(lat), \(lon)")
+                } else {
+                    #expect(place?.city == nil, "\(lat), \(lon)")
+                }
+            }
+        }
+    }
+
+    @Test("A coordinate's cell: 0.01° rows and columns, longitudes taken round the globe, the centre within the slack of every coordinate in it", arguments: [
+        (0.0, 0.0), (-0.004, -0.004), (45.123, 7.987), (-89.999, 179.999), (90, 180), (90, -180), (12.5, 359.995), (12.5, -359.995),
+    ])
+    func cells(latitude: Double, longitude: Double) {
+        let cell = Gazetteer.cell(latitude: latitude, longitude: longitude)
+        #expect(Gazetteer.distance((latitude, longitude), (cell.latitude, cell.longitude)) < 0.8)
+        let wrapped = Gazetteer.cell(latitude: latitude, longitude: longitude + 360)
+        #expect(wrapped.key == cell.key)
+    }
+
     // MARK: GeoNames, as libgeonames carries it
 
     static let geonames = Gazetteer.geonames()
