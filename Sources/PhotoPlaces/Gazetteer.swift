@@ -329,7 +329,11 @@ extension Gazetteer {
             defer { geonames_city_free(city) }
             if fromBytes, let type = g_variant_get_type_string(city), strcmp(type, cityType) == 0,
                let data = g_variant_get_data(city),
-               let p = cityPoint(UnsafeRawBufferPointer(start: data, count: Int(g_variant_get_size(city)))) {
+               let p = cityPoint(UnsafeRawBufferPointer(start: data, count: Int(g_variant_get_size(city)))),
+               read > 0 || (p.latitude == geonames_city_get_latitude(city) && p.longitude == geonames_city_get_longitude(city)
+                            && p.population == geonames_city_get_population(city)) {
+                // (The first city read both ways: bytes that read otherwise than the getters say
+                // turn the bytes off for all.)
                 points.append(Point(latitude: p.latitude, longitude: p.longitude, population: Int(p.population), source: i))
                 read += 1
                 continue
@@ -346,10 +350,11 @@ extension Gazetteer {
     static let cityType = "(sssssssudd)"
 
     /// Population, latitude and longitude from the bytes of a `cityType` tuple in GLib's
-    /// GVariant serialisation (little-endian, as libgeonames' data is made): its seven strings,
-    /// then the uint32 at the next multiple of 4 and the two doubles at the next multiple of 8,
-    /// then one framing offset per string — each where that string ends, in reverse order, of
-    /// the width the tuple's size needs. Nil when the bytes are not laid out so.
+    /// GVariant serialisation: its seven strings, then the uint32 at the next multiple of 4 and
+    /// the two doubles at the next multiple of 8 (in the machine's byte order, as GLib makes
+    /// them), then one framing offset per string — each where that string ends, little-endian,
+    /// in reverse order, of the width the tuple's size needs. Nil when the bytes are not laid
+    /// out so.
     static func cityPoint(_ bytes: UnsafeRawBufferPointer) -> (latitude: Double, longitude: Double, population: UInt32)? {
         let size = bytes.count
         let width = size <= 0xFF ? 1 : size <= 0xFFFF ? 2 : 4
@@ -360,7 +365,7 @@ extension Gazetteer {
         let population = (stringsEnd + 3) & ~3
         let latitude = (population + 4 + 7) & ~7
         guard stringsEnd > 0, latitude + 16 == size - framing else { return nil }
-        func double(_ at: Int) -> Double { Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))) }
-        return (double(latitude), double(latitude + 8), UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: population, as: UInt32.self)))
+        func double(_ at: Int) -> Double { bytes.loadUnaligned(fromByteOffset: at, as: Double.self) }
+        return (double(latitude), double(latitude + 8), bytes.loadUnaligned(fromByteOffset: population, as: UInt32.self))
     }
 }

@@ -207,10 +207,10 @@ extension SplitMix64 {
             ends.append(out.count)
         }
         while out.count % 4 != 0 { out.append(0) }
-        withUnsafeBytes(of: population.littleEndian) { out += $0 }
+        withUnsafeBytes(of: population) { out += $0 }
         while out.count % 8 != 0 { out.append(0) }
-        withUnsafeBytes(of: latitude.bitPattern.littleEndian) { out += $0 }
-        withUnsafeBytes(of: longitude.bitPattern.littleEndian) { out += $0 }
+        withUnsafeBytes(of: latitude) { out += $0 }
+        withUnsafeBytes(of: longitude) { out += $0 }
         let width = out.count + 7 <= 0xFF ? 1 : 2
         for end in ends.reversed() {
             for k in 0..<width { out.append(UInt8(truncatingIfNeeded: end >> (8 * k))) }
