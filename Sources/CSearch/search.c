@@ -7,7 +7,22 @@ typedef struct {
     sqlite3_int64 size;
 } Weights;
 
-static int weights_reserve(Weights *w, sqlite3_int64 pk);
+/* Keeps the larger of pk's code and `code` in `w`, growing it as needed; pks and codes out of
+   range are skipped. 0 on success, 1 when out of memory. */
+static int weights_put(Weights *w, sqlite3_int64 pk, sqlite3_int64 code) {
+    if (pk < 0 || pk > ((sqlite3_int64)1 << 32) || code < 1 || code > 255) return 0;
+    if (pk >= w->size) {
+        sqlite3_int64 n = w->size > 0 ? w->size : 4096;
+        while (n <= pk) n *= 2;
+        unsigned char *grown = sqlite3_realloc64(w->bytes, (sqlite3_uint64)n);
+        if (grown == NULL) return 1;
+        memset(grown + w->size, 0, (size_t)(n - w->size));
+        w->bytes = grown;
+        w->size = n;
+    }
+    if (w->bytes[pk] < code) w->bytes[pk] = (unsigned char)code;
+    return 0;
+}
 
 static void weights_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
@@ -17,14 +32,7 @@ static void weights_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         return;
     }
     if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return;
-    sqlite3_int64 pk = sqlite3_value_int64(argv[0]);
-    sqlite3_int64 code = sqlite3_value_int64(argv[1]);
-    if (pk < 0 || pk > ((sqlite3_int64)1 << 32) || code < 1 || code > 255) return;
-    if (weights_reserve(w, pk)) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    if (w->bytes[pk] < code) w->bytes[pk] = (unsigned char)code;
+    if (weights_put(w, sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]))) sqlite3_result_error_nomem(ctx);
 }
 
 static void weights_final(sqlite3_context *ctx) {
@@ -38,40 +46,35 @@ static void weights_final(sqlite3_context *ctx) {
     w->size = 0;
 }
 
+/* Raises *best to the largest code (argv[column]) among the columns of the current row that
+   phrase `phrase` is in (not every instance: xInst builds an array of them all). */
+static int phrase_best(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, int argc, sqlite3_value **argv,
+                       int *best) {
+    Fts5PhraseIter iter;
+    int column = -1;
+    int rc = api->xPhraseFirstColumn(fts, phrase, &iter, &column);
+    if (rc != SQLITE_OK) return rc;
+    for (; column >= 0; api->xPhraseNextColumn(fts, &iter, &column)) {
+        if (column < argc) {
+            int code = sqlite3_value_int(argv[column]);
+            if (code > *best) *best = code;
+        }
+    }
+    return SQLITE_OK;
+}
+
 static void column_weight(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
-    /* The columns each phrase is in (not every instance: xInst builds an array of them all). */
     int best = 0;
     int phrases = api->xPhraseCount(fts);
     for (int p = 0; p < phrases; p++) {
-        Fts5PhraseIter iter;
-        int column = -1;
-        int rc = api->xPhraseFirstColumn(fts, p, &iter, &column);
+        int rc = phrase_best(api, fts, p, argc, argv, &best);
         if (rc != SQLITE_OK) {
             sqlite3_result_error_code(ctx, rc);
             return;
         }
-        for (; column >= 0; api->xPhraseNextColumn(fts, &iter, &column)) {
-            if (column < argc) {
-                int code = sqlite3_value_int(argv[column]);
-                if (code > best) best = code;
-            }
-        }
     }
     sqlite3_result_int(ctx, best);
-}
-
-/* Grows `w` to hold index `pk`: 0 on success. */
-static int weights_reserve(Weights *w, sqlite3_int64 pk) {
-    if (pk < w->size) return 0;
-    sqlite3_int64 n = w->size > 0 ? w->size : 4096;
-    while (n <= pk) n *= 2;
-    unsigned char *grown = sqlite3_realloc64(w->bytes, (sqlite3_uint64)n);
-    if (grown == NULL) return 1;
-    memset(grown + w->size, 0, (size_t)(n - w->size));
-    w->bytes = grown;
-    w->size = n;
-    return 0;
 }
 
 typedef struct {
@@ -83,23 +86,10 @@ typedef struct {
 /* One row of the phrase's matches: its best column's code into the blob. */
 static int phrase_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *user) {
     PhraseWeights *p = user;
-    sqlite3_int64 pk = api->xRowid(fts);
-    if (pk < 0 || pk > ((sqlite3_int64)1 << 32)) return SQLITE_OK;
     int best = 0;
-    Fts5PhraseIter iter;
-    int column = -1;
-    int rc = api->xPhraseFirstColumn(fts, 0, &iter, &column);
+    int rc = phrase_best(api, fts, 0, p->argc, p->argv, &best);
     if (rc != SQLITE_OK) return rc;
-    for (; column >= 0; api->xPhraseNextColumn(fts, &iter, &column)) {
-        if (column < p->argc) {
-            int code = sqlite3_value_int(p->argv[column]);
-            if (code > best) best = code;
-        }
-    }
-    if (best < 1 || best > 255) return SQLITE_OK;
-    if (weights_reserve(&p->weights, pk)) return SQLITE_NOMEM;
-    if (p->weights.bytes[pk] < best) p->weights.bytes[pk] = (unsigned char)best;
-    return SQLITE_OK;
+    return weights_put(&p->weights, api->xRowid(fts), best) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 static void phrase_weights(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int argc,
