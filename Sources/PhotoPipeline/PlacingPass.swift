@@ -36,7 +36,7 @@ public final class PlacingPass: Service {
     /// Queues the next job; `total` (the first job's) is the count `start` made.
     private func next(total: Int? = nil) {
         guard !stopping.load(ordering: .relaxed) else { return }
-        let more = Mutex(false)
+        let more = Locked(false)
         sortQueue.submit(operation: { [chunk] writer, now in
             let (changes, left) = try writer.placeAssets(limit: chunk, now: now, total: total)
             more.withLock { $0 = left }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CGeoNames
 import PhotoModel
-import Synchronization
+import PhotoSystem
 
 /// One populated place of a gazetteer.
 public struct GazetteerEntry: Sendable, Hashable {
@@ -60,7 +60,7 @@ public final class Gazetteer: Sendable {
     private let sources: [Int32]
     private let names: @Sendable (Int) -> Place
     /// What lookups keep (`Kept`).
-    private let kept = Mutex(Kept())
+    private let kept = Locked(Kept())
 
     /// The places named so far by source index, each made once: a lookup returns the same
     /// strings for the same place, which the writer compares cheaply. And for cells of a grid

@@ -1,6 +1,5 @@
 import PhotoModel
 import PhotoSystem
-import Synchronization
 
 /// The daemon's `PlaceLookup`: GeoNames through libgeonames (read the first time an asset has
 /// coordinates, ~20 ms and ~1.5 MB), and the system's time-zone database (tzdata) for the zones
@@ -8,7 +7,7 @@ import Synchronization
 public final class OfflinePlaces: PlaceLookup {
     private let gazetteer: @Sendable () -> Gazetteer
     /// Zones by name, each file read once.
-    private let zones = Mutex<[String: TZifZone?]>([:])
+    private let zones = Locked<[String: TZifZone?]>([:])
 
     /// GeoNames' cities; a test passes its own table.
     public init(gazetteer: (@Sendable () -> Gazetteer)? = nil) {
