@@ -1,14 +1,16 @@
 import PhotoModel
 
-/// A one-word search whose many matches are a place's or a folder's assets ("Berlin", "2020"),
-/// answered without reading every match: how many match from the counts the places and the
-/// folders keep (`place_counts`, `directories.asset_count`), and the newest of each score from
-/// the places' and the folders' capture-order indexes, merged. The asset's own matches (its
-/// words, the taggers' keywords, its user albums) are read one by one when few, and when many
-/// only those that change a score (outside the word's groups, or weighing more than a folder in
-/// one); where a place's and a folder's assets meet, the smaller side is read to count them.
-/// Visible assets only, one of a burst (the others go back to `rankedSearch`'s pass); the same
-/// order and total.
+/// A one-word search whose many matches are a place's, a folder's or a camera's assets
+/// ("Berlin", "2020", "apple"), answered without reading every match: how many match from the
+/// counts the places, the folders and the cameras keep (`place_counts`,
+/// `directories.asset_count`, `camera_counts`), and the newest of each score from their
+/// capture-order indexes, merged. The asset's own matches (its words, the taggers' keywords,
+/// its user albums) are read one by one when few, and when many only those that change a score
+/// (outside the word's groups, or weighing more than the group they are in); where a place's
+/// and a folder's assets meet, the smaller side is read to count them. A word of cameras and
+/// of places or folders too is the pass's (those overlaps are not counted). Visible assets
+/// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and
+/// total.
 enum SearchGroups {
     /// At most this many of the asset's own matches are read one by one (of all, or of those
     /// that change a score); more send the word back to the pass.
@@ -39,6 +41,14 @@ enum SearchGroups {
         ORDER BY local_datetime DESC, pk DESC LIMIT ?4
         """
 
+    /// A camera's visible assets, likewise.
+    static let cameraRows = """
+        SELECT pk, local_datetime FROM assets INDEXED BY assets_camera
+        WHERE camera_id = ?1 AND camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL
+          AND (local_datetime, pk) < (?2, ?3)
+        ORDER BY local_datetime DESC, pk DESC LIMIT ?4
+        """
+
     /// A group whose assets are read newest first: its id and the newest capture time it can
     /// hold (nil: unknown, read at once).
     struct Group {
@@ -52,30 +62,39 @@ enum SearchGroups {
         var code: Int
         var place: Int64?
         var directory: Int64
+        var camera: Int64?
         var local: String
     }
 
-    /// The scores of one word, by code (3, 2, 1), as `rankedSearch`'s tiers: how many assets
-    /// each has, which groups it reads, the own matches it adds and the pks it skips.
+    /// The assets of one score, as `rankedSearch`'s tiers: how many it has, which groups it
+    /// reads (by `rows`, a group's id, a capture time and pk to read before and a count bound
+    /// at ?1 to ?4, then `parameters` from ?5 on), the own matches it adds and the pks it skips.
     struct Tier {
         var code: Int
         var members = 0
         var groups: [Group] = []
         var rows: String?
+        var parameters: [String] = []
         var added: [(pk: Int64, local: String)] = []
         var skipped: Set<Int64> = []
     }
 
-    /// The tiers of a word whose places `places` (with their visible assets) and folders
-    /// `folders` (likewise) match, `meeting` of those assets being in both, `extras` the
-    /// visible burst members that do not stand for their burst, `own` the asset's own matches:
-    /// pure, so the tests can check the counting apart.
-    static func tiers(places: [(group: Group, assets: Int)], folders: [(group: Group, assets: Int)], meeting: Int,
-                      extras: [(pk: Int64, place: Int64?, directory: Int64)], own: [Own]) -> [Tier] {
+    /// The tiers of a word whose places `places` (with their visible assets), folders
+    /// `folders` and cameras `cameras` (likewise) match, `meeting` of the places' and the
+    /// folders' assets being in both (a word with cameras has neither: those overlaps are not
+    /// counted), `extras` the visible burst members that do not stand for their burst, `own`
+    /// the asset's own matches: pure, so the tests can check the counting apart.
+    static func tiers(places: [(group: Group, assets: Int)], folders: [(group: Group, assets: Int)],
+                      cameras: [(group: Group, assets: Int)] = [], meeting: Int,
+                      extras: [(pk: Int64, place: Int64?, directory: Int64, camera: Int64?)], own: [Own]) -> [Tier] {
+        assert(cameras.isEmpty || (places.isEmpty && folders.isEmpty), "a word of cameras and places or folders")
         let placeIDs = Set(places.map(\.group.id)), folderIDs = Set(folders.map(\.group.id))
-        func grouped(_ place: Int64?, _ directory: Int64) -> Int {
+        let cameraIDs = Set(cameras.map(\.group.id))
+        func grouped(_ place: Int64?, _ directory: Int64, _ camera: Int64?) -> Int {
             if let place, placeIDs.contains(place) { return SearchSources.subject }
-            return folderIDs.contains(directory) ? SearchSources.name : 0
+            if folderIDs.contains(directory) { return SearchSources.name }
+            if let camera, cameraIDs.contains(camera) { return SearchSources.camera }
+            return 0
         }
         var byPlace = Tier(code: SearchSources.subject), byFolder = Tier(code: SearchSources.name)
         var byCamera = Tier(code: SearchSources.camera)
@@ -85,17 +104,23 @@ enum SearchGroups {
         byFolder.members = folders.reduce(0) { $0 + $1.assets } - meeting
         byFolder.groups = folders.map(\.group)
         byFolder.rows = folderRows
+        byFolder.parameters = ["[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"]
+        byCamera.members = cameras.reduce(0) { $0 + $1.assets }
+        byCamera.groups = cameras.map(\.group)
+        byCamera.rows = cameraRows
         for extra in extras {
-            switch grouped(extra.place, extra.directory) {
+            switch grouped(extra.place, extra.directory, extra.camera) {
             case SearchSources.subject: byPlace.members -= 1; byPlace.skipped.insert(extra.pk)
             case SearchSources.name: byFolder.members -= 1; byFolder.skipped.insert(extra.pk)
+            case SearchSources.camera: byCamera.members -= 1; byCamera.skipped.insert(extra.pk)
             default: break
             }
         }
         for match in own {
-            let group = grouped(match.place, match.directory)
+            let group = grouped(match.place, match.directory, match.camera)
             guard match.code > group else { continue }
             if group == SearchSources.name { byFolder.members -= 1; byFolder.skipped.insert(match.pk) }
+            if group == SearchSources.camera { byCamera.members -= 1; byCamera.skipped.insert(match.pk) }
             switch match.code {
             case SearchSources.subject: byPlace.members += 1; byPlace.added.append((match.pk, match.local))
             case SearchSources.name: byFolder.members += 1; byFolder.added.append((match.pk, match.local))
@@ -138,17 +163,14 @@ enum SearchGroups {
         a.local != b.local ? a.local > b.local : a.pk > b.pk
     }
 
-    /// The pks whose own code changes their score: any where no group has them (`group` 0),
-    /// a subject's (3) in a folder (2). Both blobs are a byte per pk.
+    /// The pks whose own code changes their score: larger than their group's (0 where no group
+    /// has them; a subject's, 3, in a folder, 2). Both blobs are a byte per pk.
     static func changing(own: [UInt8], group: [UInt8]) -> [Int64] {
         var pks: [Int64] = []
         own.withUnsafeBufferPointer { o in
             group.withUnsafeBufferPointer { g in
                 for i in o.indices where o[i] != 0 {
-                    let grouped = i < g.count ? g[i] : 0
-                    if grouped == 0 || (o[i] == UInt8(SearchSources.subject) && grouped == UInt8(SearchSources.name)) {
-                        pks.append(Int64(i))
-                    }
+                    if o[i] > (i < g.count ? g[i] : 0) { pks.append(Int64(i)) }
                 }
             }
         }
@@ -157,38 +179,27 @@ enum SearchGroups {
 }
 
 extension SearchGroups.Own {
-    /// From a row of pk, code, place_id, directory_id, local_datetime.
+    /// From a row of pk, code, place_id, directory_id, local_datetime, camera_id.
     init(_ s: Statement) {
-        self.init(pk: s.int64(0), code: s.int(1), place: s.optionalInt64(2), directory: s.int64(3), local: s.string(4))
+        self.init(pk: s.int64(0), code: s.int(1), place: s.optionalInt64(2), directory: s.int64(3),
+                  camera: s.optionalInt64(5), local: s.string(4))
     }
 }
 
 extension IndexReader {
-    /// `rankedSearch` for one word whose matches are mostly a place's or a folder's assets
-    /// (`SearchGroups`); nil when its own matches or where its places and folders meet are too
-    /// many to read, for the pass to answer — with the word's weights when they were made.
+    /// `rankedSearch` for one word whose matches are mostly a place's, a folder's or a camera's
+    /// assets (`SearchGroups`); nil when its own matches or where its places and folders meet
+    /// are too many to read, or it has cameras and places or folders, for the pass to answer —
+    /// with the word's weights when they were made.
     func groupedSearch(_ term: SearchQuery.Term, needed: Int, wanted: Int,
                        ownAtMost: Int = SearchGroups.ownAtMost, meetingAtMost: Int = SearchGroups.meetingAtMost) throws(StoreError) -> SearchGroups.Answer? {
-        var places: [(group: SearchGroups.Group, assets: Int)] = []
-        let placeList = try db.statement("""
-            SELECT c.place_id, c.assets, (SELECT max(local_datetime) FROM assets INDEXED BY assets_place
-                WHERE place_id = c.place_id AND place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL)
-            FROM place_words w JOIN place_counts c ON c.place_id = w.rowid WHERE place_words MATCH ?1 AND c.assets > 0
-            """)
-        placeList.bind(term.ftsMatch, at: 1)
-        while try placeList.step() { places.append((.init(id: placeList.int64(0), newest: placeList.optionalString(2)), placeList.int(1))) }
-        placeList.reset()
-        var folders: [(group: SearchGroups.Group, assets: Int)] = []
-        let folderList = try db.statement("""
-            SELECT d.id, d.asset_count, d.end_local FROM folder_words w JOIN directories d ON d.id = w.rowid
-            WHERE folder_words MATCH ?1 AND d.asset_count > 0
-            """)
-        folderList.bind(term.ftsMatch, at: 1)
-        while try folderList.step() { folders.append((.init(id: folderList.int64(0), newest: folderList.optionalString(2)), folderList.int(1))) }
-        folderList.reset()
-        // A word no place or folder has ("apple", a camera's) is the pass's: its own matches
-        // are not counted twice (a prefix's are merged from all its words, ~7 ms for "apple"*).
-        guard !places.isEmpty || !folders.isEmpty else { return nil }
+        let (places, folders, cameras) = try groups(of: term, newest: true)
+        // A word no group has ("kitten", a file name's) is the pass's: its own matches are not
+        // counted twice (a prefix's are merged from all its words, ~7 ms for "kitt"*); so is a
+        // word of cameras and places or folders ("canon" a folder's name too), whose overlaps
+        // are not counted.
+        guard !places.isEmpty || !folders.isEmpty || !cameras.isEmpty else { return nil }
+        guard cameras.isEmpty || (places.isEmpty && folders.isEmpty) else { return nil }
         // The word's own matches as a byte per pk (FTS5 merges a prefix's words once: "20"*
         // is hundreds of thousands of dates).
         let ownCodes = try weights(term, ownOnly: true)
@@ -215,13 +226,13 @@ extension IndexReader {
             count.reset()
         }
 
-        var extras: [(pk: Int64, place: Int64?, directory: Int64)] = []
+        var extras: [(pk: Int64, place: Int64?, directory: Int64, camera: Int64?)] = []
         do {
             let others = try db.statement("""
-                SELECT pk, place_id, directory_id FROM assets
+                SELECT pk, place_id, directory_id, camera_id FROM assets
                 WHERE burst_id IS NOT NULL AND represents_burst = 0 AND is_hidden = 0 AND deleted_at IS NULL
                 """)
-            while try others.step() { extras.append((others.int64(0), others.optionalInt64(1), others.int64(2))) }
+            while try others.step() { extras.append((others.int64(0), others.optionalInt64(1), others.int64(2), others.optionalInt64(3))) }
             others.reset()
         }
 
@@ -231,7 +242,8 @@ extension IndexReader {
             // folders, or weighing more than a folder in one ("2020"'s 43,552 file-name dates at
             // 1,000,000 assets are nearly all in its 703 folders) — found by comparing the
             // own matches' codes with the groups' as a byte per asset, both made inside SQLite.
-            switch try ownChangingScores(ownCodes, placeIDs: placeIDs, folders: folders.map(\.group.id), atMost: ownAtMost) {
+            switch try ownChangingScores(ownCodes, placeIDs: placeIDs, folders: folders.map(\.group.id),
+                                         cameras: cameras.map(\.group.id), atMost: ownAtMost) {
             case .read(let read): own = read
             case .tooMany(let weights): return .weights(weights)
             }
@@ -239,20 +251,15 @@ extension IndexReader {
             own = try readOwn(ownCodes, pks: ownCodes.indices.filter { ownCodes[$0] != 0 }.map(Int64.init))
         }
 
-        let tiers = SearchGroups.tiers(places: places, folders: folders, meeting: meeting, extras: extras, own: own)
-        let total = tiers.reduce(0) { $0 + $1.members }
-        let needed = min(needed, total), wanted = min(max(needed, wanted), total)
-        var ordered: [Int64] = []
-        for tier in tiers where ordered.count < needed {
-            ordered += try newest(of: tier, count: min(tier.members, wanted - ordered.count), excludingPlaces: placeIDs)
-        }
-        return .found(pks: ordered, total: total)
+        let tiers = SearchGroups.tiers(places: places, folders: folders, cameras: cameras, meeting: meeting, extras: extras, own: own)
+        let (pks, total) = try ordered(tiers, needed: needed, wanted: wanted)
+        return .found(pks: pks, total: total)
     }
 
     /// A word's own matches that change a score (`SearchGroups.changing`), read; when more than
     /// `atMost`, the word's weights instead (a byte per pk, as `IndexReader.weights` makes
     /// them for the assets a search without hidden ones keeps), for the pass to go on from.
-    private func ownChangingScores(_ own: [UInt8], placeIDs: String, folders: [Int64],
+    private func ownChangingScores(_ own: [UInt8], placeIDs: String, folders: [Int64], cameras: [Int64],
                                    atMost: Int) throws(StoreError) -> SearchGroups.OwnMatches {
         let groups = try db.statement("""
             SELECT photod_weights(pk, c) FROM (
@@ -260,10 +267,14 @@ extension IndexReader {
                     WHERE directory_id IN (SELECT value FROM json_each(?1))
                 UNION ALL SELECT pk, \(SearchSources.subject) FROM assets INDEXED BY assets_place
                     WHERE place_id IN (SELECT value FROM json_each(?2)) AND place_id IS NOT NULL
+                      AND is_hidden = 0 AND deleted_at IS NULL
+                UNION ALL SELECT pk, \(SearchSources.camera) FROM assets INDEXED BY assets_camera
+                    WHERE camera_id IN (SELECT value FROM json_each(?3)) AND camera_id IS NOT NULL
                       AND is_hidden = 0 AND deleted_at IS NULL)
             """)
         groups.bind("[" + folders.map(String.init).joined(separator: ",") + "]", at: 1)
         groups.bind(placeIDs, at: 2)
+        groups.bind("[" + cameras.map(String.init).joined(separator: ",") + "]", at: 3)
         let group = try groups.step() ? groups.bytes(0) : []
         groups.reset()
         let changing = SearchGroups.changing(own: own, group: group)
@@ -276,7 +287,7 @@ extension IndexReader {
     private func readOwn(_ own: [UInt8], pks: [Int64]) throws(StoreError) -> [SearchGroups.Own] {
         guard !pks.isEmpty else { return [] }
         let read = try db.statement("""
-            SELECT a.pk, photod_byte(?1, a.pk), a.place_id, a.directory_id, a.local_datetime FROM assets a
+            SELECT a.pk, photod_byte(?1, a.pk), a.place_id, a.directory_id, a.local_datetime, a.camera_id FROM assets a
             WHERE a.pk IN (SELECT value FROM json_each(?2)) AND \(SearchGroups.shown)
             """)
         read.bind(own, at: 1)
@@ -290,7 +301,7 @@ extension IndexReader {
     /// The first `count` assets of a tier, newest first: its groups' assets, each group read
     /// from its index a batch at a time and opened only once its newest capture time could
     /// come next, merged with the own matches it adds, without those it skips.
-    private func newest(of tier: SearchGroups.Tier, count: Int, excludingPlaces placeIDs: String) throws(StoreError) -> [Int64] {
+    func newest(of tier: SearchGroups.Tier, count: Int) throws(StoreError) -> [Int64] {
         struct Cursor {
             var group: Int64
             var rows: [(pk: Int64, local: String)]
@@ -306,7 +317,7 @@ extension IndexReader {
             s.bind(after.local, at: 2)
             s.bind(after.pk, at: 3)
             s.bind(batch, at: 4)
-            if tier.code == SearchSources.name { s.bind(placeIDs, at: 5) }
+            for (i, parameter) in tier.parameters.enumerated() { s.bind(parameter, at: Int32(5 + i)) }
             var rows: [(pk: Int64, local: String)] = []
             while try s.step() { rows.append((s.int64(0), s.string(1))) }
             s.reset()
@@ -348,3 +359,55 @@ extension IndexReader {
     }
 }
 
+
+extension IndexReader {
+    /// The places, folders and cameras whose words `term` matches and that have visible assets,
+    /// with how many (kept in `place_counts`, `directories.asset_count`, `camera_counts`); with
+    /// `newest`, each one's newest capture time too (nil without).
+    func groups(of term: SearchQuery.Term, newest: Bool) throws(StoreError)
+        -> (places: [(group: SearchGroups.Group, assets: Int)], folders: [(group: SearchGroups.Group, assets: Int)],
+            cameras: [(group: SearchGroups.Group, assets: Int)]) {
+        func newestIn(_ index: String, _ column: String) -> String {
+            newest ? """
+                (SELECT max(local_datetime) FROM assets INDEXED BY \(index)
+                    WHERE \(column) = c.\(column) AND \(column) IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL)
+                """ : "NULL"
+        }
+        let lists = [
+            """
+            SELECT c.place_id, c.assets, \(newestIn("assets_place", "place_id"))
+            FROM place_words w JOIN place_counts c ON c.place_id = w.rowid WHERE place_words MATCH ?1 AND c.assets > 0
+            """,
+            """
+            SELECT d.id, d.asset_count, \(newest ? "d.end_local" : "NULL")
+            FROM folder_words w JOIN directories d ON d.id = w.rowid WHERE folder_words MATCH ?1 AND d.asset_count > 0
+            """,
+            """
+            SELECT c.camera_id, c.assets, \(newestIn("assets_camera", "camera_id"))
+            FROM camera_words w JOIN camera_counts c ON c.camera_id = w.rowid WHERE camera_words MATCH ?1 AND c.assets > 0
+            """,
+        ]
+        var found: [[(group: SearchGroups.Group, assets: Int)]] = []
+        for sql in lists {
+            let s = try db.statement(sql)
+            s.bind(term.ftsMatch, at: 1)
+            var groups: [(group: SearchGroups.Group, assets: Int)] = []
+            while try s.step() { groups.append((.init(id: s.int64(0), newest: s.optionalString(2)), s.int(1))) }
+            s.reset()
+            found.append(groups)
+        }
+        return (found[0], found[1], found[2])
+    }
+
+    /// The tiers' first `needed` assets in order, or more up to `wanted` while they are of the
+    /// scores it took, and how many the tiers have.
+    func ordered(_ tiers: [SearchGroups.Tier], needed: Int, wanted: Int) throws(StoreError) -> (pks: [Int64], total: Int) {
+        let total = tiers.reduce(0) { $0 + $1.members }
+        let needed = min(needed, total), wanted = min(max(needed, wanted), total)
+        var ordered: [Int64] = []
+        for tier in tiers where ordered.count < needed {
+            ordered += try newest(of: tier, count: min(tier.members, wanted - ordered.count))
+        }
+        return (ordered, total)
+    }
+}

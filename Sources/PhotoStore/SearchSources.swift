@@ -1,9 +1,9 @@
 /// Where a searched word is looked for, and what finding it there weighs: an asset's own words
-/// (`asset_words`: file name, files' keywords, camera), the folders it is in below its root
-/// (`folder_words`), its place (`place_words`), the taggers' keywords (`keyword_words`) and
-/// the titles of the user albums it is in (`album_words`), each found by an index its table
-/// already has (migration 012). What the asset is of — its keywords, place, albums — weighs
-/// twice its name or folders; its camera half.
+/// (`asset_words`: file name, files' keywords), the folders it is in below its root
+/// (`folder_words`), its place (`place_words`), its camera (`camera_words`, migration 021), the
+/// taggers' keywords (`keyword_words`) and the titles of the user albums it is in
+/// (`album_words`), each found by an index its table already has (migration 012). What the
+/// asset is of — its keywords, place, albums — weighs twice its name or folders; its camera half.
 enum SearchSources {
     /// Where a word was found, as a code (`photod_weights` keeps the largest per asset).
     static let subject = 3, name = 2, camera = 1
@@ -24,6 +24,7 @@ enum SearchSources {
     static func branches(parameter n: Int, among: Int? = nil, passing: Bool = false, weighed: Bool = true) -> String {
         let term = "?\(n)"
         let places = "SELECT rowid FROM place_words WHERE place_words MATCH \(term)"
+        let cameras = "SELECT rowid FROM camera_words WHERE camera_words MATCH \(term)"
         let only = among.map { "(SELECT value FROM json_each(?\($0)))" }
         let rows = only.map { " AND a.pk IN \($0)" } ?? ""
         return """
@@ -34,12 +35,16 @@ enum SearchSources {
                 AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL\(rows)
             UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
                 AND a.place_id IN (\(places))\(rows)
+            UNION ALL SELECT a.pk, \(camera) FROM assets a WHERE a.camera_id IN (\(cameras))
+                AND a.camera_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL\(rows)
+            UNION ALL SELECT a.pk, \(camera) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
+                AND a.camera_id IN (\(cameras))\(rows)
             """
     }
 
-    /// The branches of the sources that are the asset's own rather than its folder's or its
-    /// place's: its words, the taggers' keywords and its user albums (`SearchGroups` counts
-    /// folders and places by their groups). Not `weighed`, the words' code is 0: a count's
+    /// The branches of the sources that are the asset's own rather than its folder's, its
+    /// place's or its camera's: its words, the taggers' keywords and its user albums
+    /// (`SearchGroups` counts folders, places and cameras by their groups). Not `weighed`, the words' code is 0: a count's
     /// rows, without the position lists FTS5 loads to tell the column (~1 µs a row).
     static func own(parameter n: Int, among: Int? = nil, passing: Bool = false, weighed: Bool = true) -> String {
         let term = "?\(n)"
@@ -47,7 +52,7 @@ enum SearchSources {
         let ownRows = only.map { passing ? " AND +rowid IN \($0)" : " AND rowid IN \($0)" } ?? ""
         let rows = only.map { " AND a.pk IN \($0)" } ?? ""
         return """
-            SELECT rowid AS pk, \(weighed ? "photod_column_weight(asset_words, \(name), \(subject), \(camera))" : "0") AS c
+            SELECT rowid AS pk, \(weighed ? "photod_column_weight(asset_words, \(name), \(subject))" : "0") AS c
                 FROM asset_words WHERE asset_words MATCH \(term)\(ownRows)
             UNION ALL SELECT a.pk, \(subject) FROM asset_keywords k JOIN assets a ON a.id = k.asset_id
                 WHERE k.keyword IN (SELECT keyword FROM keyword_words WHERE keyword_words MATCH \(term))\(rows)
@@ -67,7 +72,7 @@ enum SearchSources {
     /// there is none. The term's other sources are `taggedWeights` and `groupWeights`
     /// (`IndexReader.weights`).
     static let wordWeights = """
-        SELECT photod_phrase_weights(asset_words, \(name), \(subject), \(camera))
+        SELECT photod_phrase_weights(asset_words, \(name), \(subject))
         FROM asset_words WHERE asset_words MATCH ?1 LIMIT 1
         """
 
@@ -80,8 +85,8 @@ enum SearchSources {
                 WHERE m.album_id IN (SELECT id FROM album_words WHERE album_words MATCH ?1))
         """
 
-    /// The folders and places, likewise (hidden assets and those in Recently Deleted at a
-    /// place too, as `branches` has them).
+    /// The folders, places and cameras, likewise (hidden assets and those in Recently Deleted
+    /// at a place or of a camera too, as `branches` has them).
     static let groupWeights = """
         SELECT photod_weights(pk, c) FROM (
             SELECT a.pk AS pk, \(name) AS c FROM assets a
@@ -90,7 +95,12 @@ enum SearchSources {
                 WHERE a.place_id IN (SELECT rowid FROM place_words WHERE place_words MATCH ?1)
                 AND a.place_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL
             UNION ALL SELECT a.pk, \(subject) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
-                AND a.place_id IN (SELECT rowid FROM place_words WHERE place_words MATCH ?1))
+                AND a.place_id IN (SELECT rowid FROM place_words WHERE place_words MATCH ?1)
+            UNION ALL SELECT a.pk, \(camera) FROM assets a
+                WHERE a.camera_id IN (SELECT rowid FROM camera_words WHERE camera_words MATCH ?1)
+                AND a.camera_id IS NOT NULL AND a.is_hidden = 0 AND a.deleted_at IS NULL
+            UNION ALL SELECT a.pk, \(camera) FROM assets a WHERE (a.is_hidden != 0 OR a.deleted_at IS NOT NULL)
+                AND a.camera_id IN (SELECT rowid FROM camera_words WHERE camera_words MATCH ?1))
         """
 
     /// The same for the assets (pks) in the JSON array bound at `?2` only: for a whole word,

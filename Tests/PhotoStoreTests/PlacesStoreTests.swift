@@ -494,12 +494,12 @@ struct SearchStoreTests {
         try fill(db)
         let (pending, words) = try db.write { w in
             try w.connection.transaction { () throws(StoreError) -> (Int64?, [Int64]) in
-                // A copy of an asset with another id, path, camera and place.
+                // A copy of an asset with another id, path, keywords and place.
                 func insert(_ name: String, _ latitude: String) throws(StoreError) {
                     try w.connection.execute("""
                         CREATE TEMP TABLE copied AS SELECT * FROM assets LIMIT 1;
                         UPDATE copied SET pk = NULL, id = 'a_k3j5x7q2m4n6p7r2\(name.prefix(4))', path = CAST('/lib/new/\(name).jpg' AS BLOB),
-                            make = 'Leica', model = NULL, lens_model = NULL, keywords = NULL, latitude = \(latitude), longitude = 10.5;
+                            keywords = 'Leica', latitude = \(latitude), longitude = 10.5;
                         INSERT INTO assets SELECT * FROM copied;
                         DROP TABLE copied;
                         """)
@@ -510,7 +510,7 @@ struct SearchStoreTests {
                 try insert("hidden", "45.0")      // then hidden: in no place's count
                 try w.connection.execute("""
                     UPDATE assets SET is_hidden = 1 WHERE id LIKE '%hidd';
-                    UPDATE assets SET path = CAST('/lib/new/renamed.jpg' AS BLOB), make = 'Hasselblad', latitude = 48.5
+                    UPDATE assets SET path = CAST('/lib/new/renamed.jpg' AS BLOB), keywords = 'Hasselblad', latitude = 48.5
                         WHERE id = 'a_k3j5x7q2m4n6p7r2kept';
                     DELETE FROM assets WHERE id = 'a_k3j5x7q2m4n6p7r2drop';
                     UPDATE assets SET latitude = 1.0 WHERE path = CAST('/lib/2021/lisbon-beach.jpg' AS BLOB);
@@ -582,6 +582,38 @@ struct SearchStoreTests {
         try Self.expectMomentWordsConsistent(db)
     }
 
+    @Test("A database of schema 20 (a camera's words among the asset's own) gets its cameras as groups: the same assets found, and a changed camera found by its new words only")
+    func upgradedToCameras() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutCameras + "PRAGMA user_version = 20;") }
+            #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_words WHERE asset_words MATCH 'camera : nikon'").int64 } == 1)
+        }
+        let db = try open()
+        #expect(try names(db, "nikon") == ["zurich.jpg"])
+        #expect(try names(db, "corporation zurich") == ["zurich.jpg"])
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM asset_words WHERE asset_words MATCH 'nikon'").int64 } == 0,
+                "no camera among the asset's own words")
+        #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("nikon").terms[0], needed: 10, wanted: 10) }?.found?.total == 1)
+        try Self.expectWordsConsistent(db)
+        // The same file read again with another camera; a new file with the old one.
+        var leica = Make.media(date: "2021-07-03T10:00:00", make: "Leica")
+        leica.model = "Q2"
+        _ = try db.write {
+            try $0.apply(Make.batch([
+                Make.outcome("/lib/2021/zurich.jpg", inode: 3, .media(leica)),
+                Make.outcome("/lib/2021/oslo.jpg", inode: 9, .media(Make.media(date: "2021-07-05T10:00:00", make: "NIKON CORPORATION"))),
+            ]), now: 6)
+        }
+        #expect(try names(db, "nikon") == ["oslo.jpg"])
+        #expect(try names(db, "leica q2") == ["zurich.jpg"])
+        #expect(try names(db, "q2") == ["zurich.jpg"])
+        try Self.expectWordsConsistent(db)
+        #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM cameras").int64 } == 3)  // Canon, Nikon, Leica Q2
+    }
+
     @Test("A user album's title finds its assets, as it is renamed and deleted")
     func userAlbumTitles() throws {
         defer { dir.remove() }
@@ -606,7 +638,7 @@ struct SearchStoreTests {
         _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
         var rng = SystemRandomNumberGenerator()
         let folders = ["2019/Lisbon trip", "2019/Porto", "2020/beach days", "2020/Lisbon again", "misc"]
-        let words = ["beach", "family", "lisbon", "sunset", "dog"]
+        let words = ["beach", "family", "lisbon", "sunset", "dog", "nikon"]
         var files: [FileOutcome] = []
         for i in 0..<400 {
             let date = "20\(19 + i % 3)-0\(1 + i % 9)-1\(i % 10)T1\(i % 7):00:00"
@@ -614,6 +646,7 @@ struct SearchStoreTests {
             var media = Make.media(date: date,
                                    make: ["Canon", "NIKON CORPORATION", nil][i % 3],
                                    latitude: latitude, longitude: 151)
+            media.model = [nil, "Canon EOS R5", "NIKON Z 6"][i % 5 % 3]
             media.keywords = (0..<Int.random(in: 0...2, using: &rng)).map { _ in words.randomElement(using: &rng)! }
             if i % 11 == 0 { media.burstIdentifier = "B\(i % 3)" }
             let name = ["IMG_\(i).jpg", "beach \(i).jpg", "DSC\(i % 50).jpg"][i % 3]
@@ -640,6 +673,18 @@ struct SearchStoreTests {
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) }?.found != nil)
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 3) }?.found == nil)
         #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("img").terms[0], needed: 10, wanted: 10) } == nil)
+        // A camera's word too, its keywords ("nikon") weighing more than the camera read.
+        let nikon = try SearchQuery.parse("nikon").terms[0]
+        #expect(try db.read { try $0.groupedSearch(nikon, needed: 10, wanted: 10) }?.found?.total ?? 0 > 0)
+        #expect(try db.read { try $0.groupedSearch(nikon, needed: 10, wanted: 10, ownAtMost: 3) }?.found == nil)
+        // Every own match changes a camera word's score (a name or keyword weighs more than a
+        // camera): none is left unread, whatever the number read one by one.
+        let nikonAnswer = try db.read { try $0.rankedSearch(try SearchQuery.parse("nikon"), AssetQuery(), needed: 30, wanted: 60,
+                                                            readAtMost: 2_000, grouped: false) }
+        for atMost in [1, 10, 20, 30, 40, 50, 60, 70, 80, 5_000] {
+            let found = try db.read { try $0.groupedSearch(nikon, needed: 30, wanted: 60, ownAtMost: atMost) }?.found
+            #expect(found == nil || (found!.total == nikonAnswer.total && found!.pks == nikonAnswer.pks), "\(atMost)")
+        }
         func compare(_ texts: [String]) throws {
           for text in texts {
             let q = try SearchQuery.parse(text)
@@ -663,7 +708,8 @@ struct SearchStoreTests {
           }
         }
         try compare(["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
-                     "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing"])
+                     "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing",
+                     "nikon", "corporation", "eos", "nik", "nikon beach", "canon lisb", "lisb canon 2019", "canon nikon", "z"])
 
         // The counts the groups keep follow the changes: assets shown again, files moved into a
         // matched folder, new ones at a matched place and in a burst, others gone.
@@ -684,9 +730,28 @@ struct SearchStoreTests {
             if n % 7 == 0 { media.keywords = ["Porto"] }
             added.append(Make.outcome("/lib/2019/Porto/porto \(n).jpg", inode: UInt64(1_000 + n), .media(media)))
         }
+        // A camera changed (a file read again), and a folder named as a camera is.
+        for asset in all.dropFirst(70).prefix(4) {
+            var file = try #require(files.first { $0.directory == asset.path.parent && $0.name == asset.path.lastComponent })
+            if case .media(var media) = file.kind {
+                media.make = "Leica"
+                media.model = "Q2"
+                file.kind = .media(media)
+            }
+            added.append(file)
+        }
+        for n in 0..<6 {
+            added.append(Make.outcome("/lib/canon shots/shot \(n).jpg", inode: UInt64(2_000 + n),
+                                      .media(Make.media(date: "2022-03-0\(1 + n)T10:00:00", make: "Canon"))))
+        }
         changes.files = added
+        #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("canon").terms[0], needed: 10, wanted: 10) } != nil)
         _ = try db.write { try $0.apply(changes, now: 6) }
-        try compare(["2019", "lisb", "lisbon", "porto", "sunset", "2020", "beach", "again", "nothing"])
+        #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("canon").terms[0], needed: 10, wanted: 10) } == nil,
+                "a word of a camera and a folder is the pass's")
+        try compare(["2019", "lisb", "lisbon", "porto", "sunset", "2020", "beach", "again", "nothing",
+                     "canon", "leica", "q2", "nikon", "leica lisb", "nikon 2020", "canon shots"])
+        try Self.expectWordsConsistent(db)
         // Many own matches: only those that change a score are read ("porto": 20 file names in
         // its folder change nothing, 3 keywords weigh more than the folder).
         let portoQuery = try SearchQuery.parse("porto"), porto = portoQuery.terms[0]
@@ -698,9 +763,11 @@ struct SearchStoreTests {
         }
         // Several words, none rare: one word's places and folders drive, the others are told
         // from the index entries; the same as the pass, page by page.
-        var joined = 0
+        var joined = 0, intersected = 0
         for text in ["porto 2019", "2019 porto", "lisb 2020", "lisbon again", "beach family", "family beach img",
-                     "sunset lisb", "porto sunset 2019", "lisb lisb", "2019 2020", "img dog", "again porto", "beach lisb"] {
+                     "sunset lisb", "porto sunset 2019", "lisb lisb", "2019 2020", "img dog", "again porto", "beach lisb",
+                     "nikon lisb", "lisb nikon", "nikon 2019", "2019 nikon nikon", "corporation sunset", "leica 2019",
+                     "nikon z", "eos canon"] {
             let q = try SearchQuery.parse(text)
             for (needed, wanted) in [(10, 20), (1, 500), (0, 0), (45, 45)] {
                 let passed = try db.read { try $0.rankedSearch(q, AssetQuery(), needed: needed, wanted: wanted, readAtMost: 2_000, grouped: false) }
@@ -708,9 +775,26 @@ struct SearchStoreTests {
                     joined += 1
                     #expect(found.total == passed.total && found.pks == passed.pks, "\(text) \(needed) \(wanted)")
                 }
+                if let found = try db.read({ try $0.joinedSearch(q.terms, needed: needed, wanted: wanted, intersecting: false) }) {
+                    #expect(found.total == passed.total && found.pks == passed.pks, "\(text) \(needed) \(wanted) not intersecting")
+                }
+                // Where each word is one kind of group, counted where they meet.
+                let met = try db.read { r -> (pks: [Int64], total: Int)? in
+                    var words = try r.searchWords(q.terms)
+                    guard let driver = SearchJoin.driver(words) else { return nil }
+                    try r.addOwnMatches(&words, q.terms)
+                    #expect(try r.intersectedSearch(words, driver: driver, needed: needed, wanted: wanted, readAtMost: 0) == nil,
+                            "the hidden assets are more than it reads")
+                    return try r.intersectedSearch(words, driver: driver, needed: needed, wanted: wanted)
+                }
+                if let met {
+                    intersected += 1
+                    #expect(met.total == passed.total && met.pks == passed.pks, "\(text) \(needed) \(wanted) intersected")
+                }
             }
         }
         #expect(joined >= 20, "most of these are answered by the join")
+        #expect(intersected >= 24, "\(intersected) answered where the groups meet")
         let lisb2020 = try SearchQuery.parse("lisb 2020").terms
         #expect(try db.read { try $0.joinedSearch(lisb2020, needed: 10, wanted: 10, matchesAtMost: 3) } == nil)
         #expect(try db.read { try $0.joinedSearch(try SearchQuery.parse("img dog").terms, needed: 10, wanted: 10) } == nil,
@@ -733,6 +817,37 @@ struct SearchStoreTests {
         }
     }
 
+    @Test("Words of one kind of group each are counted where the groups meet, in the span of the other words' visible assets: a hidden asset outside it is neither counted nor taken off")
+    func intersectionSpan() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        func lisbon(_ date: String) -> MediaFields {
+            var media = Make.media(date: date, make: nil, latitude: nil, longitude: nil)
+            media.filePlace = Place(city: "Lisbon", country: "Portugal", source: .file)
+            return media
+        }
+        var files = (0..<3).map { Make.outcome("/lib/trip/t\($0).jpg", inode: UInt64(1 + $0), .media(lisbon("2021-05-0\(1 + $0)T10:00:00"))) }
+        files.append(Make.outcome("/lib/trip/old.jpg", inode: 9, .media(lisbon("2019-01-01T10:00:00"))))
+        files += (0..<6).map { Make.outcome("/lib/home/h\($0).jpg", inode: UInt64(20 + $0), .media(lisbon("2021-06-0\(1 + $0)T10:00:00"))) }
+        _ = try db.write { try $0.apply(Make.batch(files), now: 1) }
+        let old = try db.read { try $0.assets(limit: 100, offset: 0) }.filter { $0.path.string.hasSuffix("old.jpg") }.map(\.id)
+        _ = try db.write { try $0.set(.hidden, true, ids: old, now: 2) }
+        let q = try SearchQuery.parse("trip lisbon")
+        let passed = try db.read { try $0.rankedSearch(q, AssetQuery(), needed: 10, wanted: 10, readAtMost: 2_000, grouped: false) }
+        let met = try db.read { r -> (pks: [Int64], total: Int)? in
+            var words = try r.searchWords(q.terms)
+            guard let driver = SearchJoin.driver(words) else { return nil }
+            #expect(words[driver].folders.count == 1, "the folder drives")
+            try r.addOwnMatches(&words, q.terms)
+            return try r.intersectedSearch(words, driver: driver, needed: 10, wanted: 10)
+        }
+        #expect(passed.total == 3)
+        #expect(met?.total == 3 && met?.pks == passed.pks)
+        #expect(SearchIntersection.overlap([("2019-01", "2019-12"), ("2019-06", "2020-03")]) == ("2019-06", "2019-12"))
+        #expect(SearchIntersection.overlap([("2019-01", "2019-12"), nil]) == ("\u{10FFFF}", ""))
+    }
+
     @Test func walkOrRead() {
         #expect(SearchScores.walks(members: 500_000, wanted: 100, assets: 1_000_000))
         #expect(!SearchScores.walks(members: 50, wanted: 100, assets: 1_000_000))
@@ -749,13 +864,14 @@ struct SearchStoreTests {
                 INSERT INTO asset_words (asset_words, rank) VALUES ('integrity-check', 1);
                 INSERT INTO folder_words (folder_words) VALUES ('integrity-check');
                 INSERT INTO place_words (place_words) VALUES ('integrity-check');
+                INSERT INTO camera_words (camera_words) VALUES ('integrity-check');
                 INSERT INTO keyword_words (keyword_words) VALUES ('integrity-check');
                 INSERT INTO album_words (album_words) VALUES ('integrity-check');
                 INSERT INTO moment_words (moment_words) VALUES ('integrity-check');
                 """)
         }
         let counts = try db.read { r in
-            try ["folder_words", "directories", "place_words", "places", "keyword_words",
+            try ["folder_words", "directories", "place_words", "places", "camera_words", "cameras", "keyword_words",
                  "(SELECT DISTINCT keyword FROM asset_keywords)", "album_words", "user_albums"].map {
                 try r.connection.scalar("SELECT count(*) FROM \($0)").int64 ?? -1
             }
@@ -779,6 +895,24 @@ struct SearchStoreTests {
                 """).int64
         }
         #expect(differing == 0 && missing == 0, "place counts differ from a recount: \(differing ?? -1), \(missing ?? -1)")
+        // And the cameras': each visible asset's camera is the one its make, model and lens name.
+        let cameras = try db.read { r in
+            try r.connection.scalar("""
+                SELECT (SELECT count(*) FROM (
+                        SELECT camera_id, assets FROM camera_counts WHERE assets != 0
+                        EXCEPT SELECT camera_id, count(*) FROM assets
+                            WHERE camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY camera_id))
+                    + (SELECT count(*) FROM (
+                        SELECT camera_id, count(*) FROM assets
+                            WHERE camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY camera_id
+                        EXCEPT SELECT camera_id, assets FROM camera_counts))
+                    + (SELECT count(*) FROM assets a LEFT JOIN cameras c ON c.id = a.camera_id
+                        WHERE (a.camera_id IS NULL) != (coalesce(a.make, a.model, a.lens_model) IS NULL)
+                           OR c.make != coalesce(a.make, '') OR c.model != coalesce(a.model, '')
+                           OR c.lens_model != coalesce(a.lens_model, ''))
+                """).int64
+        }
+        #expect(cameras == 0, "camera counts or ids differ from a recount: \(cameras ?? -1)")
         // No inserted asset waits for its words once a transaction has committed.
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM assets_unindexed").int64 } == 0)
         try expectMomentWordsConsistent(db)

@@ -68,9 +68,49 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// The database as version 20 left it: migration 021 undone (no cameras; a camera's words
+    /// among the asset's own, `asset_words`' third column).
+    static let withoutCameras = """
+        DROP INDEX assets_camera;
+        DROP INDEX assets_directory;
+        CREATE INDEX assets_directory ON assets(directory_id, local_datetime, place_id);
+        DROP INDEX assets_place;
+        CREATE INDEX assets_place ON assets(place_id, local_datetime, is_hidden, deleted_at, directory_id)
+            WHERE place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
+        DROP TRIGGER assets_camera_count_update; DROP TRIGGER assets_words_update; DROP TRIGGER assets_indexes_delete;
+        DROP TABLE camera_counts;
+        ALTER TABLE assets DROP COLUMN camera_id;
+        DROP TRIGGER cameras_words_insert; DROP TABLE camera_words; DROP TABLE cameras;
+        DROP TABLE asset_words; DROP VIEW asset_words_source;
+        CREATE VIEW asset_words_source AS
+            SELECT pk, \(SearchSQL.name("path")) AS name, keywords, \(SearchSQL.camera("")) AS camera FROM assets;
+        CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, camera, content = 'asset_words_source',
+            content_rowid = 'pk', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2');
+        INSERT INTO asset_words (asset_words) VALUES ('rebuild');
+        CREATE TRIGGER assets_words_update AFTER UPDATE OF path, keywords, make, model, lens_model ON assets
+            WHEN (old.path IS NOT new.path OR old.keywords IS NOT new.keywords OR old.make IS NOT new.make
+                  OR old.model IS NOT new.model OR old.lens_model IS NOT new.lens_model)
+              AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+            INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+            VALUES ('delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old.")));
+            INSERT INTO asset_words (rowid, name, keywords, camera)
+            VALUES (new.pk, \(SearchSQL.name("new.path")), new.keywords, \(SearchSQL.camera("new.")));
+        END;
+        CREATE TRIGGER assets_indexes_delete AFTER DELETE ON assets BEGIN
+            INSERT INTO asset_words (asset_words, rowid, name, keywords, camera)
+            SELECT 'delete', old.pk, \(SearchSQL.name("old.path")), old.keywords, \(SearchSQL.camera("old."))
+                WHERE NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+            UPDATE place_counts SET assets = assets - 1
+                WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+            DELETE FROM assets_unindexed WHERE pk = old.pk;
+        END;
+
+        """
+
     /// The database as version 19 left it: migration 020 undone (a moment's words written by a
     /// trigger per row, its cities with their counts).
-    static let withoutMomentWordsPerTransaction = """
+    static let withoutMomentWordsPerTransaction = withoutCameras + """
         DROP TRIGGER moments_unindexed_insert; DROP TRIGGER moments_unindexed_delete;
         DROP TABLE moments_unindexed;
         DELETE FROM moment_words;

@@ -11,6 +11,8 @@ struct AssetRecord {
     /// Its row in `places` (`PlaceRows`), and the offset its place's zone gives.
     var placeID: Int64?
     var zoneOffset: UTCOffset?
+    /// Its row in `cameras` (`CameraRows`).
+    var cameraID: Int64?
 }
 
 /// The columns of `assets` besides the media fields and the user state, declared once.
@@ -24,6 +26,7 @@ enum AssetRecordColumns {
         Column("path", "path", bind: { $0.path.bind(to: $1, at: $2) }),
         Column("place_id", "placeID", bind: { $0.placeID.bind(to: $1, at: $2) }),
         Column("zone_offset", "zoneOffset", bind: { $0.zoneOffset?.seconds.bind(to: $1, at: $2) }),
+        Column("camera_id", "cameraID", bind: { $0.cameraID.bind(to: $1, at: $2) }),
     ])
 
     static func bind(_ r: AssetRecord, to s: Statement) {
@@ -39,6 +42,7 @@ final class AssetRows {
     let db: Connection
     private let directories: Directories
     private let places: PlaceRows
+    let cameras: CameraRows
     /// Noise for new asset ids: seeded once from the system, then no system call per asset;
     /// one value per job (its ids count up from it).
     private var random = IDNoise()
@@ -47,31 +51,39 @@ final class AssetRows {
     private var updateStatement: Statement?
     private var indexWordsStatement: Statement?
     private var countPlacesStatement: Statement?
+    private var countCamerasStatement: Statement?
     private var clearUnindexedStatement: Statement?
 
     init(_ db: Connection, directories: Directories, places: PlaceRows) {
         self.db = db
         self.directories = directories
         self.places = places
+        cameras = CameraRows(db)
     }
 
-    // MARK: Words, coordinates and place counts
+    // MARK: Words and counts
 
-    /// Writes the words (`asset_words`) and place counts (`place_counts`) of the assets this
-    /// transaction inserted, as their rows are now, and empties `assets_unindexed`: one
-    /// statement each per transaction instead of a trigger per row (migration 014 says why).
-    /// The writer's last step before its change set; three steps on an empty table when
-    /// nothing was inserted.
+    /// Writes the words (`asset_words`) and place and camera counts (`place_counts`,
+    /// `camera_counts`) of the assets this transaction inserted, as their rows are now, and
+    /// empties `assets_unindexed`: one statement each per transaction instead of a trigger per
+    /// row (migration 014 says why). The writer's last step before its change set; four steps
+    /// on an empty table when nothing was inserted.
     func indexInserted() throws(StoreError) {
         try db.statement(&indexWordsStatement, """
-            INSERT INTO asset_words (rowid, name, keywords, camera)
-            SELECT pk, name, keywords, camera FROM asset_words_source WHERE pk IN (SELECT pk FROM assets_unindexed)
+            INSERT INTO asset_words (rowid, name, keywords)
+            SELECT pk, name, keywords FROM asset_words_source WHERE pk IN (SELECT pk FROM assets_unindexed)
             """).run()
         try db.statement(&countPlacesStatement, """
             INSERT INTO place_counts (place_id, assets)
             SELECT place_id, count(*) FROM assets WHERE pk IN (SELECT pk FROM assets_unindexed)
                 AND place_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY place_id
             ON CONFLICT (place_id) DO UPDATE SET assets = assets + excluded.assets
+            """).run()
+        try db.statement(&countCamerasStatement, """
+            INSERT INTO camera_counts (camera_id, assets)
+            SELECT camera_id, count(*) FROM assets WHERE pk IN (SELECT pk FROM assets_unindexed)
+                AND camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY camera_id
+            ON CONFLICT (camera_id) DO UPDATE SET assets = assets + excluded.assets
             """).run()
         try db.statement(&clearUnindexedStatement, "DELETE FROM assets_unindexed").run()
     }
@@ -206,7 +218,8 @@ final class AssetRows {
         let root = try directories.rootID(ofDirectory: directory)
         let placed = places.place(of: c.media)
         let record = AssetRecord(media: c.media, subtypes: c.subtypes, directory: directory, root: root, path: path,
-                                 fileSize: c.fileSize, placeID: try places.id(of: placed.place), zoneOffset: placed.zoneOffset)
+                                 fileSize: c.fileSize, placeID: try places.id(of: placed.place), zoneOffset: placed.zoneOffset,
+                                 cameraID: try cameras.id(of: c.media))
         let s: Statement
         var newID: AssetID?
         if let existing = c.existing {

@@ -73,6 +73,7 @@ public final class IndexWriter {
             directories.forget()
             collections.keys.forget()
             places.forget()
+            assets.cameras.forget()
             journal.forget()
             throw error
         }
