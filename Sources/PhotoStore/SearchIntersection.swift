@@ -164,6 +164,7 @@ extension IndexReader {
                            readAtMost: Int = SearchIntersection.readAtMost) throws(StoreError) -> (pks: [Int64], total: Int)? {
         let sole = words.compactMap(\.soleKind)
         guard sole.count == words.count, words.count > 1 else { return nil }
+        guard words.reduce(0, { $0 + $1.ownCount }) <= readAtMost else { return nil }
         var read = Set<Int64>()
         for word in words where word.ownCount > 0 {
             for pk in word.own.indices where word.own[pk] != 0 { read.insert(Int64(pk)) }
