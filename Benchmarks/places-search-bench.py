@@ -55,7 +55,12 @@ DROP TRIGGER assets_words_update;
 DROP TRIGGER directories_words_insert; DROP TRIGGER directories_words_update; DROP TRIGGER directories_words_delete;
 DROP TRIGGER places_words_insert; DROP TRIGGER asset_keywords_words_insert; DROP TRIGGER asset_keywords_words_delete;
 DROP TRIGGER user_albums_words_insert; DROP TRIGGER user_albums_words_update; DROP TRIGGER user_albums_words_delete;
-DROP TRIGGER moments_words_insert; DROP TRIGGER moments_words_update; DROP TRIGGER moments_words_delete;
+DROP TRIGGER IF EXISTS moments_words_insert; DROP TRIGGER IF EXISTS moments_words_update;
+DROP TRIGGER IF EXISTS moments_words_delete;
+DROP TRIGGER IF EXISTS moments_unindexed_insert; DROP TRIGGER IF EXISTS moments_unindexed_delete;
+DROP TABLE IF EXISTS moments_unindexed;
+DROP TRIGGER IF EXISTS cameras_words_insert; DROP TABLE IF EXISTS camera_words; DROP TABLE IF EXISTS camera_counts;
+DROP TRIGGER IF EXISTS assets_camera_count_update; DROP INDEX IF EXISTS assets_camera;
 DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
 DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
 DROP INDEX assets_location; DROP INDEX assets_place; DROP TABLE place_counts;
@@ -65,6 +70,10 @@ ALTER TABLE assets DROP COLUMN place_id; ALTER TABLE assets DROP COLUMN zone_off
 ALTER TABLE files DROP COLUMN file_place; ALTER TABLE tombstones DROP COLUMN file_place; DROP TABLE places;
 ALTER TABLE moments DROP COLUMN title; ALTER TABLE moments DROP COLUMN location_names;
 ALTER TABLE moments DROP COLUMN place_tally;
+"""
+# Cameras (migration 021), once the indexes naming the column are gone.
+WITHOUT_CAMERAS = """
+ALTER TABLE assets DROP COLUMN camera_id; DROP TABLE cameras;
 """
 
 
@@ -258,6 +267,8 @@ def size(db, assets):
         shutil.copy(w, wo)
         c = sqlite3.connect(wo)
         c.executescript(WITHOUT)
+        if c.execute("SELECT count(*) FROM pragma_table_info('assets') WHERE name = 'camera_id'").fetchone()[0]:
+            c.executescript(WITHOUT_CAMERAS)
         c.execute("VACUUM")
         c.close()
         a, b = os.path.getsize(w), os.path.getsize(wo)

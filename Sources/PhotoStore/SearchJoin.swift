@@ -144,13 +144,16 @@ extension IndexReader {
             }
         }
         let unseen = Set(try leftOut(AssetQuery()))
+        // An entry's camera is read only when a word has cameras (~3 ms of "Berlin 2020"'s 75,000
+        // entries otherwise).
+        let cameras = words.contains { !$0.cameras.isEmpty }
         var matches: [SearchJoin.Match] = []
         var inGroups = [Bool](repeating: false, count: lead.ownCount > 0 ? lead.own.count : 0)
         func keep(_ s: Statement) -> Bool {
             let pk = s.int64(0)
             if pk >= 0, pk < inGroups.count { inGroups[Int(pk)] = true }
-            guard !unseen.contains(pk) else { return true }
-            let place = s.optionalInt64(2), directory = s.int64(1), camera = s.optionalInt64(4)
+            guard unseen.isEmpty || !unseen.contains(pk) else { return true }
+            let place = s.optionalInt64(2), directory = s.int64(1), camera = cameras ? s.optionalInt64(4) : nil
             var score = 0
             for word in words {
                 let code = word.code(pk: pk, place: place, directory: directory, camera: camera)
@@ -162,7 +165,7 @@ extension IndexReader {
             matches.append(.init(score: score, local: local, pk: pk))
             return matches.count <= matchesAtMost
         }
-        let columns = "a.pk, a.directory_id, a.place_id, a.local_datetime, a.camera_id"
+        let columns = "a.pk, a.directory_id, a.place_id, a.local_datetime, " + (cameras ? "a.camera_id" : "NULL")
         let rows = [
             // Its folders' assets, then its places' outside those folders, then its cameras'
             // outside both (each asset once).
