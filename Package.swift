@@ -26,7 +26,6 @@ let package = Package(
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // libtiff (libtiff-dev): TIFF's first page through its RGBA interface, a band of rows at a time.
         .target(name: "CTIFF", linkerSettings: [.linkedLibrary("tiff")]),
         // giflib (libgif-dev): a GIF's first frame on its logical screen.
@@ -48,6 +47,8 @@ let package = Package(
         // videos' streams and poster frames. Opened with dlopen at the first video (video.c),
         // not linked: a library of photos never maps them and the hundred libraries they pull in.
         .target(name: "CVideo", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("m")]),
+        // libheif (libheif-dev) opened at the first HEIF file: Sources/CHeif/heif.c.
+        .target(name: "CHeif", linkerSettings: [.linkedLibrary("dl")]),
 
         // libgeonames (libgeonames-dev): the GeoNames cities, for naming where a photo was taken.
         .systemLibrary(name: "CGeoNames", providers: [.apt(["libgeonames-dev"])]),

@@ -196,7 +196,7 @@ enum WebPDecoder {
 /// parallelism).
 enum HEIFDecoder {
     static func render(_ data: UnsafeRawBufferPointer, _ request: Request) throws(ImageError) -> RenderedImage {
-        _ = heif_init(nil)
+        try start()
         defer { heif_deinit() }
         guard let context = heif_context_alloc() else { throw .corrupt("cannot initialise the HEIF decoder") }
         defer { heif_context_free(context) }
@@ -228,6 +228,13 @@ enum HEIFDecoder {
         let (output, crop) = request.stored(size, .up)
         return try Resample.image(UnsafeRawPointer(plane), size: size, channels: alpha ? 4 : 3, stride: Int(stride), crop: crop,
                                   output: output)
+    }
+
+    /// Opens libheif (at the first HEIF file: `Sources/CHeif/heif.c`) and counts a user of it
+    /// (`heif_init`, matched by a `heif_deinit`); without libheif, `undecodable` saying why.
+    static func start() throws(ImageError) {
+        if let failure = photod_heif_failure() { throw .undecodable(String(cString: failure)) }
+        _ = heif_init(nil)
     }
 
     static func check(_ error: heif_error, _ what: String) throws(ImageError) {

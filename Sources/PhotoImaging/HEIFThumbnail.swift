@@ -58,7 +58,7 @@ public enum HEIFThumbnail {
     }
 
     private static func render(reading read: (OpaquePointer) throws(ImageError) -> Void) throws(ImageError) -> RenderedImage? {
-        _ = heif_init(nil)
+        try HEIFDecoder.start()
         defer { heif_deinit() }
         guard let context = heif_context_alloc() else { throw .corrupt("cannot initialise the HEIF decoder") }
         defer { heif_context_free(context) }
