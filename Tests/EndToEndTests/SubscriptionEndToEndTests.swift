@@ -16,6 +16,8 @@ final class PythonSubscriber: Sendable {
     private let received = Locked<[JSONValue]>([])
     private let ended = Locked(false)
     private let errors = Locked("")
+    /// Whether the subscriber's stderr was read to its end (it exited).
+    private let errorsRead = Locked(false)
 
     static var python: URL? {
         for dir in ["/usr/bin", "/usr/local/bin", "/bin"] {
@@ -62,12 +64,20 @@ final class PythonSubscriber: Sendable {
         Thread.detachNewThread { [self] in
             let data = stderr.readDataToEndOfFile()
             errors.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            errorsRead.withLock { $0 = true }
         }
     }
 
     var changeSets: [JSONValue] { received.withLock { $0 } }
     var tokens: [Int] { changeSets.compactMap { $0["token"]?.intValue } }
     var stderr: String { errors.withLock { $0 } }
+
+    /// Everything the subscriber wrote to stderr, once it has exited and that was read (the
+    /// reading thread may still be storing it when the exit is seen).
+    func allOfStderr() throws -> String {
+        try eventually("the subscriber's stderr read to its end") { errorsRead.withLock { $0 } } until: { $0 }
+        return stderr
+    }
 
     /// Waits until a change set with `token` (or later) arrived.
     func waitFor(token: Int, timeout: Duration = .seconds(30)) throws {
@@ -219,7 +229,7 @@ struct SubscriptionEndToEndTests {
         subscriber = try PythonSubscriber(socket: daemon.socket, tokenFile: tokenFile)
         try subscriber.process.waitForExit()
         #expect(subscriber.process.terminationStatus == 1)
-        #expect(subscriber.stderr.contains("older than the change journal keeps"))
+        #expect(try subscriber.allOfStderr().contains("older than the change journal keeps"))
         #expect(daemon.stop() == 0)
     }
 
