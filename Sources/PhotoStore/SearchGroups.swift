@@ -41,13 +41,20 @@ enum SearchGroups {
         ORDER BY local_datetime DESC, pk DESC LIMIT ?4
         """
 
-    /// A camera's visible assets, likewise.
+    /// A camera's visible assets in none of the folders in the JSON array `?5` and at none of
+    /// the places in `?6`, likewise.
     static let cameraRows = """
         SELECT pk, local_datetime FROM assets INDEXED BY assets_camera
         WHERE camera_id = ?1 AND camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL
+          AND directory_id NOT IN (SELECT value FROM json_each(?5))
+          AND (place_id IS NULL OR place_id NOT IN (SELECT value FROM json_each(?6)))
           AND (local_datetime, pk) < (?2, ?3)
         ORDER BY local_datetime DESC, pk DESC LIMIT ?4
         """
+
+    /// At most this many cameras' assets are counted where they meet the word's folders and
+    /// places (over the cameras' index entries, some 40 ns each).
+    static let cameraMeetingAtMost = 400_000
 
     /// A group whose assets are read newest first: its id and the newest capture time it can
     /// hold (nil: unknown, read at once).
@@ -81,13 +88,12 @@ enum SearchGroups {
 
     /// The tiers of a word whose places `places` (with their visible assets), folders
     /// `folders` and cameras `cameras` (likewise) match, `meeting` of the places' and the
-    /// folders' assets being in both (a word with cameras has neither: those overlaps are not
-    /// counted), `extras` the visible burst members that do not stand for their burst, `own`
-    /// the asset's own matches: pure, so the tests can check the counting apart.
+    /// folders' assets being in both, `cameraMeeting` of the cameras' in one of those folders or
+    /// at one of those places, `extras` the visible burst members that do not stand for their
+    /// burst, `own` the asset's own matches: pure, so the tests can check the counting apart.
     static func tiers(places: [(group: Group, assets: Int)], folders: [(group: Group, assets: Int)],
-                      cameras: [(group: Group, assets: Int)] = [], meeting: Int,
+                      cameras: [(group: Group, assets: Int)] = [], meeting: Int, cameraMeeting: Int = 0,
                       extras: [(pk: Int64, place: Int64?, directory: Int64, camera: Int64?)], own: [Own]) -> [Tier] {
-        assert(cameras.isEmpty || (places.isEmpty && folders.isEmpty), "a word of cameras and places or folders")
         let placeIDs = Set(places.map(\.group.id)), folderIDs = Set(folders.map(\.group.id))
         let cameraIDs = Set(cameras.map(\.group.id))
         func grouped(_ place: Int64?, _ directory: Int64, _ camera: Int64?) -> Int {
@@ -105,9 +111,10 @@ enum SearchGroups {
         byFolder.groups = folders.map(\.group)
         byFolder.rows = folderRows
         byFolder.parameters = ["[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"]
-        byCamera.members = cameras.reduce(0) { $0 + $1.assets }
+        byCamera.members = cameras.reduce(0) { $0 + $1.assets } - cameraMeeting
         byCamera.groups = cameras.map(\.group)
         byCamera.rows = cameraRows
+        byCamera.parameters = ["[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]", byFolder.parameters[0]]
         for extra in extras {
             switch grouped(extra.place, extra.directory, extra.camera) {
             case SearchSources.subject: byPlace.members -= 1; byPlace.skipped.insert(extra.pk)
@@ -195,11 +202,8 @@ extension IndexReader {
                        ownAtMost: Int = SearchGroups.ownAtMost, meetingAtMost: Int = SearchGroups.meetingAtMost) throws(StoreError) -> SearchGroups.Answer? {
         let (places, folders, cameras) = try groups(of: term, newest: true)
         // A word no group has ("kitten", a file name's) is the pass's: its own matches are not
-        // counted twice (a prefix's are merged from all its words, ~7 ms for "kitt"*); so is a
-        // word of cameras and places or folders ("canon" a folder's name too), whose overlaps
-        // are not counted.
+        // counted twice (a prefix's are merged from all its words, ~7 ms for "kitt"*).
         guard !places.isEmpty || !folders.isEmpty || !cameras.isEmpty else { return nil }
-        guard cameras.isEmpty || (places.isEmpty && folders.isEmpty) else { return nil }
         // The word's own matches as a byte per pk (FTS5 merges a prefix's words once: "20"*
         // is hundreds of thousands of dates).
         let ownCodes = try weights(term, ownOnly: true)
@@ -251,7 +255,26 @@ extension IndexReader {
             own = try readOwn(ownCodes, pks: ownCodes.indices.filter { ownCodes[$0] != 0 }.map(Int64.init))
         }
 
-        let tiers = SearchGroups.tiers(places: places, folders: folders, cameras: cameras, meeting: meeting, extras: extras, own: own)
+        // The cameras' assets in the word's folders or at its places weigh as those ("2"* is a
+        // lens's "24" and every year's folder): counted over the cameras' entries, once the own
+        // matches have not sent the word to the pass.
+        var cameraMeeting = 0
+        if !cameras.isEmpty, !places.isEmpty || !folders.isEmpty {
+            guard cameras.reduce(0, { $0 + $1.assets }) <= SearchGroups.cameraMeetingAtMost else { return nil }
+            let count = try db.statement("""
+                SELECT count(*) FROM assets INDEXED BY assets_camera
+                WHERE camera_id IN (SELECT value FROM json_each(?1)) AND camera_id IS NOT NULL AND is_hidden = 0
+                  AND deleted_at IS NULL AND (directory_id IN (SELECT value FROM json_each(?2))
+                                              OR place_id IN (SELECT value FROM json_each(?3)))
+                """)
+            count.bind("[" + cameras.map { String($0.group.id) }.joined(separator: ",") + "]", at: 1)
+            count.bind("[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]", at: 2)
+            count.bind(placeIDs, at: 3)
+            cameraMeeting = try count.step() ? count.int(0) : 0
+            count.reset()
+        }
+        let tiers = SearchGroups.tiers(places: places, folders: folders, cameras: cameras, meeting: meeting,
+                                       cameraMeeting: cameraMeeting, extras: extras, own: own)
         let (pks, total) = try ordered(tiers, needed: needed, wanted: wanted)
         return .found(pks: pks, total: total)
     }
@@ -261,6 +284,13 @@ extension IndexReader {
     /// them for the assets a search without hidden ones keeps), for the pass to go on from.
     private func ownChangingScores(_ own: [UInt8], placeIDs: String, folders: [Int64], cameras: [Int64],
                                    atMost: Int) throws(StoreError) -> SearchGroups.OwnMatches {
+        // A word of no place whose folders hold most of the library ("20"*: every year's folder):
+        // an own match (a name, 2, or a keyword, 3: never a camera's 1) changes its score where
+        // it is a keyword or in none of those folders, so the other folders' assets are read
+        // instead of theirs.
+        if placeIDs == "[]", let changing = try changingOutsideFolders(own, folders: folders) {
+            if changing.count <= atMost { return .read(try readOwn(own, pks: changing)) }
+        }
         let groups = try db.statement("""
             SELECT photod_weights(pk, c) FROM (
                 SELECT pk, \(SearchSources.name) AS c FROM assets INDEXED BY assets_directory
@@ -280,6 +310,36 @@ extension IndexReader {
         let changing = SearchGroups.changing(own: own, group: group)
         guard changing.count <= atMost else { return .tooMany(weights: SearchGroups.larger(own, group)) }
         return .read(try readOwn(own, pks: changing))
+    }
+
+    /// The own matches that change a score for a word of no place, found from the assets of
+    /// the folders it does not match; nil when those are not fewer than the ones it does.
+    private func changingOutsideFolders(_ own: [UInt8], folders: [Int64]) throws(StoreError) -> [Int64]? {
+        let sizes = try db.statement("""
+            SELECT coalesce(sum(asset_count), 0), coalesce(sum(asset_count) FILTER (WHERE id IN (SELECT value FROM json_each(?1))), 0)
+            FROM directories
+            """)
+        let json = "[" + folders.map(String.init).joined(separator: ",") + "]"
+        sizes.bind(json, at: 1)
+        let (all, inFolders) = try sizes.step() ? (sizes.int(0), sizes.int(1)) : (0, 0)
+        sizes.reset()
+        guard all - inFolders < inFolders else { return nil }
+        let outside = try db.statement("""
+            SELECT photod_weights(pk, 1) FROM assets INDEXED BY assets_directory
+            WHERE directory_id IN (SELECT id FROM directories WHERE id NOT IN (SELECT value FROM json_each(?1)))
+            """)
+        outside.bind(json, at: 1)
+        let elsewhere = try outside.step() ? outside.bytes(0) : []
+        outside.reset()
+        var pks: [Int64] = []
+        own.withUnsafeBufferPointer { o in
+            elsewhere.withUnsafeBufferPointer { e in
+                for i in o.indices where o[i] == UInt8(SearchSources.subject) || (o[i] != 0 && i < e.count && e[i] != 0) {
+                    pks.append(Int64(i))
+                }
+            }
+        }
+        return pks
     }
 
     /// The rows of these own matches (`own`: their codes, a byte per pk) that are visible and
