@@ -7,8 +7,8 @@ import PhotoModel
 /// capture-order indexes, merged. The asset's own matches (its words, the taggers' keywords,
 /// its user albums) are read one by one when few, and when many only those that change a score
 /// (outside the word's groups, or weighing more than the group they are in); where a place's
-/// and a folder's assets meet, the smaller side is read to count them. A word of cameras and
-/// of places or folders too is the pass's (those overlaps are not counted). Visible assets
+/// and a folder's assets meet, the smaller side is read to count them, and a camera's assets
+/// in the word's folders or at its places are counted over the cameras' entries. Visible assets
 /// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and
 /// total.
 enum SearchGroups {
@@ -110,11 +110,11 @@ enum SearchGroups {
         byFolder.members = folders.reduce(0) { $0 + $1.assets } - meeting
         byFolder.groups = folders.map(\.group)
         byFolder.rows = folderRows
-        byFolder.parameters = ["[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"]
+        byFolder.parameters = [SearchJoin.json(places.map(\.group.id))]
         byCamera.members = cameras.reduce(0) { $0 + $1.assets } - cameraMeeting
         byCamera.groups = cameras.map(\.group)
         byCamera.rows = cameraRows
-        byCamera.parameters = ["[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]", byFolder.parameters[0]]
+        byCamera.parameters = [SearchJoin.json(folders.map(\.group.id)), byFolder.parameters[0]]
         for extra in extras {
             switch grouped(extra.place, extra.directory, extra.camera) {
             case SearchSources.subject: byPlace.members -= 1; byPlace.skipped.insert(extra.pk)
@@ -195,9 +195,8 @@ extension SearchGroups.Own {
 
 extension IndexReader {
     /// `rankedSearch` for one word whose matches are mostly a place's, a folder's or a camera's
-    /// assets (`SearchGroups`); nil when its own matches or where its places and folders meet
-    /// are too many to read, or it has cameras and places or folders, for the pass to answer —
-    /// with the word's weights when they were made.
+    /// assets (`SearchGroups`); nil when its own matches or where its groups meet are too many
+    /// to read, for the pass to answer — with the word's weights when they were made.
     func groupedSearch(_ term: SearchQuery.Term, needed: Int, wanted: Int,
                        ownAtMost: Int = SearchGroups.ownAtMost, meetingAtMost: Int = SearchGroups.meetingAtMost) throws(StoreError) -> SearchGroups.Answer? {
         let (places, folders, cameras) = try groups(of: term, newest: true)
@@ -267,8 +266,8 @@ extension IndexReader {
                   AND deleted_at IS NULL AND (directory_id IN (SELECT value FROM json_each(?2))
                                               OR place_id IN (SELECT value FROM json_each(?3)))
                 """)
-            count.bind("[" + cameras.map { String($0.group.id) }.joined(separator: ",") + "]", at: 1)
-            count.bind("[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]", at: 2)
+            count.bind(SearchJoin.json(cameras.map(\.group.id)), at: 1)
+            count.bind(SearchJoin.json(folders.map(\.group.id)), at: 2)
             count.bind(placeIDs, at: 3)
             cameraMeeting = try count.step() ? count.int(0) : 0
             count.reset()
@@ -304,7 +303,7 @@ extension IndexReader {
             """)
         groups.bind("[" + folders.map(String.init).joined(separator: ",") + "]", at: 1)
         groups.bind(placeIDs, at: 2)
-        groups.bind("[" + cameras.map(String.init).joined(separator: ",") + "]", at: 3)
+        groups.bind(SearchJoin.json(cameras), at: 3)
         let group = try groups.step() ? groups.bytes(0) : []
         groups.reset()
         let changing = SearchGroups.changing(own: own, group: group)
@@ -319,7 +318,7 @@ extension IndexReader {
             SELECT coalesce(sum(asset_count), 0), coalesce(sum(asset_count) FILTER (WHERE id IN (SELECT value FROM json_each(?1))), 0)
             FROM directories
             """)
-        let json = "[" + folders.map(String.init).joined(separator: ",") + "]"
+        let json = SearchJoin.json(folders)
         sizes.bind(json, at: 1)
         let (all, inFolders) = try sizes.step() ? (sizes.int(0), sizes.int(1)) : (0, 0)
         sizes.reset()
