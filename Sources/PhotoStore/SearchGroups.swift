@@ -6,18 +6,15 @@ import PhotoModel
 /// `directories.asset_count`, `camera_counts`), and the newest of each score from their
 /// capture-order indexes, merged. The asset's own matches (its words, the taggers' keywords,
 /// its user albums) are read one by one when few, and when many only those that change a score
-/// (outside the word's groups, or weighing more than the group they are in); where a place's
-/// and a folder's assets meet, the smaller side is read to count them, and a camera's assets
-/// in the word's folders or at its places are counted over the cameras' entries. Visible assets
+/// (outside the word's groups, or weighing more than the group they are in); where its places',
+/// folders' and cameras' assets meet is counted from the counts of each folder, place and
+/// camera together (`group_counts`). Visible assets
 /// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and
 /// total.
 enum SearchGroups {
     /// At most this many of the asset's own matches are read one by one (of all, or of those
     /// that change a score); more send the word back to the pass.
     static let ownAtMost = SearchScores.few
-    /// At most this many assets where a matched place and a matched folder meet are counted.
-    static let meetingAtMost = 20_000
-
     /// Rows a group's cursor reads at a time (then four times more at each refill).
     static let batch = 16
 
@@ -51,10 +48,6 @@ enum SearchGroups {
           AND (local_datetime, pk) < (?2, ?3)
         ORDER BY local_datetime DESC, pk DESC LIMIT ?4
         """
-
-    /// At most this many cameras' assets are counted where they meet the word's folders and
-    /// places (over the cameras' index entries, some 40 ns each).
-    static let cameraMeetingAtMost = 400_000
 
     /// A group whose assets are read newest first: its id and the newest capture time it can
     /// hold (nil: unknown, read at once).
@@ -154,6 +147,14 @@ enum SearchGroups {
         case tooMany(weights: [UInt8])
     }
 
+    /// A byte per id, 1 for these (positive) ids, for `photod_member`: 0, no place or camera, is
+    /// never one.
+    static func members(_ ids: [Int64]) -> [UInt8] {
+        var blob = [UInt8](repeating: 0, count: Int(ids.max() ?? 0) + 1)
+        for id in ids where id > 0 { blob[Int(id)] = 1 }
+        return blob
+    }
+
     /// The larger byte of the two at each pk.
     static func larger(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
         var out = a.count >= b.count ? a : b
@@ -195,10 +196,10 @@ extension SearchGroups.Own {
 
 extension IndexReader {
     /// `rankedSearch` for one word whose matches are mostly a place's, a folder's or a camera's
-    /// assets (`SearchGroups`); nil when its own matches or where its groups meet are too many
-    /// to read, for the pass to answer — with the word's weights when they were made.
+    /// assets (`SearchGroups`); nil when its own matches are too many to read, for the pass to
+    /// answer — with the word's weights when they were made.
     func groupedSearch(_ term: SearchQuery.Term, needed: Int, wanted: Int,
-                       ownAtMost: Int = SearchGroups.ownAtMost, meetingAtMost: Int = SearchGroups.meetingAtMost) throws(StoreError) -> SearchGroups.Answer? {
+                       ownAtMost: Int = SearchGroups.ownAtMost) throws(StoreError) -> SearchGroups.Answer? {
         let (places, folders, cameras) = try groups(of: term, newest: true)
         // A word no group has ("kitten", a file name's) is the pass's: its own matches are not
         // counted twice (a prefix's are merged from all its words, ~7 ms for "kitt"*).
@@ -209,25 +210,8 @@ extension IndexReader {
         let ownRows = ownCodes.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
 
         let placeIDs = "[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"
-        var meeting = 0
-        if !places.isEmpty, !folders.isEmpty {
-            let inPlaces = places.reduce(0) { $0 + $1.assets }, inFolders = folders.reduce(0) { $0 + $1.assets }
-            guard min(inPlaces, inFolders) <= meetingAtMost else { return nil }
-            let folderIDs = "[" + folders.map { String($0.group.id) }.joined(separator: ",") + "]"
-            let count = try db.statement(inFolders <= inPlaces ? """
-                SELECT count(*) FROM assets INDEXED BY assets_directory
-                WHERE directory_id IN (SELECT value FROM json_each(?1)) AND place_id IN (SELECT value FROM json_each(?2))
-                  AND is_hidden = 0 AND deleted_at IS NULL
-                """ : """
-                SELECT count(*) FROM assets INDEXED BY assets_place
-                WHERE place_id IN (SELECT value FROM json_each(?2)) AND place_id IS NOT NULL AND is_hidden = 0
-                  AND deleted_at IS NULL AND directory_id IN (SELECT value FROM json_each(?1))
-                """)
-            count.bind(folderIDs, at: 1)
-            count.bind(placeIDs, at: 2)
-            meeting = try count.step() ? count.int(0) : 0
-            count.reset()
-        }
+        let (meeting, cameraMeeting) = try meetings(places: places.map(\.group.id), folders: folders.map(\.group.id),
+                                                    cameras: cameras.map(\.group.id))
 
         var extras: [(pk: Int64, place: Int64?, directory: Int64, camera: Int64?)] = []
         do {
@@ -254,28 +238,31 @@ extension IndexReader {
             own = try readOwn(ownCodes, pks: ownCodes.indices.filter { ownCodes[$0] != 0 }.map(Int64.init))
         }
 
-        // The cameras' assets in the word's folders or at its places weigh as those ("2"* is a
-        // lens's "24" and every year's folder): counted over the cameras' entries, once the own
-        // matches have not sent the word to the pass.
-        var cameraMeeting = 0
-        if !cameras.isEmpty, !places.isEmpty || !folders.isEmpty {
-            guard cameras.reduce(0, { $0 + $1.assets }) <= SearchGroups.cameraMeetingAtMost else { return nil }
-            let count = try db.statement("""
-                SELECT count(*) FROM assets INDEXED BY assets_camera
-                WHERE camera_id IN (SELECT value FROM json_each(?1)) AND camera_id IS NOT NULL AND is_hidden = 0
-                  AND deleted_at IS NULL AND (directory_id IN (SELECT value FROM json_each(?2))
-                                              OR place_id IN (SELECT value FROM json_each(?3)))
-                """)
-            count.bind(SearchJoin.json(cameras.map(\.group.id)), at: 1)
-            count.bind(SearchJoin.json(folders.map(\.group.id)), at: 2)
-            count.bind(placeIDs, at: 3)
-            cameraMeeting = try count.step() ? count.int(0) : 0
-            count.reset()
-        }
         let tiers = SearchGroups.tiers(places: places, folders: folders, cameras: cameras, meeting: meeting,
                                        cameraMeeting: cameraMeeting, extras: extras, own: own)
         let (pks, total) = try ordered(tiers, needed: needed, wanted: wanted)
         return .found(pks: pks, total: total)
+    }
+
+    /// How many visible assets are at one of `places` and in one of `folders`, and how many of
+    /// `cameras`' are in one of those folders or at one of those places: a sum over the kept
+    /// counts of folder, place and camera together (`group_counts`), when the word has groups of
+    /// two kinds.
+    private func meetings(places: [Int64], folders: [Int64], cameras: [Int64]) throws(StoreError)
+        -> (places: Int, cameras: Int) {
+        let kinds = [places, folders, cameras].filter { !$0.isEmpty }.count
+        guard kinds > 1 else { return (0, 0) }
+        let sum = try db.statement("""
+            SELECT coalesce(sum(assets) FILTER (WHERE photod_member(?1, place_id) AND photod_member(?2, directory_id)), 0),
+                   coalesce(sum(assets) FILTER (WHERE photod_member(?3, camera_id)
+                                                AND (photod_member(?2, directory_id) OR photod_member(?1, place_id))), 0)
+            FROM group_counts
+            """)
+        sum.bind(SearchGroups.members(places), at: 1)
+        sum.bind(SearchGroups.members(folders), at: 2)
+        sum.bind(SearchGroups.members(cameras), at: 3)
+        defer { sum.reset() }
+        return try sum.step() ? (sum.int(0), sum.int(1)) : (0, 0)
     }
 
     /// A word's own matches that change a score (`SearchGroups.changing`), read; when more than

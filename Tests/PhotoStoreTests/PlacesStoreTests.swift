@@ -582,6 +582,38 @@ struct SearchStoreTests {
         try Self.expectMomentWordsConsistent(db)
     }
 
+    @Test("A database of schema 21 gets its counts of folder, place and camera together, kept as assets are hidden, moved, re-read and deleted")
+    func upgradedToGroupCounts() throws {
+        defer { dir.remove() }
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutGroupCounts + "PRAGMA user_version = 21;") }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("SELECT sum(assets) FROM group_counts").int64 } ?? 0 > 0)
+        try Self.expectWordsConsistent(db)
+        let all = try db.read { try $0.assets(limit: 100, offset: 0) }
+        _ = try db.write { try $0.set(.hidden, true, ids: [all[0].id], now: 3) }
+        try Self.expectWordsConsistent(db)
+        _ = try db.write { try $0.set(.hidden, false, ids: [all[0].id], now: 4) }
+        // Re-read at another place and with another camera; then moved to another folder.
+        var leica = Make.media(date: "2021-07-03T10:00:00", make: "Leica", latitude: 38.7, longitude: -9.1)
+        leica.model = "Q2"
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/2021/zurich.jpg", inode: 3, .media(leica))]), now: 5) }
+        try Self.expectWordsConsistent(db)
+        var moved = WriteBatch()
+        moved.removedFiles = [(PathBytes("/lib/2021"), Array("zurich.jpg".utf8))]
+        _ = try db.write { try $0.apply(moved, now: 6) }
+        _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/elsewhere/zurich.jpg", inode: 3, .media(leica))]), now: 7) }
+        try Self.expectWordsConsistent(db)
+        var gone = WriteBatch()
+        gone.removedFiles = all.suffix(2).map { ($0.path.parent, $0.path.lastComponent) }
+        _ = try db.write { try $0.apply(gone, now: 8) }
+        _ = try db.write { try $0.purge(deletedBefore: 9, now: 9) }
+        try Self.expectWordsConsistent(db)
+    }
+
     @Test("A database of schema 20 (a camera's words among the asset's own) gets its cameras as groups: the same assets found, and a changed camera found by its new words only")
     func upgradedToCameras() throws {
         defer { dir.remove() }
@@ -664,12 +696,10 @@ struct SearchStoreTests {
         #expect(try db.read { try $0.rareFirst(terms, few: 100) }.map(\.text) == ["porto", "img", "2019", "nothing"])
         #expect(try db.read { try $0.rareFirst(terms, few: 130) }.map(\.text) == ["2019", "img", "porto", "nothing"])
         #expect(try db.read { try $0.rareFirst(Array(terms.prefix(2)), few: 100) }.map(\.text) == ["img", "2019"], "none rare: as asked")
-        // One word is answered by its places' and folders' counts unless its own matches, or
-        // where its places and folders meet, are more than it reads; then by the pass.
-        // A word of no place or folder is the pass's too.
+        // One word is answered by its places' and folders' counts unless its own matches are
+        // more than it reads; then by the pass. A word of no place or folder is the pass's too.
         let lisb = try SearchQuery.parse("lisb").terms[0], beach = try SearchQuery.parse("beach").terms[0]
         #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10) }?.found?.total ?? 0 > 0)
-        #expect(try db.read { try $0.groupedSearch(lisb, needed: 10, wanted: 10, meetingAtMost: 5) } == nil)
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10) }?.found != nil)
         #expect(try db.read { try $0.groupedSearch(beach, needed: 10, wanted: 10, ownAtMost: 3) }?.found == nil)
         #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("img").terms[0], needed: 10, wanted: 10) } == nil)
@@ -924,10 +954,24 @@ struct SearchStoreTests {
                 """).int64
         }
         #expect(cameras == 0, "camera counts or ids differ from a recount: \(cameras ?? -1)")
+        // And each folder's, place's and camera's together.
+        let groups = try db.read { r in
+            try r.connection.scalar("""
+                SELECT (SELECT count(*) FROM (SELECT * FROM group_counts EXCEPT \(Self.groupRecount)))
+                     + (SELECT count(*) FROM (\(Self.groupRecount) EXCEPT SELECT * FROM group_counts))
+                """).int64
+        }
+        #expect(groups == 0, "group counts differ from a recount: \(groups ?? -1)")
         // No inserted asset waits for its words once a transaction has committed.
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM assets_unindexed").int64 } == 0)
         try expectMomentWordsConsistent(db)
     }
+
+    /// The visible assets of each folder, place and camera together, as `group_counts` keeps them.
+    static let groupRecount = """
+        SELECT directory_id, coalesce(place_id, 0), coalesce(camera_id, 0), count(*) FROM assets
+        WHERE is_hidden = 0 AND deleted_at IS NULL GROUP BY 1, 2, 3
+        """
 
     /// Each moment with a title or cities has its words: the title, and the cities without
     /// their counts; no other day has any, and no moment waits for its words.

@@ -68,9 +68,29 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// The database as version 21 left it: migration 022 undone (no counts of folder, place and
+    /// camera together).
+    static let withoutGroupCounts = """
+        DROP TRIGGER assets_group_count_update; DROP TABLE group_counts;
+        DROP TRIGGER assets_indexes_delete;
+        CREATE TRIGGER assets_indexes_delete AFTER DELETE ON assets BEGIN
+            INSERT INTO asset_words (asset_words, rowid, name, keywords)
+            SELECT 'delete', old.pk, \(SearchSQL.name("old.path")), old.keywords
+                WHERE NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+            UPDATE place_counts SET assets = assets - 1
+                WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+            UPDATE camera_counts SET assets = assets - 1
+                WHERE camera_id = old.camera_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+            DELETE FROM assets_unindexed WHERE pk = old.pk;
+        END;
+
+        """
+
     /// The database as version 20 left it: migration 021 undone (no cameras; a camera's words
     /// among the asset's own, `asset_words`' third column).
-    static let withoutCameras = """
+    static let withoutCameras = withoutGroupCounts + """
         DROP INDEX assets_camera;
         DROP INDEX assets_directory;
         CREATE INDEX assets_directory ON assets(directory_id, local_datetime, place_id);

@@ -863,6 +863,49 @@ public enum Schema {
             CREATE INDEX assets_camera ON assets(camera_id, local_datetime, is_hidden, deleted_at, directory_id, place_id)
                 WHERE camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL;
             """),
+        Migration(name: "022_group_counts", sql: """
+            -- The visible assets of each folder, place and camera together (0 for no place or
+            -- camera), kept as `place_counts` and `camera_counts` are: where a word's folders,
+            -- places and cameras meet is a sum over these rows (41,466 at 1,000,000 assets, ~5 ms)
+            -- instead of a count over the smaller side's index entries, which sent "b"* (13
+            -- places, 446 folders, 3 cameras) to the pass over every match (73 ms).
+            CREATE TABLE group_counts (
+                directory_id INTEGER NOT NULL,
+                place_id INTEGER NOT NULL,
+                camera_id INTEGER NOT NULL,
+                assets INTEGER NOT NULL,
+                PRIMARY KEY (directory_id, place_id, camera_id)
+            ) STRICT, WITHOUT ROWID;
+            INSERT INTO group_counts (directory_id, place_id, camera_id, assets)
+                SELECT directory_id, coalesce(place_id, 0), coalesce(camera_id, 0), count(*) FROM assets
+                WHERE is_hidden = 0 AND deleted_at IS NULL AND pk NOT IN (SELECT pk FROM assets_unindexed)
+                GROUP BY 1, 2, 3;
+            CREATE TRIGGER assets_group_count_update AFTER UPDATE OF directory_id, place_id, camera_id, is_hidden, deleted_at ON assets
+                WHEN (old.directory_id IS NOT new.directory_id OR old.place_id IS NOT new.place_id
+                      OR old.camera_id IS NOT new.camera_id OR (old.is_hidden = 0 AND old.deleted_at IS NULL)
+                      IS NOT (new.is_hidden = 0 AND new.deleted_at IS NULL))
+                  AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk) BEGIN
+                \(SearchSQL.groupCountDown)
+                INSERT INTO group_counts (directory_id, place_id, camera_id, assets)
+                    SELECT new.directory_id, coalesce(new.place_id, 0), coalesce(new.camera_id, 0), 1
+                    WHERE new.is_hidden = 0 AND new.deleted_at IS NULL
+                    ON CONFLICT DO UPDATE SET assets = assets + 1;
+            END;
+            DROP TRIGGER assets_indexes_delete;
+            CREATE TRIGGER assets_indexes_delete AFTER DELETE ON assets BEGIN
+                INSERT INTO asset_words (asset_words, rowid, name, keywords)
+                SELECT 'delete', old.pk, \(SearchSQL.name("old.path")), old.keywords
+                    WHERE NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+                UPDATE place_counts SET assets = assets - 1
+                    WHERE place_id = old.place_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+                UPDATE camera_counts SET assets = assets - 1
+                    WHERE camera_id = old.camera_id AND old.is_hidden = 0 AND old.deleted_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+                \(SearchSQL.groupCountDown)
+                DELETE FROM assets_unindexed WHERE pk = old.pk;
+            END;
+            """),
     ]
 
     /// The `user_version` this build writes.
@@ -909,6 +952,18 @@ enum SearchSQL {
         let text = "CAST(\(path) AS TEXT)"
         return "substr(\(text), length(rtrim(\(text), replace(\(text), '/', ''))) + 1)"
     }
+
+    /// One fewer visible asset in `old`'s folder, place and camera (`group_counts`, migration
+    /// 022), the row gone at none; for a trigger on `assets` (an asset not yet indexed has none).
+    static let groupCountDown = """
+        UPDATE group_counts SET assets = assets - 1
+            WHERE directory_id = old.directory_id AND place_id = coalesce(old.place_id, 0)
+              AND camera_id = coalesce(old.camera_id, 0) AND old.is_hidden = 0 AND old.deleted_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM assets_unindexed WHERE pk = old.pk);
+        DELETE FROM group_counts
+            WHERE directory_id = old.directory_id AND place_id = coalesce(old.place_id, 0)
+              AND camera_id = coalesce(old.camera_id, 0) AND assets = 0;
+        """
 
     /// The words of the `cameras` row `prefix` names (`new.`, or none): make, model and lens.
     static func cameraWords(_ prefix: String) -> String {

@@ -52,6 +52,7 @@ final class AssetRows {
     private var indexWordsStatement: Statement?
     private var countPlacesStatement: Statement?
     private var countCamerasStatement: Statement?
+    private var countGroupsStatement: Statement?
     private var clearUnindexedStatement: Statement?
 
     init(_ db: Connection, directories: Directories, places: PlaceRows) {
@@ -63,10 +64,10 @@ final class AssetRows {
 
     // MARK: Words and counts
 
-    /// Writes the words (`asset_words`) and place and camera counts (`place_counts`,
-    /// `camera_counts`) of the assets this transaction inserted, as their rows are now, and
+    /// Writes the words (`asset_words`) and place, camera and group counts (`place_counts`,
+    /// `camera_counts`, `group_counts`) of the assets this transaction inserted, as their rows are now, and
     /// empties `assets_unindexed`: one statement each per transaction instead of a trigger per
-    /// row (migration 014 says why). The writer's last step before its change set; four steps
+    /// row (migration 014 says why). The writer's last step before its change set; five steps
     /// on an empty table when nothing was inserted.
     func indexInserted() throws(StoreError) {
         try db.statement(&indexWordsStatement, """
@@ -84,6 +85,12 @@ final class AssetRows {
             SELECT camera_id, count(*) FROM assets WHERE pk IN (SELECT pk FROM assets_unindexed)
                 AND camera_id IS NOT NULL AND is_hidden = 0 AND deleted_at IS NULL GROUP BY camera_id
             ON CONFLICT (camera_id) DO UPDATE SET assets = assets + excluded.assets
+            """).run()
+        try db.statement(&countGroupsStatement, """
+            INSERT INTO group_counts (directory_id, place_id, camera_id, assets)
+            SELECT directory_id, coalesce(place_id, 0), coalesce(camera_id, 0), count(*) FROM assets
+                WHERE pk IN (SELECT pk FROM assets_unindexed) AND is_hidden = 0 AND deleted_at IS NULL GROUP BY 1, 2, 3
+            ON CONFLICT DO UPDATE SET assets = assets + excluded.assets
             """).run()
         try db.statement(&clearUnindexedStatement, "DELETE FROM assets_unindexed").run()
     }
