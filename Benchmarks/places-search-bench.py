@@ -24,7 +24,9 @@ In one run, on one library (e.g. ../shared/bench/make-corpus.py's 100,000 or 1,0
    types, and combinations, a rare word before a common one and after it), `--runs` + 1 rounds, each query's first page (limit 100) asked new
    (a favorite set or cleared before each round moves the change token: nothing kept answers
    it), then the same page again and the next page: per query the medians, p50 and p99 of each
-   kind and over every request. `places.fetch`: its median.
+   kind and over every request. Then, likewise, what a search box asks as one types, a letter at a
+   time (`typed`: every prefix of the most common city, year, make and file-name word), apart.
+   `places.fetch`: its median.
 4. Size: what places and search add to the database — a VACUUMed copy against a VACUUMed copy
    with their tables, indexes, columns and triggers dropped, per asset.
 
@@ -37,6 +39,7 @@ import json
 import os
 import shutil
 import sqlite3
+import re
 import statistics
 import subprocess
 import sys
@@ -61,6 +64,7 @@ DROP TRIGGER IF EXISTS moments_unindexed_insert; DROP TRIGGER IF EXISTS moments_
 DROP TABLE IF EXISTS moments_unindexed;
 DROP TRIGGER IF EXISTS cameras_words_insert; DROP TABLE IF EXISTS camera_words; DROP TABLE IF EXISTS camera_counts;
 DROP TRIGGER IF EXISTS assets_camera_count_update; DROP INDEX IF EXISTS assets_camera;
+DROP TRIGGER IF EXISTS assets_group_count_update; DROP TABLE IF EXISTS group_counts;
 DROP TABLE asset_words; DROP VIEW asset_words_source; DROP TABLE folder_words; DROP TABLE place_words;
 DROP TABLE keyword_words; DROP TABLE album_words; DROP TABLE moment_words;
 DROP INDEX assets_location; DROP INDEX assets_place; DROP TABLE place_counts;
@@ -224,6 +228,28 @@ def queries(db):
     return out
 
 
+def typed(db):
+    """What a search box asks as one types, a letter at a time: every prefix of the most common
+    city, the most common year, the most common make and the most common word of the file
+    names without their extensions (of 5,000 spread over the library: "img" of IMG_0615.JPG),
+    each one a new query."""
+    q = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    names = [r[0] for r in q.execute("""SELECT CAST(path AS TEXT) FROM assets
+                                       WHERE pk % (SELECT max(1, count(*) / 5000) FROM assets) = 0""")]
+    q.close()
+    words = {}
+    for n in names:
+        for w in re.findall(r"[^\W\d_]{2,}", os.path.splitext(os.path.basename(n))[0].lower()):
+            words[w] = words.get(w, 0) + 1
+    picked = queries(db)
+    ends = [picked[0], picked[2]] + ([picked[8]] if len(picked) > 8 else [])
+    ends += [max(words, key=words.get)] if words else []
+    out = []
+    for end in ends:
+        out += [end[:i] for i in range(1, len(end) + 1) if end[:i] not in out]
+    return out
+
+
 def search_round(d, qs, runs):
     """Each query `runs` + 1 times as a client meets it: its first page asked new (a favorite
     set and cleared between the rounds moves the change token, so nothing kept from the round
@@ -367,6 +393,7 @@ def main():
 
     qs = queries(db)
     out["search"] = search_round(d, qs, a.runs)
+    out["typed"] = search_round(d, typed(db), a.runs)
     d.stop()
     out["size"] = size(db, assets)
 
@@ -385,6 +412,11 @@ def main():
         print("| `assets.search`, %s | p50 %.1f ms, p99 %.1f ms |" % (what, s[kind]["p50_ms"], s[kind]["p99_ms"]))
     print("| `assets.search`, every request | p50 %.1f ms, p99 %.1f ms |" % (s["p50_ms"], s["p99_ms"]))
     print("| `places.fetch` | first %.1f ms, median %.1f ms |" % (s["places_fetch_first_ms"], s["places_fetch_median_ms"]))
+    t = out["typed"]
+    slow = sorted(t["queries"].items(), key=lambda kv: -kv[1]["first_ms"])
+    print("| `assets.search` as one types (%s), asked new | p50 %.1f ms, p99 %.1f ms; slowest %s |"
+          % (", ".join('"%s"' % k for k in t["queries"]), t["first"]["p50_ms"], t["first"]["p99_ms"],
+             ", ".join('"%s" %.0f ms' % (k, r["first_ms"]) for k, r in slow[:5])))
     z = out["size"]
     print("| places and search in the database (VACUUMed, with − without) | %.0f bytes an asset |" % z["bytes_per_asset"])
     if a.results:

@@ -582,6 +582,25 @@ struct SearchStoreTests {
         try Self.expectMomentWordsConsistent(db)
     }
 
+    @Test("A database of schema 22 gets the index of its own words' first letters: prefixes of one and two letters find what they found")
+    func upgradedToWordPrefixes() throws {
+        defer { dir.remove() }
+        let letters = ["i", "z", "n", "2", "c", "l", "b", "s", "j", "im", "zu", "20", "ni", "jp"]
+        var before: [[String]] = []
+        do {
+            let db = try open()
+            try fill(db)
+            _ = try db.write { w in try w.connection.execute(StoreTests.withoutWordPrefixes + "PRAGMA user_version = 22;") }
+            before = try letters.map { try names(db, $0) }
+        }
+        let db = try open()
+        #expect(try db.read { try $0.connection.scalar("SELECT sql FROM sqlite_schema WHERE name = 'asset_words'").string }?
+            .contains("prefix = '1 2'") == true)
+        #expect(try letters.map { try names(db, $0) } == before)
+        #expect(before.contains { !$0.isEmpty })
+        try Self.expectWordsConsistent(db)
+    }
+
     @Test("A database of schema 21 gets its counts of folder, place and camera together, kept as assets are hidden, moved, re-read and deleted")
     func upgradedToGroupCounts() throws {
         defer { dir.remove() }
@@ -606,6 +625,15 @@ struct SearchStoreTests {
         moved.removedFiles = [(PathBytes("/lib/2021"), Array("zurich.jpg".utf8))]
         _ = try db.write { try $0.apply(moved, now: 6) }
         _ = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/elsewhere/zurich.jpg", inode: 3, .media(leica))]), now: 7) }
+        try Self.expectWordsConsistent(db)
+        // A visible asset's row deleted (as the writer deletes a copy that turned out to be a
+        // deleted asset's file come back): its group loses it.
+        _ = try db.write { w in
+            try w.connection.execute("""
+                UPDATE files SET asset_pk = NULL, role = NULL WHERE asset_pk = (SELECT max(pk) FROM assets WHERE is_hidden = 0);
+                DELETE FROM assets WHERE pk = (SELECT max(pk) FROM assets WHERE is_hidden = 0);
+                """)
+        }
         try Self.expectWordsConsistent(db)
         var gone = WriteBatch()
         gone.removedFiles = all.suffix(2).map { ($0.path.parent, $0.path.lastComponent) }
@@ -739,7 +767,8 @@ struct SearchStoreTests {
         }
         try compare(["2019", "lisb", "beach", "porto 2019", "2019 porto", "img", "canon", "family beach", "beach family img",
                      "img beach family", "\"lisbon trip\"", "sydney dog", "dog sydney", "img dog lisb", "nothing",
-                     "nikon", "corporation", "eos", "nik", "nikon beach", "canon lisb", "lisb canon 2019", "canon nikon", "z"])
+                     "nikon", "corporation", "eos", "nik", "nikon beach", "canon lisb", "lisb canon 2019", "canon nikon", "z",
+                     "n", "a", "l"])
 
         // The counts the groups keep follow the changes: assets shown again, files moved into a
         // matched folder, new ones at a matched place and in a burst, others gone.
@@ -780,7 +809,7 @@ struct SearchStoreTests {
         #expect(try db.read { try $0.groupedSearch(try SearchQuery.parse("canon").terms[0], needed: 10, wanted: 10) }?.found != nil,
                 "a word of a camera and a folder: the camera's assets in the folder counted as the folder's")
         try compare(["2019", "lisb", "lisbon", "porto", "sunset", "2020", "beach", "again", "nothing",
-                     "canon", "leica", "q2", "nikon", "leica lisb", "nikon 2020", "canon shots"])
+                     "canon", "leica", "q2", "nikon", "leica lisb", "nikon 2020", "canon shots", "n"])
         try Self.expectWordsConsistent(db)
         // Many own matches: only those that change a score are read ("porto": 20 file names in
         // its folder change nothing, 3 keywords weigh more than the folder).

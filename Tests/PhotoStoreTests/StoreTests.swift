@@ -68,9 +68,19 @@ struct StoreTests {
         #expect(try db.read { try $0.connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'files_group'").int64 } == 0)
     }
 
+    /// The database as version 22 left it: migration 023 undone (no index of the asset's own
+    /// words' first one and two letters).
+    static let withoutWordPrefixes = """
+        DROP TABLE asset_words;
+        CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, content = 'asset_words_source',
+            content_rowid = 'pk', columnsize = 0, tokenize = 'unicode61 remove_diacritics 2');
+        INSERT INTO asset_words (asset_words) VALUES ('rebuild');
+
+        """
+
     /// The database as version 21 left it: migration 022 undone (no counts of folder, place and
     /// camera together).
-    static let withoutGroupCounts = """
+    static let withoutGroupCounts = withoutWordPrefixes + """
         DROP TRIGGER assets_group_count_update; DROP TABLE group_counts;
         DROP TRIGGER assets_indexes_delete;
         CREATE TRIGGER assets_indexes_delete AFTER DELETE ON assets BEGIN

@@ -906,6 +906,17 @@ public enum Schema {
                 DELETE FROM assets_unindexed WHERE pk = old.pk;
             END;
             """),
+        Migration(name: "023_word_prefixes", sql: """
+            -- The asset's own words keep an index of their first one and two letters (FTS5's
+            -- `prefix = '1 2'`): a prefix of one or two letters, as one starts typing, is one
+            -- list to read instead of every word that begins so merged ("20"* is every date in
+            -- a file name: 279,263 matches at 1,000,000 assets, 62 -> 24 ms; "2"* 81 -> 29; "d"*
+            -- 90 -> 48). 18 bytes an asset, ~1 µs of the writer's time a file.
+            DROP TABLE asset_words;
+            CREATE VIRTUAL TABLE asset_words USING fts5(name, keywords, content = 'asset_words_source',
+                content_rowid = 'pk', columnsize = 0, prefix = '1 2', tokenize = 'unicode61 remove_diacritics 2');
+            INSERT INTO asset_words (asset_words) VALUES ('rebuild');
+            """),
     ]
 
     /// The `user_version` this build writes.
