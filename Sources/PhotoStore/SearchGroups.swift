@@ -7,10 +7,9 @@ import PhotoModel
 /// capture-order indexes, merged. The asset's own matches (its words, the taggers' keywords,
 /// its user albums) are read one by one when few, and when many only those that change a score
 /// (outside the word's groups, or weighing more than the group they are in); where its places',
-/// folders' and cameras' assets meet is counted from the counts of each folder, place and
-/// camera together (`group_counts`). Visible assets
-/// only, one of a burst (the others go back to `rankedSearch`'s pass); the same order and
-/// total.
+/// folders' and cameras' assets meet is summed from the counts of each folder, place and camera
+/// together (`group_counts`). Visible assets only, one of a burst (the others go back to
+/// `rankedSearch`'s pass); the same order and total.
 enum SearchGroups {
     /// At most this many of the asset's own matches are read one by one (of all, or of those
     /// that change a score); more send the word back to the pass.
@@ -247,7 +246,7 @@ extension IndexReader {
     /// How many visible assets are at one of `places` and in one of `folders`, and how many of
     /// `cameras`' are in one of those folders or at one of those places: a sum over the kept
     /// counts of folder, place and camera together (`group_counts`), when the word has groups of
-    /// two kinds.
+    /// two kinds or three.
     private func meetings(places: [Int64], folders: [Int64], cameras: [Int64]) throws(StoreError)
         -> (places: Int, cameras: Int) {
         let kinds = [places, folders, cameras].filter { !$0.isEmpty }.count
