@@ -203,8 +203,9 @@ extension IndexReader {
         // A word no group has ("kitten", a file name's) is the pass's: its own matches are not
         // counted twice (a prefix's are merged from all its words, ~7 ms for "kitt"*).
         guard !places.isEmpty || !folders.isEmpty || !cameras.isEmpty else { return nil }
-        // The word's own matches as a byte per pk (FTS5 merges a prefix's words once: "20"*
-        // is hundreds of thousands of dates).
+        // The word's own matches as a byte per pk (a prefix of one or two letters is one list of
+        // FTS5's, migration 023; a longer one's words are merged once: "202"* is thousands of
+        // dates).
         let ownCodes = try weights(term, ownOnly: true)
         let ownRows = ownCodes.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
 
