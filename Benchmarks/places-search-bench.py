@@ -228,11 +228,11 @@ def queries(db):
     return out
 
 
-def typed(db):
+def typed(db, picked):
     """What a search box asks as one types, a letter at a time: every prefix of the most common
     city, the most common year, the most common make and the most common word of the file
     names without their extensions (of 5,000 spread over the library: "img" of IMG_0615.JPG),
-    each one a new query."""
+    each one a new query; `picked` is `queries`' list."""
     q = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     names = [r[0] for r in q.execute("""SELECT CAST(path AS TEXT) FROM assets
                                        WHERE pk % (SELECT max(1, count(*) / 5000) FROM assets) = 0""")]
@@ -241,7 +241,6 @@ def typed(db):
     for n in names:
         for w in re.findall(r"[^\W\d_]{2,}", os.path.splitext(os.path.basename(n))[0].lower()):
             words[w] = words.get(w, 0) + 1
-    picked = queries(db)
     ends = [picked[0], picked[2]] + ([picked[8]] if len(picked) > 8 else [])
     ends += [max(words, key=words.get)] if words else []
     out = []
@@ -393,7 +392,7 @@ def main():
 
     qs = queries(db)
     out["search"] = search_round(d, qs, a.runs)
-    out["typed"] = search_round(d, typed(db), a.runs)
+    out["typed"] = search_round(d, typed(db, qs), a.runs)
     d.stop()
     out["size"] = size(db, assets)
 

@@ -209,7 +209,6 @@ extension IndexReader {
         let ownCodes = try weights(term, ownOnly: true)
         let ownRows = ownCodes.reduce(0) { $0 + ($1 != 0 ? 1 : 0) }
 
-        let placeIDs = "[" + places.map { String($0.group.id) }.joined(separator: ",") + "]"
         let (meeting, cameraMeeting) = try meetings(places: places.map(\.group.id), folders: folders.map(\.group.id),
                                                     cameras: cameras.map(\.group.id))
 
@@ -229,7 +228,7 @@ extension IndexReader {
             // folders, or weighing more than a folder in one ("2020"'s 43,552 file-name dates at
             // 1,000,000 assets are nearly all in its 703 folders) — found by comparing the
             // own matches' codes with the groups' as a byte per asset, both made inside SQLite.
-            switch try ownChangingScores(ownCodes, placeIDs: placeIDs, folders: folders.map(\.group.id),
+            switch try ownChangingScores(ownCodes, places: places.map(\.group.id), folders: folders.map(\.group.id),
                                          cameras: cameras.map(\.group.id), atMost: ownAtMost) {
             case .read(let read): own = read
             case .tooMany(let weights): return .weights(weights)
@@ -268,13 +267,13 @@ extension IndexReader {
     /// A word's own matches that change a score (`SearchGroups.changing`), read; when more than
     /// `atMost`, the word's weights instead (a byte per pk, as `IndexReader.weights` makes
     /// them for the assets a search without hidden ones keeps), for the pass to go on from.
-    private func ownChangingScores(_ own: [UInt8], placeIDs: String, folders: [Int64], cameras: [Int64],
+    private func ownChangingScores(_ own: [UInt8], places: [Int64], folders: [Int64], cameras: [Int64],
                                    atMost: Int) throws(StoreError) -> SearchGroups.OwnMatches {
         // A word of no place whose folders hold most of the library ("20"*: every year's folder):
         // an own match (a name, 2, or a keyword, 3: never a camera's 1) changes its score where
         // it is a keyword or in none of those folders, so the other folders' assets are read
         // instead of theirs.
-        if placeIDs == "[]", let changing = try changingOutsideFolders(own, folders: folders) {
+        if places.isEmpty, let changing = try changingOutsideFolders(own, folders: folders) {
             if changing.count <= atMost { return .read(try readOwn(own, pks: changing)) }
         }
         let groups = try db.statement("""
@@ -288,8 +287,8 @@ extension IndexReader {
                     WHERE camera_id IN (SELECT value FROM json_each(?3)) AND camera_id IS NOT NULL
                       AND is_hidden = 0 AND deleted_at IS NULL)
             """)
-        groups.bind("[" + folders.map(String.init).joined(separator: ",") + "]", at: 1)
-        groups.bind(placeIDs, at: 2)
+        groups.bind(SearchJoin.json(folders), at: 1)
+        groups.bind(SearchJoin.json(places), at: 2)
         groups.bind(SearchJoin.json(cameras), at: 3)
         let group = try groups.step() ? groups.bytes(0) : []
         groups.reset()
@@ -337,7 +336,7 @@ extension IndexReader {
             WHERE a.pk IN (SELECT value FROM json_each(?2)) AND \(SearchGroups.shown)
             """)
         read.bind(own, at: 1)
-        read.bind("[" + pks.map(String.init).joined(separator: ",") + "]", at: 2)
+        read.bind(SearchJoin.json(pks), at: 2)
         var found: [SearchGroups.Own] = []
         while try read.step() { found.append(SearchGroups.Own(read)) }
         read.reset()
