@@ -21,6 +21,7 @@ let package = Package(
     targets: [
         // C layer: module maps and shims.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libexif (libexif-dev): only the tests link it, as the oracle for photod's own EXIF decoding.
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
@@ -62,7 +63,7 @@ let package = Package(
 
         // Adapters.
         .target(name: "PhotoSystem", dependencies: ["CLinux", "PhotoModel"], swiftSettings: strict),
-        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CExif", "CVideo", "CZlib"], swiftSettings: strict),
+        .target(name: "PhotoMetadata", dependencies: ["PhotoModel", "PhotoSystem", "CVideo", "CZlib"], swiftSettings: strict),
         .target(name: "PhotoStore", dependencies: ["PhotoModel", "PhotoSystem", "CSQLite", "CSearch", "CLinux"], swiftSettings: strict),
         .target(name: "PhotoImaging", dependencies: ["PhotoModel", "PhotoSystem", "PhotoMetadata", "CTurboJPEG", "CWebP", "CHeif", "CTIFF", "CGIF",
                                                      "CRaw", "COpenJPEG", "CJXL", "CImaging", "CVideo"],
@@ -94,7 +95,7 @@ let package = Package(
         .testTarget(name: "PhotoModelTests", dependencies: ["PhotoModel", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoSystemTests", dependencies: ["PhotoSystem", "PhotoTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWireTests", dependencies: ["PhotoWire"], swiftSettings: strict),
-        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "PhotoTesting", "CExif"], swiftSettings: strict),
         .testTarget(name: "PhotoImagingTests", dependencies: ["PhotoImaging", "PhotoMetadata", "PhotoTesting", "CTurboJPEG"],
                     swiftSettings: strict),
         .testTarget(name: "PhotoStoreTests", dependencies: ["PhotoStore", "PhotoTesting"], swiftSettings: strict),

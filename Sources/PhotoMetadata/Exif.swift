@@ -1,7 +1,6 @@
-import CExif
 import PhotoModel
 
-/// The EXIF fields photod uses, decoded from libexif's entries.
+/// The EXIF fields photod uses.
 struct ExifFields: Sendable, Hashable {
     var make: String?
     var model: String?
@@ -42,14 +41,12 @@ struct ExifFields: Sendable, Hashable {
     }
 }
 
-/// EXIF decoding: a bounded walk of the TIFF structure (ours), then libexif on a compact
-/// block repacked from the entries we need.
+/// EXIF decoding: a bounded walk of the TIFF structure (`TIFFWalker`) keeps the entries photod
+/// reads, in place; their values are decoded here.
 ///
-/// Why always repack rather than hand libexif a clean original: libexif then never sees maker
-/// notes, thumbnails or entries we do not use (less untrusted input for a C parser, and
-/// libexif's limits — no `Exif\0\0` prefix, IFDs past 64 KiB, an IFD abandoned after one bad
-/// pointer entry — cannot bite), and it is faster: on 2,000 generated 20 KB camera JPEGs,
-/// 18.4 µs per file repacked against 31.0 µs passing the original block (release build).
+/// An entry counts as libexif 0.6.24 (which photod used until 2026-12) loads one: a type TIFF 6
+/// defines (1–12) with at least one byte of value, the first of its tag in its IFD. The tests
+/// hold libexif to it, on a block repacked from the same entries (`LibExifOracleTests`).
 enum ExifReader {
     /// Decodes the EXIF of a TIFF structure held in memory (the bytes after `Exif\0\0` in a
     /// JPEG APP1 segment, a PNG `eXIf` chunk, a HEIF `Exif` item...).
@@ -62,11 +59,9 @@ enum ExifReader {
         return fields
     }
 
-    /// Decodes a layout's entries with libexif.
+    /// Decodes a layout's entries.
     static func decode(layout: TIFFLayout) -> ExifFields {
-        if layout.isEmpty { return ExifFields() }
-        let packed = TIFFRepacker.pack(layout)
-        return LibExif.fields(ByteView(packed)) ?? ExifFields()
+        ExifFields { kind, tag in layout.entry(kind, tag).flatMap { EntryValue($0, little: layout.littleEndian) } }
     }
 
     /// Apple's ContentIdentifier (tag 0x11 of the `Apple iOS` maker note), which pairs a Live
@@ -121,92 +116,54 @@ extension ExifFields {
     }
 }
 
-/// The thin shell around libexif: load a block (which must start with `Exif\0\0`), read
-/// the entries photod needs, free everything.
-enum LibExif {
-    /// Loads `block` with libexif and decodes the fields; `nil` when libexif finds nothing.
-    static func fields(_ block: ByteView) -> ExifFields? {
-        guard block.count >= 14, let data = exif_data_new() else { return nil }
-        defer { exif_data_unref(data) }
-        // exif_data_fix on every load costs 2.5x and rewrites values we want as stored.
-        exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
-        block.base.withUnsafeBufferPointer { p in
-            exif_data_load_data(data, p.baseAddress! + block.start, UInt32(block.count))
-        }
-        return decode(data)
-    }
+extension ExifFields {
+    /// photod's fields from an EXIF structure's entries, each looked up by its IFD and tag
+    /// (`nil` when absent or unusable).
+    init(entry get: (IFDKind, UInt16) -> EntryValue?) {
+        self.init()
+        make = get(.ifd0, ExifTags.make)?.text
+        model = get(.ifd0, ExifTags.model)?.text
+        software = get(.ifd0, ExifTags.software)?.text
+        lensModel = get(.exif, ExifTags.lensModel)?.text
+        if let o = get(.ifd0, ExifTags.orientation)?.integer(0), (1...8).contains(o) { orientation = o }
+        if let c = get(.exif, ExifTags.userComment) { userComment = Self.userComment(c) }
 
-    /// Which IFDs libexif loaded, and the count of entries in each (tests use it to show libexif's limits).
-    static func entryCounts(_ block: ByteView) -> (ifd0: Int, exif: Int, gps: Int) {
-        guard block.count >= 14, let data = exif_data_new() else { return (0, 0, 0) }
-        defer { exif_data_unref(data) }
-        exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
-        block.base.withUnsafeBufferPointer { p in
-            exif_data_load_data(data, p.baseAddress! + block.start, UInt32(block.count))
+        func stamp(_ kind: IFDKind, _ date: UInt16, _ sub: UInt16, _ offset: UInt16) -> Timestamp? {
+            guard let d = get(kind, date)?.bytes else { return nil }
+            return Timestamp.exif(d, subSeconds: get(.exif, sub)?.bytes, offset: get(.exif, offset)?.bytes)
         }
-        let ifd = data.pointee.ifd
-        return (Int(ifd.0?.pointee.count ?? 0), Int(ifd.2?.pointee.count ?? 0), Int(ifd.3?.pointee.count ?? 0))
-    }
-
-    /// Reads photod's fields from loaded EXIF data, decoding each entry's bytes in the
-    /// block's byte order (so SHORT, LONG, RATIONAL and SRATIONAL all work).
-    static func decode(_ data: UnsafeMutablePointer<ExifData>) -> ExifFields? {
-        let little = exif_data_get_byte_order(data) == EXIF_BYTE_ORDER_INTEL
-        let ifd = data.pointee.ifd
-        let ifd0 = ifd.0, exif = ifd.2, gps = ifd.3
-        let total = Int(ifd0?.pointee.count ?? 0) + Int(exif?.pointee.count ?? 0) + Int(gps?.pointee.count ?? 0)
-        guard total > 0 else { return nil }
-        func get(_ content: UnsafeMutablePointer<ExifContent>?, _ tag: UInt16) -> EntryValue? {
-            guard let content, let e = exif_content_get_entry(content, ExifTag(rawValue: UInt32(tag))),
-                  let bytes = e.pointee.data, e.pointee.size > 0 else { return nil }
-            return EntryValue(format: Int(e.pointee.format.rawValue), components: Int(e.pointee.components),
-                              data: UnsafeBufferPointer(start: bytes, count: Int(e.pointee.size)), little: little)
-        }
-        var f = ExifFields()
-        f.make = get(ifd0, ExifTags.make)?.text
-        f.model = get(ifd0, ExifTags.model)?.text
-        f.software = get(ifd0, ExifTags.software)?.text
-        f.lensModel = get(exif, ExifTags.lensModel)?.text
-        if let o = get(ifd0, ExifTags.orientation)?.integer(0), (1...8).contains(o) { f.orientation = o }
-        if let c = get(exif, ExifTags.userComment) { f.userComment = Self.userComment(c) }
-
-        func stamp(_ content: UnsafeMutablePointer<ExifContent>?, _ date: UInt16, _ sub: UInt16, _ offset: UInt16) -> Timestamp? {
-            guard let d = get(content, date)?.bytes else { return nil }
-            return Timestamp.exif(d, subSeconds: get(exif, sub)?.bytes, offset: get(exif, offset)?.bytes)
-        }
-        f.original = stamp(exif, ExifTags.dateTimeOriginal, ExifTags.subSecTimeOriginal, ExifTags.offsetTimeOriginal)
-        f.digitized = stamp(exif, ExifTags.dateTimeDigitized, ExifTags.subSecTimeDigitized, ExifTags.offsetTimeDigitized)
-        f.modified = stamp(ifd0, ExifTags.dateTime, ExifTags.subSecTime, ExifTags.offsetTime)
+        original = stamp(.exif, ExifTags.dateTimeOriginal, ExifTags.subSecTimeOriginal, ExifTags.offsetTimeOriginal)
+        digitized = stamp(.exif, ExifTags.dateTimeDigitized, ExifTags.subSecTimeDigitized, ExifTags.offsetTimeDigitized)
+        modified = stamp(.ifd0, ExifTags.dateTime, ExifTags.subSecTime, ExifTags.offsetTime)
 
         // GPS: a reference without its value (or a value without a usable reference) is no position.
-        if let lat = get(gps, ExifTags.gpsLatitude).flatMap(degrees),
-           let lon = get(gps, ExifTags.gpsLongitude).flatMap(degrees),
-           let latRef = get(gps, ExifTags.gpsLatitudeRef)?.bytes.first,
-           let lonRef = get(gps, ExifTags.gpsLongitudeRef)?.bytes.first,
+        if let lat = get(.gps, ExifTags.gpsLatitude).flatMap(Self.degrees),
+           let lon = get(.gps, ExifTags.gpsLongitude).flatMap(Self.degrees),
+           let latRef = get(.gps, ExifTags.gpsLatitudeRef)?.bytes.first,
+           let lonRef = get(.gps, ExifTags.gpsLongitudeRef)?.bytes.first,
            latRef == UInt8(ascii: "N") || latRef == UInt8(ascii: "S"),
            lonRef == UInt8(ascii: "E") || lonRef == UInt8(ascii: "W") {
             let la = latRef == UInt8(ascii: "S") ? -abs(lat) : lat
             let lo = lonRef == UInt8(ascii: "W") ? -abs(lon) : lon
             if abs(la) <= 90, abs(lo) <= 180 {
-                f.latitude = la
-                f.longitude = lo
+                latitude = la
+                longitude = lo
             }
         }
-        if let alt = get(gps, ExifTags.gpsAltitude)?.real(0), alt.isFinite, abs(alt) < 1_000_000 {
-            let below = get(gps, ExifTags.gpsAltitudeRef)?.integer(0) == 1
-            f.altitude = below ? -abs(alt) : alt
+        if let alt = get(.gps, ExifTags.gpsAltitude)?.real(0), alt.isFinite, abs(alt) < 1_000_000 {
+            let below = get(.gps, ExifTags.gpsAltitudeRef)?.integer(0) == 1
+            altitude = below ? -abs(alt) : alt
         }
-        if let d = get(gps, ExifTags.gpsDateStamp)?.bytes, d.count >= 10,
+        if let d = get(.gps, ExifTags.gpsDateStamp)?.bytes, d.count >= 10,
            let y = Digits.value(d, 0, 4), let mo = Digits.value(d, 5, 2), let dd = Digits.value(d, 8, 2),
-           let t = get(gps, ExifTags.gpsTimeStamp), t.components >= 3,
+           let t = get(.gps, ExifTags.gpsTimeStamp), t.components >= 3,
            let h = t.real(0), let mi = t.real(1), let s = t.real(2),
            h >= 0, h < 24, mi >= 0, mi < 60, s >= 0, s < 61 {
             let whole = Int(s)
             let ms = Int((s - Double(whole)) * 1000)
-            f.gpsUTC = LocalDateTime(year: y, month: mo, day: dd, hour: Int(h), minute: Int(mi), second: whole,
-                                     millisecond: ms > 0 ? ms : nil)
+            gpsUTC = LocalDateTime(year: y, month: mo, day: dd, hour: Int(h), minute: Int(mi), second: whole,
+                                   millisecond: ms > 0 ? ms : nil)
         }
-        return f
     }
 
     /// Degrees from a GPS coordinate: one to three (S)RATIONAL values, degrees/minutes/seconds.
@@ -247,15 +204,29 @@ enum LibExif {
     }
 }
 
-/// One libexif entry's value, decoded on demand.
+/// One entry's value, decoded on demand.
 struct EntryValue {
+    /// The TIFF type.
     let format: Int
     let components: Int
-    let data: UnsafeBufferPointer<UInt8>
+    let data: ByteView
     let little: Bool
 
-    var bytes: [UInt8] { Array(data) }
-    var text: String? { cleanText(data) }
+    init(format: Int, components: Int, data: ByteView, little: Bool) {
+        self.format = format
+        self.components = components
+        self.data = data
+        self.little = little
+    }
+
+    /// A walked entry's value; `nil` for a type TIFF 6 does not define or an empty value.
+    init?(_ entry: TIFFEntry, little: Bool) {
+        guard (1...12).contains(entry.type), entry.value.count > 0 else { return nil }
+        self.init(format: Int(entry.type), components: Int(entry.count), data: entry.value, little: little)
+    }
+
+    var bytes: [UInt8] { data.array() }
+    var text: String? { cleanText(data.base[data.start..<(data.start + data.count)]) }
 
     private func u16(_ i: Int) -> Int? {
         guard i + 2 <= data.count else { return nil }

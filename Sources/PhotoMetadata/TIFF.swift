@@ -98,7 +98,7 @@ struct TIFFImage: Sendable, Hashable {
 }
 
 /// What a bounded walk of a TIFF structure found: the entries photod decodes, the images a
-/// TIFF file describes, where the maker note and XMP sit, and whether the structure is clean.
+/// TIFF file describes, where the maker note and XMP sit, and the problems met (warnings).
 struct TIFFLayout: Sendable {
     var littleEndian: Bool
     /// The TIFF magic (42 for TIFF, 43 for BigTIFF, 0x4F52/0x5352 for ORF, 0x55 for RW2).
@@ -124,17 +124,12 @@ struct TIFFLayout: Sendable {
 
     var exifPixelSize: (width: Int, height: Int)? { exifPixel.width > 0 && exifPixel.height > 0 ? exifPixel : nil }
     var warnings: [String] = []
-    /// No structural problem was found: every IFD, pointer and value lies inside the structure.
-    var clean = true
-    /// The highest offset any walked IFD or value reaches (libexif ignores data past ~64 KiB).
-    var extent = 0
     var hasExifIFD = false
     var hasGPSIFD = false
 
     var isEmpty: Bool { ifd0.isEmpty && exif.isEmpty && gps.isEmpty }
 
     mutating func problem(_ text: String) {
-        clean = false
         if warnings.count < 16 { warnings.append(text) }
     }
 
@@ -163,8 +158,7 @@ enum TIFFWalkMode {
 ///
 /// BigTIFF (magic 43) is walked by the same code with its wider fields: a 16-byte header with
 /// a 64-bit first offset, 64-bit entry counts, 20-byte entries whose count and value are 64
-/// bits, and 8-byte inline values. The entries it keeps are ordinary TIFF types, which the
-/// repacker writes into a classic block for libexif.
+/// bits, and 8-byte inline values. The entries it keeps are ordinary TIFF types.
 struct TIFFWalker<Store: TIFFStore> {
     var store: Store
     var layout: TIFFLayout
@@ -250,8 +244,8 @@ struct TIFFWalker<Store: TIFFStore> {
         var next: Int?
     }
 
-    /// Reads one IFD; returns the pointers it holds. Problems become warnings and make the
-    /// layout unclean; nothing here throws except an I/O error.
+    /// Reads one IFD; returns the pointers it holds. Problems become warnings; nothing here
+    /// throws except an I/O error.
     private mutating func readIFD(_ offset: Int, _ kind: IFDKind, imageFile: Bool) throws(MetadataError) -> IFDResult {
         var result = IFDResult()
         guard offset >= 8, offset < store.length else {
@@ -283,7 +277,6 @@ struct TIFFWalker<Store: TIFFStore> {
         }
         let tableAt = offset + countSize
         guard n > 0, let table = try store.view(tableAt, entrySize * n) else { return result }
-        layout.extent = max(layout.extent, tableAt + entrySize * n + inlineSize)
         if let nextView = try store.view(tableAt + entrySize * n, inlineSize) {
             let next = word(nextView, 0)
             if next != 0 { result.next = next }
@@ -308,7 +301,7 @@ struct TIFFWalker<Store: TIFFStore> {
                 continue
             }
             guard count <= Int(UInt32.max), let size = tiffTypeSize(type) else {
-                // libexif drops such entries too; only a problem when it is one we need.
+                // An entry of no TIFF type is skipped; only a problem when it is a pointer we follow.
                 if tag == ExifTags.exifPointer || tag == ExifTags.gpsPointer { layout.problem("tag 0x\(hex(tag)) has invalid type \(type)") }
                 continue
             }
@@ -330,8 +323,8 @@ struct TIFFWalker<Store: TIFFStore> {
                 if tag == ExifTags.exifPointer { result.exif = target } else { result.gps = target }
                 continue
             }
-            // libexif 0.6.24 abandons the rest of an IFD when one of these holds an offset past
-            // the data: such a block must not go to libexif as is.
+            // A thumbnail or interoperability pointer past the data: damage worth a warning (libexif
+            // 0.6.24 abandoned the rest of the IFD at one; the walk goes on).
             if (tag == 0x0201 || tag == 0x0202 || tag == 0xA005) && (type == 4 || type == 3) && count >= 1 {
                 let v = type == 3 ? u16(table, vf) : u32(table, vf)
                 if v >= store.length { layout.problem("tag 0x\(hex(tag)) points outside the structure (\(v))") }
@@ -376,7 +369,7 @@ struct TIFFWalker<Store: TIFFStore> {
             switch kind {
             case .ifd0:
                 if ExifTags.wantedInIFD0(tag) { wanted = true }
-                // Some writers put EXIF dates in IFD0; libexif would drop them there.
+                // Some writers put EXIF dates in IFD0; they are read as the ExifIFD's.
                 else if ExifTags.wantedInExif(tag) { wanted = true; target = .exif }
                 else { wanted = false }
             case .image: wanted = false
@@ -393,7 +386,6 @@ struct TIFFWalker<Store: TIFFStore> {
                 value = table.slice(vf, byteCount)
             } else if let v = try store.view(valueOffset, byteCount) {
                 value = v
-                layout.extent = max(layout.extent, valueOffset + byteCount)
             } else {
                 layout.problem("value of tag 0x\(hex(tag)) lies outside the structure; ignored")
                 continue
@@ -402,7 +394,6 @@ struct TIFFWalker<Store: TIFFStore> {
             switch target {
             case .ifd0, .image: layout.ifd0.append(entry)
             case .exif:
-                if kind == .ifd0 { layout.clean = false }  // moved: libexif must get a repacked block
                 if !layout.exif.contains(where: { $0.tag == tag }) { layout.exif.append(entry) }
             case .gps: layout.gps.append(entry)
             }
@@ -418,99 +409,4 @@ struct TIFFWalker<Store: TIFFStore> {
 func hex(_ v: UInt16) -> String {
     let s = String(v, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, 4 - s.count)) + s
-}
-
-/// Builds a compact TIFF structure (with the `Exif\0\0` prefix libexif expects) from the
-/// entries a walk kept: IFD0, an ExifIFD and a GPS IFD, sorted, every offset valid. The block
-/// is sized first and written in one allocation.
-enum TIFFRepacker {
-    static func pack(_ layout: TIFFLayout) -> [UInt8] {
-        let exif = layout.exif.sorted { $0.tag < $1.tag }
-        let gps = layout.gps.sorted { $0.tag < $1.tag }
-        let ifd0 = layout.ifd0.sorted { $0.tag < $1.tag }
-        func size(_ entries: [TIFFEntry], extra: Int) -> Int {
-            var s = 2 + 12 * (entries.count + extra) + 4
-            for e in entries where e.value.count > 4 { s += e.value.count + (e.value.count & 1) }
-            return s
-        }
-        let pointers = (exif.isEmpty ? 0 : 1) + (gps.isEmpty ? 0 : 1)
-        // TIFF offsets count from the byte-order mark, which follows the 6-byte prefix.
-        let ifd0At = 8
-        let exifAt = ifd0At + size(ifd0, extra: pointers)
-        let gpsAt = exifAt + (exif.isEmpty ? 0 : size(exif, extra: 0))
-        let total = 6 + gpsAt + (gps.isEmpty ? 0 : size(gps, extra: 0))
-        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            var w = BlockWriter(buffer: buffer, little: layout.littleEndian)
-            w.bytes([0x45, 0x78, 0x69, 0x66, 0, 0])
-            w.bytes(layout.littleEndian ? [0x49, 0x49] : [0x4D, 0x4D])
-            w.u16(42)
-            w.u32(ifd0At)
-            var ptrs: [(UInt16, Int)] = []
-            if !exif.isEmpty { ptrs.append((ExifTags.exifPointer, exifAt)) }
-            if !gps.isEmpty { ptrs.append((ExifTags.gpsPointer, gpsAt)) }
-            w.ifd(ifd0, at: ifd0At, pointers: ptrs)
-            if !exif.isEmpty { w.ifd(exif, at: exifAt, pointers: []) }
-            if !gps.isEmpty { w.ifd(gps, at: gpsAt, pointers: []) }
-            precondition(w.position == total, "repacked EXIF size mismatch")
-            initialized = total
-        }
-    }
-
-    /// Writes into a buffer sized in advance.
-    private struct BlockWriter {
-        let buffer: UnsafeMutableBufferPointer<UInt8>
-        let little: Bool
-        var position = 0
-
-        init(buffer: UnsafeMutableBufferPointer<UInt8>, little: Bool) {
-            self.buffer = buffer
-            self.little = little
-        }
-
-        mutating func byte(_ b: UInt8) { buffer[position] = b; position += 1 }
-        mutating func bytes(_ b: [UInt8]) { for x in b { byte(x) } }
-        mutating func u16(_ v: Int) {
-            if little { byte(UInt8(v & 0xFF)); byte(UInt8(v >> 8 & 0xFF)) } else { byte(UInt8(v >> 8 & 0xFF)); byte(UInt8(v & 0xFF)) }
-        }
-        mutating func u32(_ v: Int) {
-            if little { u16(v & 0xFFFF); u16(v >> 16 & 0xFFFF) } else { u16(v >> 16 & 0xFFFF); u16(v & 0xFFFF) }
-        }
-        mutating func copy(_ v: ByteView) {
-            for i in 0..<v.count { byte(v[i]) }
-        }
-
-        /// One IFD: the entries (pointers merged in tag order), the next-IFD link (none),
-        /// then the values that do not fit in 4 bytes.
-        mutating func ifd(_ entries: [TIFFEntry], at start: Int, pointers: [(UInt16, Int)]) {
-            let n = entries.count + pointers.count
-            u16(n)
-            var data = start + 2 + 12 * n + 4
-            var p = 0
-            var e = 0
-            while e < entries.count || p < pointers.count {
-                if p < pointers.count, e == entries.count || pointers[p].0 < entries[e].tag {
-                    u16(Int(pointers[p].0)); u16(4); u32(1); u32(pointers[p].1)
-                    p += 1
-                    continue
-                }
-                let entry = entries[e]
-                e += 1
-                u16(Int(entry.tag))
-                u16(Int(entry.type))
-                u32(Int(entry.count))
-                if entry.value.count <= 4 {
-                    copy(entry.value)
-                    for _ in entry.value.count..<4 { byte(0) }
-                } else {
-                    u32(data)
-                    data += entry.value.count + (entry.value.count & 1)
-                }
-            }
-            u32(0)
-            for entry in entries where entry.value.count > 4 {
-                copy(entry.value)
-                if entry.value.count & 1 == 1 { byte(0) }
-            }
-        }
-    }
 }

@@ -1,5 +1,5 @@
 // Fuzz target: the metadata reader on a whole file held in memory (sniffer, JPEG segments with
-// stray bytes and the DNL search, IPTC-IIM in APP13, TIFF IFDs and the EXIF locator, libexif,
+// stray bytes and the DNL search, IPTC-IIM in APP13, TIFF IFDs and the EXIF locator and decoding,
 // PNG chunks with their text chunks and ImageMagick's raw profiles (zlib), WebP/AVI RIFF, ISO BMFF boxes and HEIF irot/imir, Matroska, FLV/ASF, RAF, XMP). Any result or thrown MetadataError is fine; a trap, a
 // sanitizer report, a hang or a huge allocation is a bug.
 import PhotoMetadata
