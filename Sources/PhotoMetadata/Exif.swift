@@ -44,9 +44,12 @@ struct ExifFields: Sendable, Hashable {
 /// EXIF decoding: a bounded walk of the TIFF structure (`TIFFWalker`) keeps the entries photod
 /// reads, in place; their values are decoded here.
 ///
-/// An entry counts as libexif 0.6.24 (which photod used until 2026-12) loads one: a type TIFF 6
-/// defines (1–12) with at least one byte of value, the first of its tag in its IFD. The tests
-/// hold libexif to it, on a block repacked from the same entries (`LibExifOracleTests`).
+/// A tag's value is its first entry in its IFD that libexif 0.6.24 (which photod used until
+/// 2026-12) would load: of a type TIFF 6 defines (1–12), with at least one byte. The tests hold
+/// libexif to it, on a block repacked from the same entries (`LibExifOracleTests`). One
+/// difference, on purpose: libexif read no further than 0xFFFE bytes into a block, so a large
+/// value (a UserComment or a Make of tens of KB, as some tools write into PNG, WebP or HEIF EXIF)
+/// hid the entries packed after it, the GPS IFD among them; photod reads them.
 enum ExifReader {
     /// Decodes the EXIF of a TIFF structure held in memory (the bytes after `Exif\0\0` in a
     /// JPEG APP1 segment, a PNG `eXIf` chunk, a HEIF `Exif` item...).
@@ -61,7 +64,9 @@ enum ExifReader {
 
     /// Decodes a layout's entries.
     static func decode(layout: TIFFLayout) -> ExifFields {
-        ExifFields { kind, tag in layout.entry(kind, tag).flatMap { EntryValue($0, little: layout.littleEndian) } }
+        ExifFields { kind, tag in
+            layout.entries(kind).lazy.filter { $0.tag == tag }.compactMap { EntryValue($0, little: layout.littleEndian) }.first
+        }
     }
 
     /// Apple's ContentIdentifier (tag 0x11 of the `Apple iOS` maker note), which pairs a Live

@@ -124,8 +124,6 @@ struct TIFFLayout: Sendable {
 
     var exifPixelSize: (width: Int, height: Int)? { exifPixel.width > 0 && exifPixel.height > 0 ? exifPixel : nil }
     var warnings: [String] = []
-    var hasExifIFD = false
-    var hasGPSIFD = false
 
     var isEmpty: Bool { ifd0.isEmpty && exif.isEmpty && gps.isEmpty }
 
@@ -133,11 +131,12 @@ struct TIFFLayout: Sendable {
         if warnings.count < 16 { warnings.append(text) }
     }
 
-    func entry(_ kind: IFDKind, _ tag: UInt16) -> TIFFEntry? {
+    /// The entries kept for an IFD, in the order the walk met them.
+    func entries(_ kind: IFDKind) -> [TIFFEntry] {
         switch kind {
-        case .ifd0, .image: return ifd0.first { $0.tag == tag }
-        case .exif: return exif.first { $0.tag == tag }
-        case .gps: return gps.first { $0.tag == tag }
+        case .ifd0, .image: return ifd0
+        case .exif: return exif
+        case .gps: return gps
         }
     }
 }
@@ -207,8 +206,8 @@ struct TIFFWalker<Store: TIFFStore> {
         switch mode {
         case .exif:
             let r = try readIFD(first, .ifd0, imageFile: false)
-            if let e = r.exif { layout.hasExifIFD = true; _ = try readIFD(e, .exif, imageFile: false) }
-            if let g = r.gps { layout.hasGPSIFD = true; _ = try readIFD(g, .gps, imageFile: false) }
+            if let e = r.exif { _ = try readIFD(e, .exif, imageFile: false) }
+            if let g = r.gps { _ = try readIFD(g, .gps, imageFile: false) }
         case .imageFile:
             var offset = first
             var chain = 0
@@ -229,8 +228,8 @@ struct TIFFWalker<Store: TIFFStore> {
                 if subIFDs.count < 16 { subIFDs += r.subIFDs.prefix(16 - subIFDs.count) }
                 k += 1
             }
-            if let e = exifAt { layout.hasExifIFD = true; _ = try readIFD(e, .exif, imageFile: true) }
-            if let g = gpsAt { layout.hasGPSIFD = true; _ = try readIFD(g, .gps, imageFile: true) }
+            if let e = exifAt { _ = try readIFD(e, .exif, imageFile: true) }
+            if let g = gpsAt { _ = try readIFD(g, .gps, imageFile: true) }
         case .single(let kind):
             _ = try readIFD(first, kind, imageFile: false)
         }

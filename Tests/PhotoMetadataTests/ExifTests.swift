@@ -6,7 +6,9 @@ import PhotoTesting
 import Testing
 
 /// EXIF: the fields, GPS signs and references, orientation range, the EXIF block in each
-/// container, and each known limit of libexif 0.6.24 that photod works around.
+/// container, and each known limit of libexif 0.6.24 (which photod used until 2026-12-06: the
+/// limits are why it walked the structure itself, and the oracle in `LibExifOracleTests` is held
+/// to blocks within them) with photod reading the same files.
 @Suite struct ExifTests {
     static let full = ExifFixture(
         make: "Canon\0 ", model: "  EOS 80D ", lensModel: "EF-S18-135mm", software: "Firmware 1.0", orientation: 6,

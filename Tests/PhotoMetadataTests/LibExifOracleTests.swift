@@ -8,6 +8,9 @@ import Testing
 /// libexif 0.6.24 in a compact block repacked from the same entries. libexif stays here as the
 /// oracle: on every block, the fields photod reads are the ones libexif's entries give.
 @Suite struct LibExifOracleTests {
+    /// libexif reads no further than 0xFFFE bytes into a block (photod reads on: `ExifReader`).
+    static let libexifReach = 0xFFFE
+
     /// The fields from libexif's entries of the repacked block (what photod read before).
     static func libexifFields(_ layout: TIFFLayout) -> ExifFields {
         if layout.isEmpty { return ExifFields() }
@@ -46,15 +49,19 @@ import Testing
             full.byteOrder = order
             list.append(full.bytes())
             var odd = full
-            // Model, Software and DateTime only as the odd entries below, so that those decide.
+            // Make, Model, Software and DateTime only as the odd entries below, so that those decide.
+            odd.make = nil
             odd.model = nil
             odd.software = nil
             odd.dateTime = nil
             odd.gps = GPSFixture(latitude: -33.8688, longitude: -70.6483, altitude: -4.25, signedRationals: true)
             odd.extraIFD0 = [
                 .init(0x9003, .ascii("2001:02:03 04:05:06")),          // DateTimeOriginal in IFD0
-                .init(0x010F, .ascii("Second Make")),                  // Make twice: the first counts
-                .init(0x0110, .raw(type: 13, count: 1, field: 8)),     // Model as an IFD offset
+                .init(0x010F, .raw(type: 2, count: 0, field: 0)),      // Make with no bytes, then twice:
+                .init(0x010F, .ascii("First Make")),                   // the first loadable counts
+                .init(0x010F, .ascii("Second Make")),
+                .init(0x0110, .raw(type: 13, count: 1, field: 8)),     // Model as an IFD offset, then
+                .init(0x0110, .ascii("Model Two")),                    // as text
                 .init(0x0131, .raw(type: 0, count: 4, field: 0x41414141)), // Software of type 0
                 .init(0x0132, .raw(type: 2, count: 0, field: 0)),      // DateTime with no bytes
                 .init(0x0201, .raw(type: 4, count: 1, field: 0x00FF_FFFF)),
@@ -71,6 +78,23 @@ import Testing
             #expect(!layout.isEmpty)
             #expect(ExifReader.decode(layout: layout) == Self.libexifFields(layout), "base \(i)")
         }
+        // The odd bases' Make and Model: the first entries libexif would load.
+        let odd = ExifReader.decode(layout: Self.layout(Self.bases[1])!)
+        #expect(odd.make == "First Make" && odd.model == "Model Two")
+    }
+
+    /// Past libexif's reach photod reads on: a 65,400-byte UserComment (as tools that keep their
+    /// settings in EXIF write) put the GPS IFD beyond 0xFFFE bytes of the block libexif was given.
+    @Test func readsPastLibexifsReach() throws {
+        var exif = ExifTests.full
+        exif.userComment = String(repeating: "w", count: 65_400)
+        let layout = try #require(Self.layout(exif.bytes()))
+        #expect(TIFFRepacker.pack(layout).count > Self.libexifReach)
+        #expect(Self.libexifFields(layout).latitude == nil, "libexif was expected to miss the GPS IFD")
+        let m = try Build.read(PNGFixture(width: 8, height: 8, exif: exif).bytes())
+        #expect(m.userComment?.utf8.count == 65_400)
+        #expect(abs((m.latitude ?? 0) - -33.8688) < 1e-6 && abs((m.longitude ?? 0) - 151.2093) < 1e-6)
+        #expect(m.make == "Canon" && m.dates.gpsUTC != nil)
     }
 
     /// 4,000 damaged copies: bytes overwritten at random (seeded), so entries change type, count,
@@ -84,7 +108,8 @@ import Testing
                 let at = Int.random(in: 8..<bytes.count, using: &rng)
                 bytes[at] = round % 3 == 0 ? UInt8.random(in: 0...0x0D, using: &rng) : UInt8.random(in: 0...255, using: &rng)
             }
-            guard let layout = Self.layout(bytes), !layout.isEmpty else { continue }
+            guard let layout = Self.layout(bytes), !layout.isEmpty,
+                  TIFFRepacker.pack(layout).count <= Self.libexifReach else { continue }
             compared += 1
             let ours = ExifReader.decode(layout: layout), theirs = Self.libexifFields(layout)
             #expect(ours == theirs, "round \(round)")
