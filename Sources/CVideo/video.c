@@ -45,6 +45,7 @@
     X(avcodec, av_packet_unref) \
     X(avcodec, avcodec_alloc_context3) \
     X(avcodec, avcodec_find_decoder) \
+    X(avcodec, avcodec_flush_buffers) \
     X(avcodec, avcodec_free_context) \
     X(avcodec, avcodec_get_name) \
     X(avcodec, avcodec_open2) \
@@ -543,8 +544,8 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
     // The first keyframe at or after the poster time; when there is none after it, the frame
     // at that time, decoded from the keyframe before it (non-reference frames skipped on the
     // way); when the container cannot seek, from where it is.
+    int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     if (target > 0) {
-        int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
         int64_t ts = start + (int64_t)llround(target / av_q2d(st->time_base));
         if (ff.av_seek_frame(fmt, v, ts, 0) < 0) {
             if (ff.av_seek_frame(fmt, v, ts, AVSEEK_FLAG_BACKWARD) >= 0) {
@@ -564,7 +565,7 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
         rc = fail(error, error_len, AVERROR(ENOMEM), "out of memory");
         goto done;
     }
-    int have_kept = 0, found = 0, draining = 0, bad = 0;
+    int have_kept = 0, found = 0, draining = 0, bad = 0, restarted = 0;
     rc = 0;
     while (!found) {
         if (past(&c.lim)) {
@@ -628,6 +629,19 @@ int photo_video_poster(const photo_video_input *in, const photo_poster_options *
         }
         continue;
     drained:
+        if (!have_kept && target > 0 && !restarted) {
+            // A seek that left no keyframe before the end (a transport stream seeks by time
+            // stamps, not to keyframes, and an H.264 clip may have one IDR frame): from the first
+            // byte again where the container can (its first time stamp may follow the IDR's
+            // packet), else from its start, decoding up to the poster time.
+            restarted = 1;
+            ff.avcodec_flush_buffers(dec);
+            if (ff.av_seek_frame(fmt, v, 0, AVSEEK_FLAG_BYTE) < 0) ff.avformat_seek_file(fmt, v, INT64_MIN, start, start, 0);
+            dec->skip_frame = AVDISCARD_NONREF;
+            draining = 0;
+            bad = 0;
+            continue;
+        }
         break;
     }
     if (!have_kept) {

@@ -14,12 +14,14 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
     case crw, mrw, x3f
     // Videos.
     case mp4, mov, threeGP, threeG2, m4v, mng, matroska, webm, avi, flv, asf
+    /// An MPEG transport stream: AVCHD's `.mts`/`.m2ts`, or a `.ts` recording.
+    case m2ts
 
     /// Whether assets of this format are photos or videos. MNG is an animation, which
     /// exiftool and PhotoKit both call a video.
     public var mediaType: MediaType {
         switch self {
-        case .mp4, .mov, .threeGP, .threeG2, .m4v, .mng, .matroska, .webm, .avi, .flv, .asf: return .video
+        case .mp4, .mov, .threeGP, .threeG2, .m4v, .mng, .matroska, .webm, .avi, .flv, .asf, .m2ts: return .video
         default: return .image
         }
     }
@@ -86,6 +88,7 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
         case .avi: return "video/x-msvideo"
         case .flv: return "video/x-flv"
         case .asf: return "video/x-ms-asf"
+        case .m2ts: return "video/mp2t"
         }
     }
 }

@@ -60,6 +60,7 @@ public struct MetadataReader: Sendable {
         case .jxlContainer: try BoxStills.jxl(&input, &meta, exif: &exif, xmp: &xmp)
         case .ebml: try Matroska.parse(&input, &meta)
         case .flv: try FLV.parse(&input, &meta)
+        case .mpegTS: try MPEGTS.parse(&input, &meta)
         case .asf: try ASF.parse(&input, &meta)
         case .raf: try RAF.parse(&input, &meta, exif: &exif, xmp: &xmp)
         case .psd: try PSD.parse(&input, &meta, exif: &exif, xmp: &xmp)
@@ -115,6 +116,7 @@ public struct MetadataReader: Sendable {
         case .jxlCodestream, .jxlContainer: return .jpegXL
         case .ebml: return .matroska
         case .flv: return .flv
+        case .mpegTS: return .m2ts
         case .asf: return .asf
         case .raf: return .raf
         case .psd: return .psd

@@ -13,7 +13,8 @@ public struct DateCandidates: Sendable, Hashable {
     public var xmp: Timestamp?
     /// IPTC-IIM DateCreated + TimeCreated (with its `±HHMM` when given).
     public var iptc: Timestamp?
-    /// Apple's `com.apple.quicktime.creationdate` (a local time with its offset).
+    /// A container's local time with its offset: Apple's `com.apple.quicktime.creationdate`,
+    /// AVCHD's recording time (`MDPM`).
     public var quickTimeLocal: Timestamp?
     /// The `mvhd` creation time in Unix seconds (UTC by the QuickTime and ISO specifications),
     /// or a container's UTC date (Matroska `DateUTC`, ASF creation date).

@@ -86,10 +86,14 @@ public enum VideoFixtures {
 
     /// ffmpeg's own frame of `path` at `seconds` (its accurate seek: the first frame at or after
     /// that time), turned by the display matrix as `ffmpeg` autorotates, scaled to
-    /// `width`×`height` by area averaging: RGB bytes.
-    public static func frame(_ path: PathBytes, at seconds: Double, width: Int, height: Int) throws -> [UInt8] {
-        let data = try ffmpeg(["-ss", String(format: "%.6f", seconds), "-i", path.string, "-frames:v", "1",
-                               "-vf", "scale=\(width):\(height):flags=area", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    /// `width`×`height` by area averaging: RGB bytes. `fromStart` decodes from the first frame
+    /// instead of seeking (a transport stream's seek may land where no keyframe follows).
+    public static func frame(_ path: PathBytes, at seconds: Double, width: Int, height: Int, fromStart: Bool = false) throws -> [UInt8] {
+        let scale = "scale=\(width):\(height):flags=area"
+        let args = fromStart
+            ? ["-i", path.string, "-vf", "select=gte(t\\,\(String(format: "%.6f", seconds - 0.0005))),\(scale)"]
+            : ["-ss", String(format: "%.6f", seconds), "-i", path.string, "-vf", scale]
+        let data = try ffmpeg(args + ["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
         return [UInt8](data)
     }
 }

@@ -29,15 +29,16 @@ struct VideoPosterTests {
         Clip(name: "av1.mkv", video: ["-c:v", "libsvtav1", "-preset", "12", "-g", "15"]),
         Clip(name: "mpeg4.avi", video: ["-c:v", "mpeg4", "-g", "15", "-q:v", "3"]),
         Clip(name: "mjpeg.avi", video: ["-c:v", "mjpeg", "-pix_fmt", "yuvj420p", "-q:v", "3"]),
+        Clip(name: "h264.m2ts", video: x264 + ["-g", "15"]),
     ]
 
     /// The poster and ffmpeg's frame at its time (plus `offset`) and size: mean absolute
     /// difference per sample. The two convert YUV to RGB differently (here with full chroma
     /// interpolation, there area scaling of each plane): 3–7 on a sharp test pattern. A wrong
     /// frame, turn or colour matrix gives far more.
-    static func difference(_ path: PathBytes, _ poster: VideoPoster, offset: Double = 0) throws -> Double {
+    static func difference(_ path: PathBytes, _ poster: VideoPoster, offset: Double = 0, fromStart: Bool = false) throws -> Double {
         let size = poster.image.size
-        let reference = try VideoFixtures.frame(path, at: poster.time + offset, width: size.width, height: size.height)
+        let reference = try VideoFixtures.frame(path, at: poster.time + offset, width: size.width, height: size.height, fromStart: fromStart)
         try #require(reference.count == size.width * size.height * 3, "ffmpeg gave \(reference.count) bytes")
         return Fixtures.meanDifference(poster.image, RenderedImage(size: size, channels: 3, pixels: reference))
     }
@@ -54,6 +55,23 @@ struct VideoPosterTests {
         #expect(poster.time >= poster.target - 0.001 && poster.time <= 0.5 + 0.001, "\(poster.time)")
         #expect(poster.isKeyframe && !poster.isCoverArt)
         let d = try Self.difference(path, poster)
+        #expect(d < 8, "mean difference \(d) from ffmpeg's frame at \(poster.time) s")
+    }
+
+    /// A transport stream is sought by time stamps, not to keyframes: in a clip with one IDR
+    /// frame (x264's default interval, 250 frames) the seek to 10 % leaves nothing decodable, and
+    /// the poster is decoded again from the first byte.
+    @Test("A transport stream with one IDR frame: the frame at 10 %, decoded from the first byte",
+          .enabled(if: ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"), arguments: ["one-idr.ts", "one-idr.m2ts"])
+    func transportStreamFromTheStart(_ name: String) throws {
+        let dir = try TemporaryDirectory("poster-ts")
+        defer { dir.remove() }
+        let path = try VideoFixtures.make(dir(name), video: Self.x264, seconds: 3, pattern: "testsrc2")
+        let poster = try Self.renderer.renderPoster(path: path, targetSize: PixelSize(width: 160, height: 160), contentMode: .fit)
+        #expect(poster.image.size == PixelSize(width: 160, height: 120))
+        #expect(abs(poster.target - 0.3) < 0.01, "\(poster.target)")
+        #expect(poster.time >= poster.target - 0.001 && poster.time <= poster.target + 0.05, "\(poster.time)")
+        let d = try Self.difference(path, poster, fromStart: true)
         #expect(d < 8, "mean difference \(d) from ffmpeg's frame at \(poster.time) s")
     }
 
