@@ -40,9 +40,7 @@ enum MPEGTS {
             // From the first frame's time stamp to the last one's, plus a frame (the shortest
             // step between the last frames' stamps). Stamps count 90 kHz ticks in 33 bits and
             // may wrap once within a clip.
-            let end = try tailTimes(&input, pid: video, size: size)
-            let ticks = ((end?.last ?? first) - first) & ((1 << 33) - 1) + (end?.frame ?? 0)
-            if ticks < 90_000 * 86_400 { meta.duration = Double(ticks) / 90_000 }
+            meta.duration = duration(first: first, end: try tailTimes(&input, pid: video, size: size))
         }
         if let mdpm = walk.mdpm { apply(mdpm, to: &meta) }
     }
@@ -129,8 +127,7 @@ enum MPEGTS {
     /// A PES packet's start: its presentation time stamp and the payload after its header.
     static func pesStart(_ p: ByteView) -> (Int64, ByteView)? {
         guard p.count >= 14, p[0] == 0, p[1] == 0, p[2] == 1, p[7] & 0x80 != 0 else { return nil }
-        let pts = Int64(p[9] >> 1 & 7) << 30 | Int64(p[10]) << 22 | Int64(p[11] >> 1) << 15 | Int64(p[12]) << 7 | Int64(p[13] >> 1)
-        return (pts, p.slice(from: 9 + Int(p[8])))
+        return (timeStamp(p, at: 9), p.slice(from: 9 + Int(p[8])))
     }
 
     /// The latest video time stamp in the file's last `reach` bytes (frames are stored in
@@ -154,13 +151,30 @@ enum MPEGTS {
             }
             i += size
         }
-        // Counted from the first of them, either way (reordered frames come before it) and
-        // across a wrap of the 33 bits.
+        return latest(stamps)
+    }
+
+    /// The latest of a clip's last time stamps (frames are stored in decoding order: the last
+    /// stored is not always the last shown), counted from the first of them either way
+    /// (reordered frames come before it) and across a wrap of the 33 bits, and the shortest
+    /// step between them (a frame).
+    static func latest(_ stamps: [Int64]) -> (last: Int64, frame: Int64?)? {
         guard let base = stamps.first else { return nil }
         let mask: Int64 = (1 << 33) - 1, half: Int64 = 1 << 32
         let sorted = stamps.map { (($0 - base + half) & mask) - half }.sorted()
         let frame = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.filter { $0 > 0 }.min()
         return ((base + sorted.last!) & mask, frame)
+    }
+
+    /// The duration from the first video time stamp to `end`'s latest, plus a frame; `nil` past a day.
+    static func duration(first: Int64, end: (last: Int64, frame: Int64?)?) -> Double? {
+        let ticks = ((end?.last ?? first) - first) & ((1 << 33) - 1) + (end?.frame ?? 0)
+        return ticks < 90_000 * 86_400 ? Double(ticks) / 90_000 : nil
+    }
+
+    /// A PES header's 33-bit time stamp: five bytes with marker bits.
+    static func timeStamp(_ p: ByteView, at i: Int) -> Int64 {
+        Int64(p[i] >> 1 & 7) << 30 | Int64(p[i + 1]) << 22 | Int64(p[i + 2] >> 1) << 15 | Int64(p[i + 3]) << 7 | Int64(p[i + 4] >> 1)
     }
 
     /// AVCHD's Modified DV Pack Meta: the entries of the unregistered user data with UUID

@@ -16,12 +16,14 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
     case mp4, mov, threeGP, threeG2, m4v, mng, matroska, webm, avi, flv, asf
     /// An MPEG transport stream: AVCHD's `.mts`/`.m2ts`, or a `.ts` recording.
     case m2ts
+    /// An MPEG-1 system or MPEG-2 program stream: `.mpg`, `.vob`, a camcorder's `.mod`.
+    case mpeg
 
     /// Whether assets of this format are photos or videos. MNG is an animation, which
     /// exiftool and PhotoKit both call a video.
     public var mediaType: MediaType {
         switch self {
-        case .mp4, .mov, .threeGP, .threeG2, .m4v, .mng, .matroska, .webm, .avi, .flv, .asf, .m2ts: return .video
+        case .mp4, .mov, .threeGP, .threeG2, .m4v, .mng, .matroska, .webm, .avi, .flv, .asf, .m2ts, .mpeg: return .video
         default: return .image
         }
     }
@@ -89,6 +91,7 @@ public enum MediaFormat: String, Sendable, Hashable, CaseIterable {
         case .flv: return "video/x-flv"
         case .asf: return "video/x-ms-asf"
         case .m2ts: return "video/mp2t"
+        case .mpeg: return "video/mpeg"
         }
     }
 }

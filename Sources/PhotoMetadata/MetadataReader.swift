@@ -61,6 +61,7 @@ public struct MetadataReader: Sendable {
         case .ebml: try Matroska.parse(&input, &meta)
         case .flv: try FLV.parse(&input, &meta)
         case .mpegTS: try MPEGTS.parse(&input, &meta)
+        case .mpegPS: try MPEGPS.parse(&input, &meta)
         case .asf: try ASF.parse(&input, &meta)
         case .raf: try RAF.parse(&input, &meta, exif: &exif, xmp: &xmp)
         case .psd: try PSD.parse(&input, &meta, exif: &exif, xmp: &xmp)
@@ -117,6 +118,7 @@ public struct MetadataReader: Sendable {
         case .ebml: return .matroska
         case .flv: return .flv
         case .mpegTS: return .m2ts
+        case .mpegPS: return .mpeg
         case .asf: return .asf
         case .raf: return .raf
         case .psd: return .psd

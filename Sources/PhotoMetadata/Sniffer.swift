@@ -2,7 +2,7 @@
 /// settles the exact `MediaFormat` (an ISO BMFF file may be HEIC, MP4, CR3 or audio).
 enum Container: Sendable, Hashable {
     case jpeg, tiff, png, mng, gif, bmp, ico, webp, avi, bmff, jp2, j2kCodestream, jxlCodestream, jxlContainer
-    case bpg, ebml, flv, asf, raf, psd, crw, mrw, x3f, mpegTS
+    case bpg, ebml, flv, asf, raf, psd, crw, mrw, x3f, mpegTS, mpegPS
 }
 
 /// The verdict of sniffing.
@@ -99,7 +99,7 @@ enum Sniffer {
         if b0 == 0xFF, b1 & 0xE0 == 0xE0, b1 & 0x06 != 0 {
             return .notMedia(kind: "audio", message: "content is MPEG audio (MP3), not an image or video")
         }
-        if b0 == 0, b1 == 0, b2 == 1, b3 == 0xBA { return .unsupported("MPEG program stream video") }
+        if b0 == 0, b1 == 0, b2 == 1, b3 == 0xBA { return .container(.mpegPS) }
         if MPEGTS.layout(h) != nil { return .container(.mpegTS) }
         if h.matches([0x7F, 0x45, 0x4C, 0x46]) { return .notMedia(kind: "executable", message: "content is an executable, not an image or video") }
         if let text = textKind(h) { return text }

@@ -45,7 +45,8 @@ public enum MediaExtensions {
         "heif", "hif", "avif", "jp2", "j2k", "jpf", "jpx", "jxl", "bpg", "psd", "psb", "dng", "nef", "nrw", "cr2", "cr3", "crw",
         "arw", "srf", "sr2", "orf", "rw2", "pef", "raf", "srw", "raw", "rwl", "3fr", "iiq", "erf", "kdc", "dcr", "mos",
         "mef", "mrw", "x3f",
-        "mp4", "m4v", "mov", "qt", "3gp", "3g2", "mkv", "webm", "avi", "flv", "f4v", "wmv", "asf", "mts", "m2ts",
+        "mp4", "m4v", "mov", "qt", "3gp", "3g2", "mkv", "webm", "avi", "flv", "f4v", "wmv", "asf", "mts", "m2ts", "m2t",
+        "mpg", "mpeg", "vob",
     ]
 
     /// Whether a file name's extension (case-insensitive) claims media content.

@@ -20,7 +20,9 @@ public struct MediaFileReader: FileReading {
     /// 6: Canon CRW, Minolta MRW and Sigma X3F are indexed; IIQ, 3FR, ERF, KDC, DCR, MOS, MEF
     /// and RWL are RAW (no longer TIFF); CR2, CR3 and IIQ take the camera's EXIF pixel size, RW2
     /// its borders' span.
-    public static let rulesVersion = 6
+    /// 7: MPEG transport streams (AVCHD `.mts`/`.m2ts` with their recording date and make, `.ts`)
+    /// and program streams (`.mpg`, `.vob`, `.mod`) are indexed as videos.
+    public static let rulesVersion = 7
     public var rulesVersion: Int { Self.rulesVersion }
 
     let reader = MetadataReader()

@@ -30,6 +30,8 @@ struct VideoPosterTests {
         Clip(name: "mpeg4.avi", video: ["-c:v", "mpeg4", "-g", "15", "-q:v", "3"]),
         Clip(name: "mjpeg.avi", video: ["-c:v", "mjpeg", "-pix_fmt", "yuvj420p", "-q:v", "3"]),
         Clip(name: "h264.m2ts", video: x264 + ["-g", "15"]),
+        Clip(name: "mpeg1.mpg", video: ["-c:v", "mpeg1video", "-g", "15", "-q:v", "3"]),
+        Clip(name: "mpeg2.vob", video: ["-c:v", "mpeg2video", "-g", "15", "-q:v", "3"]),
     ]
 
     /// The poster and ffmpeg's frame at its time (plus `offset`) and size: mean absolute

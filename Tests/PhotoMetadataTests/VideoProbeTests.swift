@@ -35,6 +35,7 @@ struct VideoProbeTests {
         Clip(name: "mpeg4.avi", video: ["-c:v", "mpeg4"], codec: "mpeg4", container: "avi"),
         Clip(name: "mjpeg.avi", video: ["-c:v", "mjpeg", "-pix_fmt", "yuvj420p"], codec: "mjpeg", container: "avi"),
         Clip(name: "h264.m2ts", video: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"], codec: "h264", container: "mpegts", audio: "ac3"),
+        Clip(name: "mpeg1.mpg", video: ["-c:v", "mpeg1video"], codec: "mpeg1video", container: "mpeg", audio: "mp2"),
     ]
 
     @Test("Each codec and container: codec names, size, frame rate, duration, bit rate, audio", .enabled(if: ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"),

@@ -6,8 +6,9 @@ import Testing
 
 /// MPEG transport streams as `ffmpeg` writes them (188-byte `.ts` packets, 192-byte `.m2ts`
 /// ones), with AVCHD's recording date inserted as a camcorder writes it (`MDPM` user data in
-/// the H.264 stream's SEI, which ffmpeg's `h264_metadata` filter can insert).
-@Suite("MPEG transport streams", .serialized)
+/// the H.264 stream's SEI, which ffmpeg's `h264_metadata` filter can insert); and MPEG-1 system
+/// and MPEG-2 program streams (`.mpg`, `.vob`, a camcorder's `.mod`).
+@Suite("MPEG transport and program streams", .serialized)
 struct MPEGTSTests {
     static let ffmpeg = VideoFixtures.ffmpeg
     static let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
@@ -21,6 +22,7 @@ struct MPEGTSTests {
         var name: String
         var video: [String]
         var audio: String?
+        /// A transport stream's packet size; 0 for a program stream.
         var packet: Int
         var extra: [String] = []
         var testDescription: String { name }
@@ -32,24 +34,28 @@ struct MPEGTSTests {
         Clip(name: "mpeg2.ts", video: ["-c:v", "mpeg2video"], packet: 188),
         Clip(name: "hevc.mts", video: ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=none"], packet: 192,
              extra: ["-mpegts_m2ts_mode", "1"]),
+        Clip(name: "mpeg1.mpg", video: ["-c:v", "mpeg1video"], audio: "mp2", packet: 0),
+        Clip(name: "dvd.vob", video: ["-c:v", "mpeg2video"], audio: "ac3", packet: 0),
+        Clip(name: "camcorder.MOD", video: ["-c:v", "mpeg2video"], packet: 0, extra: ["-f", "dvd"]),
     ]
 
-    @Test("A clip of each kind: a video of format m2ts with its duration, whole or cut short",
+    @Test("A stream of each kind: a video of format m2ts (transport) or mpeg (program) with its duration, whole or cut short",
           .enabled(if: ffmpeg != nil, "ffmpeg is not installed (scripts/install-deps --tests)"), arguments: clips)
     func eachKind(_ clip: Clip) throws {
-        let dir = try TemporaryDirectory("mpegts")
+        let dir = try TemporaryDirectory("mpeg-streams")
         defer { dir.remove() }
         // ffmpeg's muxer writes 192-byte packets (its m2ts mode) for a name ending .m2ts, or when told.
         let path = try VideoFixtures.make(dir(clip.name), video: clip.video, rate: 25, seconds: 2, audio: clip.audio, extra: clip.extra)
         let file = try Self.bytes(path)
-        #expect(MPEGTS.layout(ByteView(file))?.size == clip.packet)
+        let format: MediaFormat = clip.packet > 0 ? .m2ts : .mpeg
+        if clip.packet > 0 { #expect(MPEGTS.layout(ByteView(file))?.size == clip.packet) }
         let m = try Build.read(file, name: clip.name)
-        #expect(m.format == .m2ts && m.mediaType == .video)
+        #expect(m.format == format && m.mediaType == .video)
         #expect(abs((m.duration ?? 0) - 2) < 0.001, "\(String(describing: m.duration))")
         #expect(m.dates == DateCandidates() && m.make == nil)
         // Cut mid-packet: the duration to the last whole packet's time stamp.
         let cut = try Build.read(Array(file.prefix(file.count * 2 / 5 + 7)), name: clip.name)
-        #expect(cut.format == .m2ts)
+        #expect(cut.format == format)
         #expect((cut.duration ?? 0) > 0.1 && (cut.duration ?? 0) < 1.5, "\(String(describing: cut.duration))")
     }
 
@@ -98,6 +104,9 @@ struct MPEGTSTests {
         let audio = dir("radio.ts")
         try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440", "-t", "1", "-c:a", "aac", audio.string])
         #expect(Build.error(try Self.bytes(audio))?.code == .notMedia)
+        let mp2 = dir("voice.mpg")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440", "-t", "1", "-c:a", "mp2", "-f", "mpeg", mp2.string])
+        #expect(Build.error(try Self.bytes(mp2))?.code == .notMedia)
         // Sync bytes every 188 bytes around noise: a transport stream by its signature, nothing in it.
         var rng = SplitMix64(state: 7)
         var noise = (0..<(188 * 40)).map { _ in UInt8.random(in: 0...255, using: &rng) }
