@@ -9,7 +9,7 @@ import Testing
 /// the H.264 stream's SEI, which ffmpeg's `h264_metadata` filter can insert); and MPEG-1 system
 /// and MPEG-2 program streams (`.mpg`, `.vob`, a camcorder's `.mod`).
 @Suite("MPEG transport and program streams", .serialized)
-struct MPEGTSTests {
+struct MPEGStreamsTests {
     static let ffmpeg = VideoFixtures.ffmpeg
     static let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
     static let avchdUUID = "17ee8c60-f84d-11d9-8cd6-0800200c9a66"

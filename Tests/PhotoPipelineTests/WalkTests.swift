@@ -10,12 +10,14 @@ import Testing
 struct FakeReader: FileReading {
     let reads = ReadCounter()
     var rulesVersion = 1
+    /// Every file's fingerprint (with equal sizes, equal content).
+    var fingerprint: UInt64?
     func read(_ c: Candidate) -> FileOutcome {
         reads.increment()
         let media = MediaFields(mediaType: .image, format: "jpeg",
                                  captureDate: CaptureDate(local: LocalDateTime(year: 2020, month: 1, day: 1)!, offset: nil,
                                                           source: .fileModified))
-        return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: nil, kind: .media(media))
+        return FileOutcome(directory: c.directory, name: c.name, identity: c.identity, fingerprint: fingerprint, kind: .media(media))
     }
 }
 
@@ -208,6 +210,37 @@ struct WalkTests {
         #expect(scan([fresh.path], version: 3).1 == 1)
         #expect(scan([fresh.path], version: 3).1 == 0)
         #expect(try db.read { try $0.counts() }.files == 7)
+    }
+
+    /// A full re-read finds every file's content again, and Recently Deleted keeps tombstones of
+    /// the same content (a duplicate deleted): a file still where its row says is the same file,
+    /// and keeps its own asset.
+    @Test("Reading every file again under newer rules leaves each file its asset: the original does not take a deleted copy's")
+    func newerRulesKeepEachFilesAsset() throws {
+        defer { cleanup() }
+        try lib.write("d/a.jpg", [1, 2, 3])
+        try lib.write("d/copy.jpg", [1, 2, 3])
+        let db = try Database(path: state("w.db").string)
+        let pipeline = TestPipeline(db)
+        func scan(version: Int) { pipeline.indexer(FakeReader(rulesVersion: version, fingerprint: 42)).scan(roots: [lib.path]) }
+        func ids() throws -> [String: AssetID] {
+            var ids: [String: AssetID] = [:]
+            for asset in try db.read({ try $0.assets(limit: 10, offset: 0) }) { ids[String(decoding: asset.path.lastComponent, as: UTF8.self)] = asset.id }
+            return ids
+        }
+        scan(version: 1)
+        let before = try ids()
+        #expect(before.count == 2)
+        #expect(unlink(lib("d/copy.jpg").string) == 0)
+        scan(version: 1)
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        scan(version: 2)
+        #expect(try ids() == ["a.jpg": try #require(before["a.jpg"])])
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        let fileless = try db.read {
+            try $0.connection.scalar("SELECT count(*) FROM assets a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk) AND a.deleted_at IS NULL").int64
+        }
+        #expect(fileless == 0)
     }
 
     @Test("Many directories without new files still commit in bounded jobs")

@@ -122,10 +122,11 @@ final class FileRows {
         guard let status = file.status else { return }  // vanished: nothing to write
         let dir = try directories.row(file.directory, job)
         // Its own tombstone first, then the asset a copy took in its place, then a tombstone of
-        // its content.
+        // its content — unless the index already holds this very file with its asset (read
+        // again under newer rules): it is the same file, and keeps its own asset.
         var tombstone: TombstoneMatch? = nil
         var taken: ContentAdoption? = nil
-        if case .media = file.kind {
+        if case .media = file.kind, hasTombstones || hasAdoptions, try !isIndexedWithAsset(file, directory: dir.id) {
             tombstone = try self.tombstone(sameFileAs: file)
             if tombstone == nil { taken = try takenByContent(file) }
             if tombstone == nil, taken == nil { tombstone = try self.tombstone(sameContentAs: file) }
@@ -162,6 +163,23 @@ final class FileRows {
         // The file a copy stood in for: its asset comes back to it from the copy.
         if let taken { try reclaim(taken, file: file, directory: dir.id, job) }
         job.groups.insert(GroupRef(directory: dir.id, name: file.name, path: file.directory))
+    }
+
+    /// Whether the file's row is this file (the same fsid, inode, size and mtime) and belongs to
+    /// an asset.
+    private func isIndexedWithAsset(_ file: FileOutcome, directory: Int64) throws(StoreError) -> Bool {
+        let s = try db.statement("""
+            SELECT 1 FROM files WHERE directory_id = :directory AND name = :name AND asset_pk IS NOT NULL
+              AND fsid = :fsid AND inode = :inode AND size = :size AND mtime_ns = :mtime
+            """)
+        defer { s.reset() }
+        s.bind(":directory", to: directory)
+        s.bind(":name", to: file.name)
+        s.bind(":fsid", to: Int64(bitPattern: file.identity.fsid))
+        s.bind(":inode", to: Int64(bitPattern: file.identity.inode))
+        s.bind(":size", to: file.identity.size)
+        s.bind(":mtime", to: file.identity.mtimeNanoseconds)
+        return try s.step()
     }
 
     /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no
