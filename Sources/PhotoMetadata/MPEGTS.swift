@@ -59,17 +59,9 @@ enum MPEGTS {
         var mdpm: [UInt8: [UInt8]]?
 
         mutating func read(_ h: ByteView, from sync: Int, size: Int) {
-            var i = sync
-            while i + 188 <= h.count, h[i] == 0x47, !pesComplete {
-                let pid = (Int(h[i + 1]) & 0x1F) << 8 | Int(h[i + 2])
-                let start = h[i + 1] & 0x40 != 0
-                let control = h[i + 3] >> 4 & 3
-                var p = i + 4
-                if control & 2 != 0 { p += 1 + Int(h[i + 4]) }
-                if control & 1 != 0, p < i + 188 {
-                    packet(pid: pid, start: start, h.slice(p, i + 188 - p))
-                }
-                i += size
+            MPEGTS.forEachPacket(h, from: sync, size: size) { pid, start, payload in
+                packet(pid: pid, start: start, payload)
+                return !pesComplete
             }
             if videoType == 0x1B, !pes.isEmpty { mdpm = MPEGTS.mdpm(in: pes) }
         }
@@ -93,6 +85,23 @@ enum MPEGTS {
                     pes += payload.array()
                 }
             }
+        }
+    }
+
+    /// Calls `body` with each packet's PID, whether a unit (a section, a PES packet) starts in
+    /// it, and its payload, from the packet at `i` while packets keep their sync byte and `body`
+    /// returns true.
+    static func forEachPacket(_ v: ByteView, from i: Int, size: Int, _ body: (Int, Bool, ByteView) -> Bool) {
+        var i = i
+        while i + 188 <= v.count, v[i] == 0x47 {
+            let control = v[i + 3] >> 4 & 3
+            var p = i + 4
+            if control & 2 != 0 { p += 1 + Int(v[i + 4]) }  // the adaptation field
+            if control & 1 != 0, p < i + 188,
+               !body((Int(v[i + 1]) & 0x1F) << 8 | Int(v[i + 2]), v[i + 1] & 0x40 != 0, v.slice(p, i + 188 - p)) {
+                return
+            }
+            i += size
         }
     }
 
@@ -141,15 +150,9 @@ enum MPEGTS {
             tail[$0] == 0x47 && tail[$0 + size] == 0x47 && tail[$0 + 2 * size] == 0x47
         }) else { return nil }
         var stamps: [Int64] = []
-        var i = first
-        while i + 188 <= tail.count, tail[i] == 0x47 {
-            if tail[i + 1] & 0x40 != 0, (Int(tail[i + 1]) & 0x1F) << 8 | Int(tail[i + 2]) == pid {
-                let control = tail[i + 3] >> 4 & 3
-                var p = i + 4
-                if control & 2 != 0 { p += 1 + Int(tail[i + 4]) }
-                if control & 1 != 0, p < i + 188, let (pts, _) = pesStart(tail.slice(p, i + 188 - p)) { stamps.append(pts) }
-            }
-            i += size
+        forEachPacket(tail, from: first, size: size) { packetPID, start, payload in
+            if start, packetPID == pid, let (pts, _) = pesStart(payload) { stamps.append(pts) }
+            return true
         }
         return latest(stamps)
     }

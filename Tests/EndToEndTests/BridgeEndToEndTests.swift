@@ -40,6 +40,9 @@ final class NATSServerProcess {
     }
 
     var url: String { "nats://127.0.0.1:\(port)" }
+    /// Where the server writes its log (beside its store, which the test removes).
+    var logFile: URL { URL(fileURLWithPath: store("nats-server.log").string) }
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
     /// The URL the start-up probe connects with (one with a user, when the server wants one).
     let probe: String?
 
@@ -56,8 +59,14 @@ final class NATSServerProcess {
         if !environment.isEmpty {
             p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
+        // The server's log (appended across restarts), for a failing test's message.
+        if !FileManager.default.fileExists(atPath: logFile.path) {
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: logFile)
+        log.seekToEndOfFile()
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        p.standardError = log
         try p.run()
         process = p
         guard wait else { return }
@@ -838,9 +847,9 @@ struct BridgeEndToEndTests {
         let configuration = try String(contentsOfFile: keys("server.conf").string, encoding: .utf8)
         let creds = keys("user.creds").string
         let url = "nats://127.0.0.1:\(port)"
-        let server = try NATSServerProcess(store: store, configuration: configuration, port: port, wait: false)
+        // -D: the server logs why it refuses a connection.
+        let server = try NATSServerProcess(store: store, configuration: configuration, port: port, arguments: ["-D"], wait: false)
         try NATSServerProcess.waitUntilUp("the operator-mode server") { try NATSClient(urls: url, name: "probe", credentials: creds) }
-        _ = server
         #expect(throws: NATSError.self, "no credentials, no connection") { try NATSClient(urls: url, name: "anonymous") }
         _ = try lib.write("1.jpg", Library.jpeg(date: "2021:01:01 10:00:00"))
         let daemon = try DaemonProcess(libraries: [lib.path], state: state)
@@ -857,7 +866,9 @@ struct BridgeEndToEndTests {
         #expect(answer["result"]?["token"] != nil, "\(answer)")
         let check = try runProcess(TestPaths.products.appendingPathComponent("photod-nats"),
                                    ["--check", "--socket", daemon.socket.string, "--nats", url, "--name", "jwt", "--creds", creds])
-        #expect(check.status == 0 && check.stdout.contains("up to token"), "\(check.stdout)")
+        #expect(check.status == 0 && check.stdout.contains("up to token"),
+                "\(check.stdout)\nnats-server's log (-D):\n\(server.log.suffix(6000))")
+        withExtendedLifetime(server) {}
         _ = daemon.stop()
     }
 

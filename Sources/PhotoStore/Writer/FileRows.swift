@@ -83,7 +83,7 @@ final class FileRows {
     /// The statements every file write runs, prepared once.
     private var upsertStatement: Statement?
     private var insertNewStatement: Statement?
-    private var oldStatusStatement: Statement?
+    private var indexedRowStatement: Statement?
 
     init(_ db: Connection, directories: Directories, assets: AssetRows) {
         self.db = db
@@ -126,21 +126,24 @@ final class FileRows {
         // again under newer rules): it is the same file, and keeps its own asset.
         var tombstone: TombstoneMatch? = nil
         var taken: ContentAdoption? = nil
-        if case .media = file.kind, hasTombstones || hasAdoptions, try !isIndexedWithAsset(file, directory: dir.id) {
-            tombstone = try self.tombstone(sameFileAs: file)
-            if tombstone == nil { taken = try takenByContent(file) }
-            if tombstone == nil, taken == nil { tombstone = try self.tombstone(sameContentAs: file) }
+        var indexed: IndexedRow?? = nil  // the file's row, once read
+        if case .media = file.kind, hasTombstones || hasAdoptions {
+            let row = try indexedRow(file, directory: dir.id)
+            indexed = .some(row)
+            if row?.isThisFileWithAsset != true {
+                tombstone = try self.tombstone(sameFileAs: file)
+                if tombstone == nil { taken = try takenByContent(file) }
+                if tombstone == nil, taken == nil { tombstone = try self.tombstone(sameContentAs: file) }
+            }
         }
         let record = FileRecord(directory: dir.id, file: file)
         if tombstone == nil, taken == nil, file.isSoleNewMember, case .media(let m) = file.kind,
            try writeSoleNew(record, m, dir: dir, job) {
             return
         }
-        let old = try db.statement(&oldStatusStatement, "SELECT status FROM files WHERE directory_id = :directory AND name = :name")
-        old.bind(":directory", to: dir.id)
-        old.bind(":name", to: file.name)
-        let oldStatus: String? = try old.step() ? old.string(0) : nil
-        old.reset()
+        let row: IndexedRow?
+        if let indexed { row = indexed } else { row = try indexedRow(file, directory: dir.id) }
+        let oldStatus = row?.status
         // An I/O error reading a file the index has as media or a sidecar says nothing about the
         // file: nothing is written (the pipeline makes such a read `unreadable` when it knows the
         // row; this holds when it could not look: a failing database, a new-file hint gone stale).
@@ -165,12 +168,18 @@ final class FileRows {
         job.groups.insert(GroupRef(directory: dir.id, name: file.name, path: file.directory))
     }
 
-    /// Whether the file's row is this file (the same fsid, inode, size and mtime) and belongs to
-    /// an asset.
-    private func isIndexedWithAsset(_ file: FileOutcome, directory: Int64) throws(StoreError) -> Bool {
-        let s = try db.statement("""
-            SELECT 1 FROM files WHERE directory_id = :directory AND name = :name AND asset_pk IS NOT NULL
-              AND fsid = :fsid AND inode = :inode AND size = :size AND mtime_ns = :mtime
+    /// A file's row as the index has it.
+    private struct IndexedRow {
+        var status: String
+        /// The row is this very file (the same fsid, inode, size and mtime) and belongs to an asset.
+        var isThisFileWithAsset: Bool
+    }
+
+    /// The row of `file`'s name, when the index has one.
+    private func indexedRow(_ file: FileOutcome, directory: Int64) throws(StoreError) -> IndexedRow? {
+        let s = try db.statement(&indexedRowStatement, """
+            SELECT status, asset_pk IS NOT NULL AND fsid = :fsid AND inode = :inode AND size = :size AND mtime_ns = :mtime
+            FROM files WHERE directory_id = :directory AND name = :name
             """)
         defer { s.reset() }
         s.bind(":directory", to: directory)
@@ -179,7 +188,7 @@ final class FileRows {
         s.bind(":inode", to: Int64(bitPattern: file.identity.inode))
         s.bind(":size", to: file.identity.size)
         s.bind(":mtime", to: file.identity.mtimeNanoseconds)
-        return try s.step()
+        return try s.step() ? IndexedRow(status: s.string(0), isThisFileWithAsset: s.int64(1) == 1) : nil
     }
 
     /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no
