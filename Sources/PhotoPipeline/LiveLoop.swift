@@ -132,6 +132,7 @@ public final class LiveLoop: Service {
     private var mountTableWatched: Bool { mountWatcher != nil && mountWatcher?.failure == nil }
 
     private func run() {
+        repairFilelessAssets()
         treeWork.start()
         context.status.withLock { $0.started = true }
         var schedule = LiveSchedule(options: context.options, start: clock.now)
@@ -180,6 +181,19 @@ public final class LiveLoop: Service {
     /// Renames expected and not made.
     public func forgetOwnRenames(removed: [PathBytes]) {
         inbox.forgetOwnRenames(removed: removed)
+    }
+
+    /// Visible assets no file refers to, which earlier builds could leave, go to Recently
+    /// Deleted: once in a database's life (`IndexWriter.trashFilelessAssets`), queued at start.
+    private func repairFilelessAssets() {
+        let logger = context.logger
+        context.sortQueue.submit(operation: { [logger] writer, now in
+            let (changes, trashed) = try writer.trashFilelessAssets(now: now)
+            if trashed > 0 {
+                logger.notice("sent \(trashed) assets no file refers to (left by an earlier photod) to Recently Deleted")
+            }
+            return changes
+        })
     }
 
     /// Purges Recently Deleted past the retention, and prunes the journal.

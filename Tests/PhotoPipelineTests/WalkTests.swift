@@ -243,6 +243,38 @@ struct WalkTests {
         #expect(fileless == 0)
     }
 
+    /// A file whose new content is a deleted file's (a backup copied over it): the deleted
+    /// asset comes back to the file, and the asset the file held goes to Recently Deleted —
+    /// never left visible without a file.
+    @Test("A file overwritten with a deleted file's content takes that asset back, and its own asset goes to Recently Deleted")
+    func overwrittenWithDeletedContent() throws {
+        defer { cleanup() }
+        try lib.write("d/a.jpg", [1, 2, 3])
+        try lib.write("d/b.jpg", [4, 5, 6, 7])
+        let db = try Database(path: state("w.db").string)
+        let pipeline = TestPipeline(db)
+        func scan() { pipeline.indexer(FakeReader(fingerprint: 42)).scan(roots: [lib.path]) }
+        func visible() throws -> [String: AssetID] {
+            var ids: [String: AssetID] = [:]
+            for asset in try db.read({ try $0.assets(limit: 10, offset: 0) }) { ids[String(decoding: asset.path.lastComponent, as: UTF8.self)] = asset.id }
+            return ids
+        }
+        scan()
+        let before = try visible()
+        #expect(before.count == 2)
+        #expect(unlink(lib("d/b.jpg").string) == 0)
+        scan()
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        try lib.write("d/a.jpg", [4, 5, 6, 7])
+        scan()
+        #expect(try visible() == ["a.jpg": try #require(before["b.jpg"])])
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        let fileless = try db.read {
+            try $0.connection.scalar("SELECT count(*) FROM assets a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk) AND a.deleted_at IS NULL").int64
+        }
+        #expect(fileless == 0)
+    }
+
     @Test("Many directories without new files still commit in bounded jobs")
     func boundedExtras() throws {
         defer { cleanup() }

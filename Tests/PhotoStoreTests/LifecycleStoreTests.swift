@@ -263,6 +263,25 @@ struct LifecycleStoreTests {
         #expect(try db.read { r in try r.connection.scalar("SELECT count(*) FROM tombstones").int64 } == 0)
     }
 
+    @Test("Visible assets no file refers to (left by earlier builds) go to Recently Deleted, once in a database's life")
+    func filelessRepair() throws {
+        defer { dir.remove() }
+        _ = try apply(Make.batch([Make.outcome("/lib/a/x.jpg", inode: 1, .media(Make.media())),
+                                  Make.outcome("/lib/a/y.jpg", inode: 2, .media(Make.media()))]))
+        let ids = Dictionary(uniqueKeysWithValues: try assets().map { ($0.path.string, $0.id) })
+        let (x, y) = (try #require(ids["/lib/a/x.jpg"]), try #require(ids["/lib/a/y.jpg"]))
+        // What an earlier build could leave: y's row gone to another asset, y's own asset visible without a file.
+        try db.write { w in try w.connection.execute("DELETE FROM files WHERE name = CAST('y.jpg' AS BLOB)") }
+        let (changes, trashed) = try db.write { try $0.trashFilelessAssets(now: 5_000) }
+        #expect(trashed == 1)
+        #expect(changes.updated == [y] && changes.collectionsUpdated.contains("s_recentlyDeleted"))
+        #expect(try assets().map(\.id) == [x])
+        #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
+        // Once: a later start does not look again.
+        try db.write { w in try w.connection.execute("DELETE FROM files WHERE name = CAST('x.jpg' AS BLOB)") }
+        #expect(try db.write { try $0.trashFilelessAssets(now: 6_000) }.trashed == 0)
+    }
+
     /// Media file rows that leave their fields to their asset's row (`MediaColumns.deferred`)
     /// and are not its only file, or are not linked to one: none may exist.
     static func misdeferred(_ db: Database) throws -> Int64 {

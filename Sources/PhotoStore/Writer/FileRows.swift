@@ -165,12 +165,16 @@ final class FileRows {
         if let tombstone { try adopt(tombstone, file: file, directory: dir.id, job) }
         // The file a copy stood in for: its asset comes back to it from the copy.
         if let taken { try reclaim(taken, file: file, directory: dir.id, job) }
+        // The asset the file held until now (its content was another's) is trashed at the
+        // job's end if no file is left to it: never visible without a file.
+        if tombstone != nil || taken != nil, let held = row?.asset { job.orphanCandidates.insert(held) }
         job.groups.insert(GroupRef(directory: dir.id, name: file.name, path: file.directory))
     }
 
     /// A file's row as the index has it.
     private struct IndexedRow {
         var status: String
+        var asset: Int64?
         /// The row is this very file (the same fsid, inode, size and mtime) and belongs to an asset.
         var isThisFileWithAsset: Bool
     }
@@ -178,7 +182,7 @@ final class FileRows {
     /// The row of `file`'s name, when the index has one.
     private func indexedRow(_ file: FileOutcome, directory: Int64) throws(StoreError) -> IndexedRow? {
         let s = try db.statement(&indexedRowStatement, """
-            SELECT status, asset_pk IS NOT NULL AND fsid = :fsid AND inode = :inode AND size = :size AND mtime_ns = :mtime
+            SELECT status, asset_pk, asset_pk IS NOT NULL AND fsid = :fsid AND inode = :inode AND size = :size AND mtime_ns = :mtime
             FROM files WHERE directory_id = :directory AND name = :name
             """)
         defer { s.reset() }
@@ -188,7 +192,7 @@ final class FileRows {
         s.bind(":inode", to: Int64(bitPattern: file.identity.inode))
         s.bind(":size", to: file.identity.size)
         s.bind(":mtime", to: file.identity.mtimeNanoseconds)
-        return try s.step() ? IndexedRow(status: s.string(0), isThisFileWithAsset: s.int64(1) == 1) : nil
+        return try s.step() ? IndexedRow(status: s.string(0), asset: s.isNull(1) ? nil : s.int64(1), isThisFileWithAsset: s.int64(2) == 1) : nil
     }
 
     /// The fast path of a bulk index: a new media file with no partner (no RAW, no movie, no

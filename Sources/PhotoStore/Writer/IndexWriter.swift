@@ -159,6 +159,34 @@ public final class IndexWriter {
         }
     }
 
+    /// The `meta` key set once the repair below has run.
+    static let filelessRepairKey = "repair.filelessAssets"
+
+    /// Sends to Recently Deleted the visible assets no file refers to, once in a database's
+    /// life (`filelessRepairKey`, set in the same transaction): builds before this one could
+    /// leave them when a file took back a deleted asset (its content was the deleted one's, or
+    /// a file read again under newer reading rules found its deleted copy) and kept its own
+    /// asset in no Recently Deleted. Their user state stays on them. The change set names them.
+    public func trashFilelessAssets(now: Int64) throws(StoreError) -> (ChangeSet, trashed: Int) {
+        var trashed = 0
+        let changes = try commit(now: now) { job throws(StoreError) in
+            guard try db.scalar("SELECT value FROM meta WHERE key = ?1", .text(Self.filelessRepairKey)).int64 == nil else {
+                return ChangeSet()
+            }
+            let s = try db.statement("""
+                SELECT pk FROM assets a WHERE deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk)
+                """)
+            var pks: [Int64] = []
+            while try s.step() { pks.append(s.int64(0)) }
+            s.reset()
+            for pk in pks { try assets.trash(pk, job) }
+            trashed = pks.count
+            try setMetaInteger(Self.filelessRepairKey, 1)
+            return ChangeSet()
+        }
+        return (changes, trashed)
+    }
+
     /// Purges the assets `select` names, in one transaction with one change set.
     private func purge(now: Int64, _ select: () throws(StoreError) -> [(pk: Int64, id: String)]) throws(StoreError) -> ChangeSet {
         // In Recently Deleted, they are in no moment or folder album: only smart albums change.
