@@ -190,7 +190,7 @@ public final class LiveLoop: Service {
         context.sortQueue.submit(operation: { [logger] writer, now in
             let (changes, trashed) = try writer.trashFilelessAssets(now: now)
             if trashed > 0 {
-                logger.notice("sent \(trashed) assets no file refers to (left by an earlier photod) to Recently Deleted")
+                logger.notice("Recently Deleted takes the assets no file refers to, left by an earlier photod: \(trashed)")
             }
             return changes
         })
