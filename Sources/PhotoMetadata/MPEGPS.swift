@@ -5,7 +5,7 @@
 /// codecs, size and frame rate are libavformat's (`VideoProbe`).
 enum MPEGPS {
     static func parse(_ input: inout Input, _ meta: inout MediaMetadata) throws(MetadataError) {
-        let head = try input.view(at: 0, upTo: MPEGTS.reach)
+        let head = try input.view(at: 0, upTo: MPEGTime.reach)
         let start = walk(head, from: 0)
         guard let first = start.video.first else {
             if start.sawAudio {
@@ -14,11 +14,11 @@ enum MPEGPS {
             meta.warnings.append("program stream holds no video time stamp in its first \(head.count) bytes")
             return
         }
-        let from = max(0, input.size - Int64(MPEGTS.reach))
-        let tail = from == 0 ? head : try input.view(at: from, upTo: MPEGTS.reach)
+        let from = max(0, input.size - Int64(MPEGTime.reach))
+        let tail = from == 0 ? head : try input.view(at: from, upTo: MPEGTime.reach)
         // Packs found again in the tail (it starts mid-packet): at the first pack header.
         let pack = tail.find([0, 0, 1, 0xBA]) ?? tail.count
-        meta.duration = MPEGTS.duration(first: first, end: MPEGTS.latest(walk(tail, from: pack).video))
+        meta.duration = MPEGTime.duration(first: first, end: MPEGTime.latest(walk(tail, from: pack).video))
     }
 
     /// The time stamps of the video packets (stream ids 0xE0–0xEF) from `i`, in stored order,
@@ -50,11 +50,11 @@ enum MPEGPS {
     /// MPEG-1's (stuffing, a buffer size, then the stamp).
     static func timeStamp(_ v: ByteView, packet i: Int) -> Int64? {
         if v[i + 6] >> 6 == 2 {
-            return v[i + 7] & 0x80 != 0 && v.has(i + 9, 5) ? MPEGTS.timeStamp(v, at: i + 9) : nil
+            return v[i + 7] & 0x80 != 0 && v.has(i + 9, 5) ? MPEGTime.timeStamp(v, at: i + 9) : nil
         }
         var p = i + 6
         while v[p] == 0xFF, p < i + 6 + 16 { p += 1 }
         if v[p] >> 6 == 1 { p += 2 }
-        return (v[p] >> 4 == 2 || v[p] >> 4 == 3) && v.has(p, 5) ? MPEGTS.timeStamp(v, at: p) : nil
+        return (v[p] >> 4 == 2 || v[p] >> 4 == 3) && v.has(p, 5) ? MPEGTime.timeStamp(v, at: p) : nil
     }
 }

@@ -21,11 +21,9 @@ enum MPEGTS {
     static let videoTypes: Set<UInt8> = [0x01, 0x02, 0x10, 0x1B, 0x20, 0x24, 0xEA]
     /// ... and of audio (MPEG audio, AAC, LPCM, AC-3, DTS, E-AC-3, TrueHD).
     static let audioTypes: Set<UInt8> = [0x03, 0x04, 0x0F, 0x11, 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0xA1, 0xA2]
-    /// How far into the file the head's walk and the tail's reach (bytes).
-    static let reach = 256 * 1024
 
     static func parse(_ input: inout Input, _ meta: inout MediaMetadata) throws(MetadataError) {
-        let head = try input.view(at: 0, upTo: reach)
+        let head = try input.view(at: 0, upTo: MPEGTime.reach)
         guard let (size, sync) = layout(head) else { return }
         var walk = Walk()
         walk.read(head, from: sync, size: size)
@@ -40,7 +38,7 @@ enum MPEGTS {
             // From the first frame's time stamp to the last one's, plus a frame (the shortest
             // step between the last frames' stamps). Stamps count 90 kHz ticks in 33 bits and
             // may wrap once within a clip.
-            meta.duration = duration(first: first, end: try tailTimes(&input, pid: video, size: size))
+            meta.duration = MPEGTime.duration(first: first, end: try tailTimes(&input, pid: video, size: size))
         }
         if let mdpm = walk.mdpm { apply(mdpm, to: &meta) }
     }
@@ -136,15 +134,15 @@ enum MPEGTS {
     /// A PES packet's start: its presentation time stamp and the payload after its header.
     static func pesStart(_ p: ByteView) -> (Int64, ByteView)? {
         guard p.count >= 14, p[0] == 0, p[1] == 0, p[2] == 1, p[7] & 0x80 != 0 else { return nil }
-        return (timeStamp(p, at: 9), p.slice(from: 9 + Int(p[8])))
+        return (MPEGTime.timeStamp(p, at: 9), p.slice(from: 9 + Int(p[8])))
     }
 
-    /// The latest video time stamp in the file's last `reach` bytes (frames are stored in
+    /// The latest video time stamp in the file's last `MPEGTime.reach` bytes (frames are stored in
     /// decoding order: the last stored is not always the last shown) and the shortest step
     /// between them; packets are found again from the end (a clip cut short ends mid-packet).
     static func tailTimes(_ input: inout Input, pid: Int, size: Int) throws(MetadataError) -> (last: Int64, frame: Int64?)? {
-        let from = max(0, input.size - Int64(reach))
-        let tail = try input.view(at: from, upTo: reach)
+        let from = max(0, input.size - Int64(MPEGTime.reach))
+        let tail = try input.view(at: from, upTo: MPEGTime.reach)
         // The first place where three packets in a row line up.
         guard let first = (0..<min(size, tail.count)).first(where: {
             tail[$0] == 0x47 && tail[$0 + size] == 0x47 && tail[$0 + 2 * size] == 0x47
@@ -154,30 +152,7 @@ enum MPEGTS {
             if start, packetPID == pid, let (pts, _) = pesStart(payload) { stamps.append(pts) }
             return true
         }
-        return latest(stamps)
-    }
-
-    /// The latest of a clip's last time stamps (frames are stored in decoding order: the last
-    /// stored is not always the last shown), counted from the first of them either way
-    /// (reordered frames come before it) and across a wrap of the 33 bits, and the shortest
-    /// step between them (a frame).
-    static func latest(_ stamps: [Int64]) -> (last: Int64, frame: Int64?)? {
-        guard let base = stamps.first else { return nil }
-        let mask: Int64 = (1 << 33) - 1, half: Int64 = 1 << 32
-        let sorted = stamps.map { (($0 - base + half) & mask) - half }.sorted()
-        let frame = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.filter { $0 > 0 }.min()
-        return ((base + sorted.last!) & mask, frame)
-    }
-
-    /// The duration from the first video time stamp to `end`'s latest, plus a frame; `nil` past a day.
-    static func duration(first: Int64, end: (last: Int64, frame: Int64?)?) -> Double? {
-        let ticks = ((end?.last ?? first) - first) & ((1 << 33) - 1) + (end?.frame ?? 0)
-        return ticks < 90_000 * 86_400 ? Double(ticks) / 90_000 : nil
-    }
-
-    /// A PES header's 33-bit time stamp: five bytes with marker bits.
-    static func timeStamp(_ p: ByteView, at i: Int) -> Int64 {
-        Int64(p[i] >> 1 & 7) << 30 | Int64(p[i + 1]) << 22 | Int64(p[i + 2] >> 1) << 15 | Int64(p[i + 3]) << 7 | Int64(p[i + 4] >> 1)
+        return MPEGTime.latest(stamps)
     }
 
     /// AVCHD's Modified DV Pack Meta: the entries of the unregistered user data with UUID
