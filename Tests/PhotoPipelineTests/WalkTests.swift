@@ -212,6 +212,20 @@ struct WalkTests {
         #expect(try db.read { try $0.counts() }.files == 7)
     }
 
+    /// The visible assets by file name.
+    static func visibleIDs(_ db: Database) throws -> [String: AssetID] {
+        var ids: [String: AssetID] = [:]
+        for asset in try db.read({ try $0.assets(limit: 10, offset: 0) }) { ids[String(decoding: asset.path.lastComponent, as: UTF8.self)] = asset.id }
+        return ids
+    }
+
+    /// Visible assets no file refers to: there must be none.
+    static func filelessVisible(_ db: Database) throws -> Int64? {
+        try db.read {
+            try $0.connection.scalar("SELECT count(*) FROM assets a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk) AND a.deleted_at IS NULL").int64
+        }
+    }
+
     /// A full re-read finds every file's content again, and Recently Deleted keeps tombstones of
     /// the same content (a duplicate deleted): a file still where its row says is the same file,
     /// and keeps its own asset.
@@ -223,24 +237,16 @@ struct WalkTests {
         let db = try Database(path: state("w.db").string)
         let pipeline = TestPipeline(db)
         func scan(version: Int) { pipeline.indexer(FakeReader(rulesVersion: version, fingerprint: 42)).scan(roots: [lib.path]) }
-        func ids() throws -> [String: AssetID] {
-            var ids: [String: AssetID] = [:]
-            for asset in try db.read({ try $0.assets(limit: 10, offset: 0) }) { ids[String(decoding: asset.path.lastComponent, as: UTF8.self)] = asset.id }
-            return ids
-        }
         scan(version: 1)
-        let before = try ids()
+        let before = try Self.visibleIDs(db)
         #expect(before.count == 2)
         #expect(unlink(lib("d/copy.jpg").string) == 0)
         scan(version: 1)
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
         scan(version: 2)
-        #expect(try ids() == ["a.jpg": try #require(before["a.jpg"])])
+        #expect(try Self.visibleIDs(db) == ["a.jpg": try #require(before["a.jpg"])])
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
-        let fileless = try db.read {
-            try $0.connection.scalar("SELECT count(*) FROM assets a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk) AND a.deleted_at IS NULL").int64
-        }
-        #expect(fileless == 0)
+        #expect(try Self.filelessVisible(db) == 0)
     }
 
     /// A file whose new content is a deleted file's (a backup copied over it): the deleted
@@ -254,25 +260,17 @@ struct WalkTests {
         let db = try Database(path: state("w.db").string)
         let pipeline = TestPipeline(db)
         func scan() { pipeline.indexer(FakeReader(fingerprint: 42)).scan(roots: [lib.path]) }
-        func visible() throws -> [String: AssetID] {
-            var ids: [String: AssetID] = [:]
-            for asset in try db.read({ try $0.assets(limit: 10, offset: 0) }) { ids[String(decoding: asset.path.lastComponent, as: UTF8.self)] = asset.id }
-            return ids
-        }
         scan()
-        let before = try visible()
+        let before = try Self.visibleIDs(db)
         #expect(before.count == 2)
         #expect(unlink(lib("d/b.jpg").string) == 0)
         scan()
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
         try lib.write("d/a.jpg", [4, 5, 6, 7])
         scan()
-        #expect(try visible() == ["a.jpg": try #require(before["b.jpg"])])
+        #expect(try Self.visibleIDs(db) == ["a.jpg": try #require(before["b.jpg"])])
         #expect(try db.read { try $0.counts() }.recentlyDeleted == 1)
-        let fileless = try db.read {
-            try $0.connection.scalar("SELECT count(*) FROM assets a WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk) AND a.deleted_at IS NULL").int64
-        }
-        #expect(fileless == 0)
+        #expect(try Self.filelessVisible(db) == 0)
     }
 
     @Test("Many directories without new files still commit in bounded jobs")
