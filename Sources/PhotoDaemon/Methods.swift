@@ -449,7 +449,7 @@ struct Methods: Sendable {
         try p.rejectUnknownKeys(allowed: ["kind"])
         let kind = try p.optionalString("kind", oneOf: ["year", "month"])
         let ((years, months), token) = try snapshot { r in
-            let (years, months) = MomentLists.build(try r.moments(locations: false))
+            let (years, months) = try r.momentLists()
             return try r.withKeyAssets(years: kind == "month" ? [] : years, months: months)
         }
         var o = JSONObject()

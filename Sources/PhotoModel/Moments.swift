@@ -499,26 +499,22 @@ public struct MomentList: Sendable, Hashable {
         placeTally.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(3).map(\.key)
     }
 
-    /// A list begun with its newest moment (`build` adds the older ones in turn).
-    init(id: String, kind: Kind, title: String, year: Int, month: Int?, first m: Moment, id momentID: String) {
+    /// A list begun with its newest moment (`Builder` adds the older ones in turn).
+    init(id: String, kind: Kind, title: String, year: Int, month: Int?, first moment: MomentLists.Row, id momentID: String) {
         self.init(id: id, kind: kind, title: title, year: year, month: month, momentIDs: [momentID],
-                  assetCount: m.assetCount, photoCount: m.photoCount, videoCount: m.videoCount, start: m.start, end: m.end)
-        tally(m)
+                  assetCount: moment.assetCount, photoCount: moment.photoCount, videoCount: moment.videoCount,
+                  start: moment.start, end: moment.end)
     }
 
-    mutating func tally(_ m: Moment) {
-        for c in m.locationCounts { placeTally[c.name, default: 0] += c.count }
-    }
-
-    /// Adds an older moment than those in the list.
-    mutating func add(_ m: Moment, id momentID: String) {
+    /// Adds an older moment than those in the list (its cities are the caller's to tally).
+    mutating func add(_ moment: MomentLists.Row, id momentID: String) {
         momentIDs.append(momentID)
-        assetCount += m.assetCount
-        photoCount += m.photoCount
-        videoCount += m.videoCount
-        start = m.start
-        tally(m)
+        assetCount += moment.assetCount
+        photoCount += moment.photoCount
+        videoCount += moment.videoCount
+        start = moment.start
     }
+
 
     /// A list as a store holds it.
     public init(id: String, kind: Kind, title: String, year: Int, month: Int?, momentIDs: [String],
@@ -537,35 +533,85 @@ public struct MomentList: Sendable, Hashable {
     }
 }
 
-/// Moment lists by year and by month. A list is a function of its period's moments, so after
-/// a job the caller rebuilds only the lists of the affected days' periods (`periods(ofDays:)`)
-/// from the moments of those periods: at most 366 moments a year.
+/// Moment lists by year and by month. A list is a function of its period's moments: the store
+/// builds every list from the moments' rows at each request (`IndexReader.momentLists`), a
+/// few thousand rows at 1,000,000 assets.
 public enum MomentLists {
     /// Year and month lists of `moments` (any order; the store's newest first costs no sort),
-    /// each newest first: one pass, each moment's date worked out once — the lists equal
-    /// `yearList` and `monthList` of each period.
+    /// each newest first: the lists equal `yearList` and `monthList` of each period.
     public static func build(_ moments: [Moment]) -> (years: [MomentList], months: [MomentList]) {
         let ordered = zip(moments, moments.dropFirst()).allSatisfy { $0.day > $1.day }
-        let newestFirst = ordered ? moments : moments.sorted { $0.day > $1.day }
-        var years: [MomentList] = []
-        var months: [MomentList] = []
-        for m in newestFirst {
-            let (y, mo, _) = CivilTime.civilFromDays(m.day)
-            let id = m.id
+        var builder = Builder()
+        for m in ordered ? moments : moments.sorted(by: { $0.day > $1.day }) {
+            builder.add(Row(day: m.day, start: m.start, end: m.end, assetCount: m.assetCount, photoCount: m.photoCount,
+                            videoCount: m.videoCount))
+            for c in m.locationCounts { builder.addPlace(c.name, count: c.count) }
+        }
+        return builder.finish()
+    }
+
+    /// What a list needs of one moment (its cities are added after it, `Builder.addPlace`): a
+    /// store reads it from the moment's row without making a `Moment` (`IndexReader.momentLists`).
+    public struct Row: Sendable {
+        public var day: Int
+        public var start: LocalDateTime
+        public var end: LocalDateTime
+        public var assetCount: Int
+        public var photoCount: Int
+        public var videoCount: Int
+
+        public init(day: Int, start: LocalDateTime, end: LocalDateTime, assetCount: Int, photoCount: Int, videoCount: Int) {
+            self.day = day
+            self.start = start
+            self.end = end
+            self.assetCount = assetCount
+            self.photoCount = photoCount
+            self.videoCount = videoCount
+        }
+    }
+
+    /// Year and month lists built in one pass over the moments, newest first, each moment's
+    /// date worked out once. A moment's cities are tallied into its month's list only, and a
+    /// year's from its months' at `finish`: a city is hashed once a moment, not twice.
+    public struct Builder {
+        private var years: [MomentList] = []
+        private var months: [MomentList] = []
+
+        public init() {}
+
+        /// Adds a moment older than every one added before.
+        public mutating func add(_ moment: Row) {
+            let (y, mo, _) = CivilTime.civilFromDays(moment.day)
+            let id = MomentGrouping.id(day: moment.day)
             if years.last?.year == y {
-                years[years.count - 1].add(m, id: id)
+                years[years.count - 1].add(moment, id: id)
             } else {
-                years.append(MomentList(id: yearID(y), kind: .year, title: String(y), year: y, month: nil, first: m, id: id))
+                years.append(MomentList(id: yearID(y), kind: .year, title: String(y), year: y, month: nil, first: moment, id: id))
             }
             if let last = months.last, last.year == y, last.month == mo {
-                months[months.count - 1].add(m, id: id)
+                months[months.count - 1].add(moment, id: id)
             } else {
                 months.append(MomentList(id: monthID(year: y, month: mo), kind: .month,
                                          title: MomentGrouping.monthNames[mo - 1] + " " + String(y), year: y, month: mo,
-                                         first: m, id: id))
+                                         first: moment, id: id))
             }
         }
-        return (years, months)
+
+        /// Counts `count` assets of the moment added last in the city `name`.
+        public mutating func addPlace(_ name: String, count: Int) {
+            months[months.count - 1].placeTally[name, default: 0] += count
+        }
+
+        /// The lists, newest first.
+        public func finish() -> (years: [MomentList], months: [MomentList]) {
+            var years = years
+            var y = 0
+            for month in months {  // both newest first: a year's months follow one another
+                while years[y].year != month.year { y += 1 }
+                for (name, count) in month.placeTally { years[y].placeTally[name, default: 0] += count }
+            }
+            return (years, months)
+        }
     }
 
     /// The list of one year from its moments (moments of other years are ignored); `nil` when
@@ -639,7 +685,7 @@ public enum MomentLists {
             list.assetCount += m.assetCount
             list.photoCount += m.photoCount
             list.videoCount += m.videoCount
-            list.tally(m)
+            for c in m.locationCounts { list.placeTally[c.name, default: 0] += c.count }
         }
         return list
     }

@@ -60,17 +60,11 @@ public enum CollectionRef: Sendable, Hashable {
 extension IndexReader {
     static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
 
-    /// Moments, newest first. Without `locations`, their dates and counts only (latitude,
-    /// longitude, location member and place title nil): what the moment lists read, at a fifth of the cost
-    /// per moment (no asset id to check, no path to copy).
-    public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0,
-                        locations: Bool = true) throws(StoreError) -> [Moment] {
-        let s = locations ? try db.statement("""
+    /// Moments, newest first.
+    public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [Moment] {
+        let s = try db.statement("""
             SELECT day, start_local, end_local, asset_count, photo_count, video_count, latitude, longitude,
                    location_local, location_path, location_asset, title, location_names
-            FROM moments WHERE day BETWEEN :firstDay AND :lastDay ORDER BY day DESC LIMIT :limit OFFSET :offset
-            """) : try db.statement("""
-            SELECT day, start_local, end_local, asset_count, photo_count, video_count, location_names
             FROM moments WHERE day BETWEEN :firstDay AND :lastDay ORDER BY day DESC LIMIT :limit OFFSET :offset
             """)
         s.bind(":firstDay", to: filter.firstDay ?? Int.min)
@@ -78,10 +72,6 @@ extension IndexReader {
         s.bind(":limit", to: min(limit, Int(Int32.max)))
         s.bind(":offset", to: offset)
         var result: [Moment] = []
-        // Sized first (a count of the same range): grown by doubling, the array of every moment
-        // (a few thousand, ~1 MB) was copied a dozen times into fresh pages, a third of
-        // momentLists.fetch at 1M.
-        result.reserveCapacity(min(limit, max(0, try momentCount(filter) - offset)))
         while try s.step() {
             guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
                 let key = String(s.int(0))
@@ -89,19 +79,14 @@ extension IndexReader {
                 throw StoreError.undecodable(table: "moments", key: key)
             }
             var location: MomentMemberKey?
-            if locations, let l = s.optionalString(8).flatMap(LocalDateTime.init(iso:)),
-               let id = s.optionalString(10).flatMap(AssetID.init(rawValue:)) {
+            if let l = s.optionalString(8).flatMap(LocalDateTime.init(iso:)), let id = s.optionalString(10).flatMap(AssetID.init(rawValue:)) {
                 location = MomentMemberKey(local: l, path: PathBytes(s.bytes(9)), id: id)
             }
             var moment = Moment(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
-                                videoCount: s.int(5), latitude: locations ? s.optionalDouble(6) : nil,
-                                longitude: locations ? s.optionalDouble(7) : nil, locationMember: location)
-            if locations {
-                moment.title = s.optionalString(11)
-                moment.locationCounts = MomentPlaces.decode(s.optionalString(12))
-            } else {
-                moment.locationCounts = MomentPlaces.decode(s.optionalString(6))
-            }
+                                videoCount: s.int(5), latitude: s.optionalDouble(6), longitude: s.optionalDouble(7),
+                                locationMember: location)
+            moment.title = s.optionalString(11)
+            moment.locationCounts = s.withText(12, MomentPlaces.decode)
             result.append(moment)
         }
         return result
@@ -129,6 +114,27 @@ extension IndexReader {
             result[day] = newest ? KeyColumns.entryIDs(s, 1) : KeyColumns.ids(s, 1)
         }
         return result
+    }
+
+    /// Every year and month list, newest first, built as the moments' rows are read: only the
+    /// columns a list needs, each moment's cities decoded in place (`MomentLists.Builder`).
+    public func momentLists() throws(StoreError) -> (years: [MomentList], months: [MomentList]) {
+        let s = try db.statement("""
+            SELECT day, start_local, end_local, asset_count, photo_count, video_count, location_names
+            FROM moments ORDER BY day DESC
+            """)
+        var builder = MomentLists.Builder()
+        while try s.step() {
+            guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
+                let key = String(s.int(0))
+                s.reset()
+                throw StoreError.undecodable(table: "moments", key: key)
+            }
+            builder.add(MomentLists.Row(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
+                                        videoCount: s.int(5)))
+            s.withText(6) { MomentPlaces.forEach($0) { builder.addPlace($0, count: $1) } }
+        }
+        return builder.finish()
     }
 
     /// Year and month lists with their key assets: the months' from their moments

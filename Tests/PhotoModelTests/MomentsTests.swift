@@ -247,14 +247,19 @@ struct MomentsTests {
         #expect(MomentLists.yearList(year: 2019, moments: all) == y2019)
         #expect(MomentLists.yearList(year: 2021, moments: all) == nil)
         // The one-pass build equals each period's list built alone, in any input order, for
-        // random days over 30 years.
+        // random days over 30 years with random cities (a year's tallied from its months').
         var g = SplitMix64(seed: 7)
+        let cities = ["Lisbon", "Porto", "Sintra", "São Paulo", "東京"]
         for _ in 0..<20 {
             let days = Set((0..<Int.random(in: 1...400, using: &g)).map { _ in Int.random(in: 9_000...20_000, using: &g) })
             var random = days.map { day in
-                Moment(day: day, start: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 0..<43_200, using: &g), offsetSeconds: 0)!,
-                       end: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 43_200..<86_400, using: &g), offsetSeconds: 0)!,
-                       assetCount: 3, photoCount: 2, videoCount: 1)
+                var m = Moment(day: day, start: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 0..<43_200, using: &g), offsetSeconds: 0)!,
+                               end: LocalDateTime(unixSeconds: Int64(day) * 86_400 + Int64.random(in: 43_200..<86_400, using: &g), offsetSeconds: 0)!,
+                               assetCount: 3, photoCount: 2, videoCount: 1)
+                m.locationCounts = cities.shuffled(using: &g).prefix(Int.random(in: 0...3, using: &g)).map {
+                    PlaceCount(name: $0, count: Int.random(in: 1...9, using: &g))
+                }
+                return m
             }
             random.shuffle(using: &g)
             let (ys, ms) = MomentLists.build(random)
@@ -266,7 +271,23 @@ struct MomentsTests {
             }).sorted(by: >)
             #expect(ms == monthsBack.compactMap { MomentLists.monthList(year: $0.year, month: $0.month, moments: random) })
             #expect(MomentLists.build(random.sorted { $0.day > $1.day }) == (ys, ms))
+            for list in ys + ms {
+                #expect(list.locationNames.count == min(3, Set(list.momentIDs.flatMap { id in
+                    random.first { $0.id == id }!.locationNames
+                }).count))
+            }
         }
+        // A year's cities: the most assets over all its months first, ties by name.
+        func moment(_ date: String, _ cities: KeyValuePairs<String, Int>) -> Moment {
+            var m = Moment(day: F.local(date).dayNumber, start: F.local(date), end: F.local(date), assetCount: 9, photoCount: 9,
+                           videoCount: 0)
+            m.locationCounts = cities.map { PlaceCount(name: $0.key, count: $0.value) }
+            return m
+        }
+        let (summer, summerMonths) = MomentLists.build([moment("2019-07-01T10:00:00", ["Porto": 5, "Lisbon": 4]),
+                                                        moment("2019-08-01T10:00:00", ["Lisbon": 2, "Faro": 4, "Braga": 4])])
+        #expect(summer.map(\.locationNames) == [["Lisbon", "Porto", "Braga"]])
+        #expect(summerMonths.map(\.locationNames) == [["Braga", "Faro", "Lisbon"], ["Porto", "Lisbon"]])
         let periods = MomentLists.periods(ofDays: [members[0].day, members[4].day])
         #expect(periods.years == [2019, 2020])
         #expect(periods.months == [.init(year: 2019, month: 5), .init(year: 2020, month: 1)])

@@ -166,12 +166,27 @@ struct PlacesStoreTests {
         let changes = try db.write { try $0.apply(Make.batch([Make.outcome("/lib/IMG_1.xmp", inode: 5, .sidecar(sidecar))]), now: 2) }
         #expect(changes.collectionsUpdated.contains("m_20210701"))
         #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Lisbon", "Sydney"])
+        let (years, months) = try db.read { try $0.momentLists() }
+        #expect(years.map(\.locationNames) == [["Bondi", "Lisbon", "Sydney"]])
+        #expect(months.map(\.id) == ["mo_2021-07"] && months.map(\.locationNames) == [["Bondi", "Lisbon", "Sydney"]])
         // Three cities in two countries: the countries, most photos first.
         #expect(try moment("m_20210701")?.title == "Australia & Portugal")
         // Hidden photos do not name their day.
         let lisbonID = try #require(try asset(db, "/lib/IMG_3.jpg")?.id)
         _ = try db.write { try $0.set(.hidden, true, ids: [lisbonID], now: 3) }
         #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Sydney"])
+    }
+
+    @Test("A moment's cities are read back from their column as written, whatever the names' scripts; a malformed pair is skipped")
+    func momentPlacesColumn() {
+        let counts = [PlaceCount(name: "São Paulo", count: 12), PlaceCount(name: "東京", count: 3),
+                      PlaceCount(name: "Llanfairpwllgwyngyll-gogerychwyrndrobwll", count: 1), PlaceCount(name: "Nice", count: 1_000_000)]
+        #expect(MomentPlaces.decode(MomentPlaces.encode(counts)) == counts)
+        #expect(MomentPlaces.decode(nil) == [] && MomentPlaces.encode([]) == nil)
+        let malformed = ["Lisbon\u{1E}", "\u{1E}4", "Porto\u{1E}x", "Faro\u{1E}1\u{1E}2", "", "Braga", "Evora\u{1E}-3",
+                         "Sintra\u{1E}7", "Tavira\u{1E}99999999999999999999"].joined(separator: "\u{1F}")
+        #expect(MomentPlaces.decode(malformed) == [PlaceCount(name: "", count: 4), PlaceCount(name: "Sintra", count: 7)])
+        #expect(MomentPlaces.names(MomentPlaces.encode(counts)) == counts.map { Substring($0.name) })
     }
 
     @Test("A moment's kept tally of places, added to by jobs that only add assets, is always what counting its day gives, and so is its title")
@@ -207,6 +222,8 @@ struct PlacesStoreTests {
                     #expect(moments.optionalString(1) == PlaceTitles.title(counts), "round \(round), day \(day)")
                     #expect(moments.optionalString(2) == MomentPlaces.encode(PlaceTitles.locationCounts(counts)), "round \(round), day \(day)")
                 }
+                // The lists, read straight from the rows, are the lists of the moments.
+                #expect(try r.momentLists() == MomentLists.build(try r.moments()), "round \(round)")
             }
             try SearchStoreTests.expectMomentWordsConsistent(db, "round \(round)")
         }

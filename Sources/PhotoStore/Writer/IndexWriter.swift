@@ -167,12 +167,11 @@ public final class IndexWriter {
     /// leave them when a file took back a deleted asset (its content was the deleted one's, or
     /// a file read again under newer reading rules found its deleted copy) and kept its own
     /// asset in no Recently Deleted. Their user state stays on them. The change set names them.
+    /// Once done, a start reads the key and opens no transaction (the writer is the only one).
     public func trashFilelessAssets(now: Int64) throws(StoreError) -> (ChangeSet, trashed: Int) {
+        guard try IndexReader(db).metaInteger(Self.filelessRepairKey) == nil else { return (ChangeSet(), 0) }
         var trashed = 0
         let changes = try commit(now: now) { job throws(StoreError) in
-            guard try db.scalar("SELECT value FROM meta WHERE key = ?1", .text(Self.filelessRepairKey)).int64 == nil else {
-                return ChangeSet()
-            }
             let s = try db.statement("""
                 SELECT pk FROM assets a WHERE deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_pk = a.pk)
                 """)

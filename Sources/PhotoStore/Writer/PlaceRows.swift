@@ -188,11 +188,29 @@ enum MomentPlaces {
     }
 
     static func decode(_ stored: String?) -> [PlaceCount] {
-        guard let stored else { return [] }
-        return stored.split(separator: "\u{1F}").compactMap { pair in
-            let parts = pair.split(separator: "\u{1E}", omittingEmptySubsequences: false)
-            guard parts.count == 2, let n = Int(parts[1]) else { return nil }
-            return PlaceCount(name: String(parts[0]), count: n)
+        guard var stored else { return [] }
+        return stored.withUTF8(decode)
+    }
+
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> [PlaceCount] {
+        var result: [PlaceCount] = []
+        forEach(bytes) { result.append(PlaceCount(name: $0, count: $1)) }
+        return result
+    }
+
+    /// Each pair of the column's bytes in place, read byte by byte: splitting a `String` by
+    /// `Character` into an array a moment was three quarters of `momentLists.fetch` at 1M
+    /// (every moment's cities, each request). A pair without exactly one U+001E and a decimal
+    /// count is skipped.
+    static func forEach(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (String, Int) -> Void) {
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x1F) ?? bytes.count
+            if let mark = bytes[start..<end].firstIndex(of: 0x1E), (1...18).contains(end - mark - 1),
+               let count = Digits.value(bytes, mark + 1, end - mark - 1) {
+                body(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<mark]), as: UTF8.self), count)
+            }
+            start = end + 1
         }
     }
 }
