@@ -10,7 +10,14 @@ on its database, idle, then 12 s (builds before issue 29 made their fetch catalo
 background after a start), then each request --runs times after one unmeasured call, timed from writing the
 request to reading the whole response line; the round's median per request. Prints one line
 per request with every round's median for each side. Python 3 standard library only.
+
+--paired: both sides run at once (give each its own copy of the database) and answer each request
+in turn, --runs pairs per request, the order alternating (before after, after before, ...); per
+request, each side's median and the median of the pairs' ratios after ÷ before. For a host whose
+speed moves in phases of seconds (a VM's CPU given and taken by the hypervisor): a pair shares
+its phase, two rounds minutes apart may not.
 """
+import contextlib
 import argparse
 import os
 import statistics
@@ -63,7 +70,9 @@ def largest_album(c):
     return best["id"] if best else None
 
 
-def measure(binary, database, library, runs, album):
+@contextlib.contextmanager
+def running(binary, database, library):
+    """A client of photod started on its database and idle, then 12 s (see above)."""
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "s.sock")
         proc = subprocess.Popen([binary, "--library", library, "--database", database, "--socket", sock,
@@ -71,15 +80,37 @@ def measure(binary, database, library, runs, album):
         try:
             c = wait_idle(sock, proc)
             time.sleep(12)
-            album = album or largest_album(c)
-            out = {}
-            for method, params in requests(album):
-                c.raw(method, params)
-                out[label(method, params)] = statistics.median(c.raw(method, params)[0] * 1000 for _ in range(runs))
-            return out, album
+            yield c
         finally:
             proc.terminate()
             proc.wait()
+
+
+def measure(binary, database, library, runs, album):
+    with running(binary, database, library) as c:
+        album = album or largest_album(c)
+        out = {}
+        for method, params in requests(album):
+            c.raw(method, params)
+            out[label(method, params)] = statistics.median(c.raw(method, params)[0] * 1000 for _ in range(runs))
+        return out, album
+
+
+def paired(sides, library, runs):
+    (_, before_bin, before_db), (_, after_bin, after_db) = sides
+    with running(before_bin, before_db, library) as before, running(after_bin, after_db, library) as after:
+        print("pairs per request: %d; load average %s" % (runs, open("/proc/loadavg").read().split()[0]))
+        print("%-26s %-12s %-12s %s" % ("request", "before ms", "after ms", "after ÷ before (median of pairs)"))
+        for method, params in requests(largest_album(after)):
+            before.raw(method, params)
+            after.raw(method, params)
+            b, a = [], []
+            for k in range(runs):
+                order = [(before, b), (after, a)] if k % 2 == 0 else [(after, a), (before, b)]
+                for client, times in order:
+                    times.append(client.raw(method, params)[0] * 1000)
+            print("%-26s %-12.2f %-12.2f %.3f" % (label(method, params), statistics.median(b), statistics.median(a),
+                                                 statistics.median(y / x for x, y in zip(b, a))))
 
 
 def main():
@@ -89,8 +120,12 @@ def main():
     ap.add_argument("--after", required=True, help="PHOTOD:DATABASE")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--paired", action="store_true", help="both sides at once, requests in turn (above)")
     a = ap.parse_args()
     sides = [("before",) + tuple(a.before.split(":", 1)), ("after",) + tuple(a.after.split(":", 1))]
+    if a.paired:
+        paired(sides, a.library, a.runs)
+        return
     results, album = {}, None
     for _ in range(a.rounds):
         for name, binary, database in sides:
