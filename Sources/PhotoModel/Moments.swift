@@ -515,7 +515,6 @@ public struct MomentList: Sendable, Hashable {
         start = moment.start
     }
 
-
     /// A list as a store holds it.
     public init(id: String, kind: Kind, title: String, year: Int, month: Int?, momentIDs: [String],
                 assetCount: Int, photoCount: Int, videoCount: Int, start: LocalDateTime, end: LocalDateTime) {
@@ -637,42 +636,6 @@ public enum MomentLists {
 
     /// `mo_YYYY-MM`.
     public static func monthID(year: Int, month: Int) -> String { "mo_" + pad(year, 4) + "-" + pad(month, 2) }
-
-    /// The years and (year, month) pairs whose lists change when the moments of `days` change.
-    public static func periods(ofDays days: Set<Int>) -> (years: Set<Int>, months: Set<YearMonth>) {
-        var years = Set<Int>(), months = Set<YearMonth>()
-        for day in days {
-            let (y, m, _) = CivilTime.civilFromDays(day)
-            years.insert(y)
-            months.insert(YearMonth(year: y, month: m))
-        }
-        return (years, months)
-    }
-
-    /// A calendar month.
-    public struct YearMonth: Sendable, Hashable, Comparable {
-        /// The year.
-        public var year: Int
-        /// 1–12.
-        public var month: Int
-        /// A month of a year.
-        public init(year: Int, month: Int) {
-            self.year = year
-            self.month = month
-        }
-        /// The day numbers the month spans (for a store query by day).
-        public var days: ClosedRange<Int> {
-            CivilTime.daysFromCivil(year: year, month: month, day: 1)...CivilTime.daysFromCivil(
-                year: year, month: month, day: CivilTime.daysInMonth(year: year, month: month))
-        }
-        /// Chronological.
-        public static func < (a: YearMonth, b: YearMonth) -> Bool { (a.year, a.month) < (b.year, b.month) }
-    }
-
-    /// The day numbers a year spans (for a store query by day).
-    public static func days(ofYear year: Int) -> ClosedRange<Int> {
-        CivilTime.daysFromCivil(year: year, month: 1, day: 1)...CivilTime.daysFromCivil(year: year, month: 12, day: 31)
-    }
 
     /// One period's list from its moments (the reference `build` equals).
     static func list(id: String, kind: MomentList.Kind, title: String, year: Int, month: Int?,
