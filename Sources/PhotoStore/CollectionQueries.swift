@@ -60,6 +60,16 @@ public enum CollectionRef: Sendable, Hashable {
 extension IndexReader {
     static let visible = "a.is_hidden = 0 AND a.deleted_at IS NULL"
 
+    /// A `moments` row's start and end (columns 1 and 2; 0 is its day, named if they are not dates).
+    private static func momentDates(_ s: Statement) throws(StoreError) -> (start: LocalDateTime, end: LocalDateTime) {
+        guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
+            let key = String(s.int(0))
+            s.reset()
+            throw StoreError.undecodable(table: "moments", key: key)
+        }
+        return (start, end)
+    }
+
     /// Moments, newest first.
     public func moments(_ filter: MomentFilter = MomentFilter(), limit: Int = Int.max, offset: Int = 0) throws(StoreError) -> [Moment] {
         let s = try db.statement("""
@@ -73,11 +83,7 @@ extension IndexReader {
         s.bind(":offset", to: offset)
         var result: [Moment] = []
         while try s.step() {
-            guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
-                let key = String(s.int(0))
-                s.reset()
-                throw StoreError.undecodable(table: "moments", key: key)
-            }
+            let (start, end) = try Self.momentDates(s)
             var location: MomentMemberKey?
             if let l = s.optionalString(8).flatMap(LocalDateTime.init(iso:)), let id = s.optionalString(10).flatMap(AssetID.init(rawValue:)) {
                 location = MomentMemberKey(local: l, path: PathBytes(s.bytes(9)), id: id)
@@ -125,11 +131,7 @@ extension IndexReader {
             """)
         var builder = MomentLists.Builder()
         while try s.step() {
-            guard let start = s.withText(1, LocalDateTime.init(isoBytes:)), let end = s.withText(2, LocalDateTime.init(isoBytes:)) else {
-                let key = String(s.int(0))
-                s.reset()
-                throw StoreError.undecodable(table: "moments", key: key)
-            }
+            let (start, end) = try Self.momentDates(s)
             builder.add(MomentLists.Row(day: s.int(0), start: start, end: end, assetCount: s.int(3), photoCount: s.int(4),
                                         videoCount: s.int(5)))
             s.withText(6) { MomentPlaces.forEach($0) { builder.addPlace($0, count: $1) } }

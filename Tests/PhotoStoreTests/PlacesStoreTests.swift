@@ -177,6 +177,20 @@ struct PlacesStoreTests {
         #expect(try moment("m_20210701")?.locationNames == ["Bondi", "Sydney"])
     }
 
+    @Test("A moment whose dates are not dates is named in the error, by the moments and by the lists alike")
+    func undecodableMoment() throws {
+        defer { dir.remove() }
+        let db = try open()
+        _ = try db.write { try $0.registerRoots([PathBytes("/lib")]) }
+        _ = try db.write {
+            try $0.apply(Make.batch([Make.outcome("/lib/IMG_1.jpg", inode: 1, .media(Make.media(date: "2021-07-01T10:00:00")))]), now: 1)
+        }
+        let day = try #require(try db.read { try $0.moments() }.first?.day)
+        try db.write { w in try w.connection.execute("UPDATE moments SET end_local = 'noon' WHERE day = \(day)") }
+        #expect(throws: StoreError.undecodable(table: "moments", key: String(day))) { try db.read { try $0.moments() } }
+        #expect(throws: StoreError.undecodable(table: "moments", key: String(day))) { try db.read { try $0.momentLists() } }
+    }
+
     @Test("A moment's cities are read back from their column as written, whatever the names' scripts; a malformed pair is skipped")
     func momentPlacesColumn() {
         let counts = [PlaceCount(name: "São Paulo", count: 12), PlaceCount(name: "東京", count: 3),
